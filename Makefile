@@ -1,0 +1,37 @@
+# The two commands a fresh machine needs: `make test` and `make demo`. Both create .venv when it is
+# missing and install agcore with its dev extra from this repository's own files.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: test demo lint typecheck layers pytest bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+test: $(STAMP) lint typecheck layers pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check agcore tests bench examples
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+layers: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+pytest: $(STAMP)
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(PY) examples/llm_tour.py
+
+bench: $(STAMP)
+	$(PY) bench/llm_overhead.py
+
+clean:
+	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache

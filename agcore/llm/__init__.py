@@ -1,0 +1,134 @@
+"""agcore's provider-neutral LLM layer: types, stream events, errors, retry, model registry, providers.
+
+Vendor SDKs are imported only when their provider is first used, so ``import agcore.llm`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agcore.llm._arguments import parse_tool_arguments
+from agcore.llm._assembly import StreamAssembler, message_to_events
+from agcore.llm.errors import (
+    AuthenticationError,
+    ContextWindowExceededError,
+    InvalidRequestError,
+    LLMConnectionError,
+    LLMError,
+    MissingCredentialsError,
+    ModelNotFoundError,
+    OverloadedError,
+    RateLimitError,
+    RequestTimeoutError,
+    ResponseFormatError,
+    ServerError,
+    StreamInterruptedError,
+)
+from agcore.llm.events import (
+    DoneEvent,
+    ErrorEvent,
+    StreamEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
+from agcore.llm.provider import BaseProvider, LLMProvider
+from agcore.llm.retry import NO_RETRY, RetryPolicy
+from agcore.llm.types import (
+    AssistantMessage,
+    ContentBlock,
+    ImageBlock,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    StopReason,
+    TextBlock,
+    ThinkingBlock,
+    ToolChoice,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from agcore.llm.providers.anthropic import AnthropicProvider
+    from agcore.llm.providers.ollama import OllamaProvider
+    from agcore.llm.providers.openai import OpenAIProvider
+
+_LAZY = {
+    "AnthropicProvider": "agcore.llm.providers.anthropic",
+    "OpenAIProvider": "agcore.llm.providers.openai",
+    "OllamaProvider": "agcore.llm.providers.ollama",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'agcore.llm' has no attribute {name!r}")
+
+
+__all__ = [
+    "NO_RETRY",
+    "AnthropicProvider",
+    "AssistantMessage",
+    "AuthenticationError",
+    "BaseProvider",
+    "ContentBlock",
+    "ContextWindowExceededError",
+    "DoneEvent",
+    "ErrorEvent",
+    "ImageBlock",
+    "InvalidRequestError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMProvider",
+    "LLMRequest",
+    "LLMResponse",
+    "Message",
+    "MissingCredentialsError",
+    "ModelNotFoundError",
+    "OllamaProvider",
+    "OpenAIProvider",
+    "OverloadedError",
+    "RateLimitError",
+    "RequestTimeoutError",
+    "ResponseFormatError",
+    "RetryPolicy",
+    "ServerError",
+    "StopReason",
+    "StreamAssembler",
+    "StreamEvent",
+    "StreamInterruptedError",
+    "TextBlock",
+    "TextDelta",
+    "TextEnd",
+    "TextStart",
+    "ThinkingBlock",
+    "ThinkingDelta",
+    "ThinkingEnd",
+    "ThinkingStart",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "ToolChoice",
+    "ToolDefinition",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "Usage",
+    "UsageEvent",
+    "UserMessage",
+    "message_to_events",
+    "parse_tool_arguments",
+]

@@ -1,0 +1,232 @@
+"""The errors an LLM call can end in. Every provider maps its vendor's failures onto this tree, so
+callers never catch a vendor SDK exception.
+
+LLMError
+├── InvalidRequestError        400, 422: the request itself is wrong; fix it before trying again
+│   └── ContextWindowExceededError  the prompt is longer than the model's context window
+├── AuthenticationError        401, 403: missing, wrong or unauthorised key
+│   └── MissingCredentialsError     no key configured at all (names the env var to set)
+├── ModelNotFoundError         404: no such model (or no access to it) at this endpoint
+├── RequestTimeoutError        408 or a client-side timeout               (retryable)
+├── RateLimitError             429, carries ``retry_after`` when sent     (retryable)
+├── ServerError                500, 502, 503, 504 and other 5xx          (retryable)
+│   └── OverloadedError        529: the vendor is overloaded               (retryable)
+├── LLMConnectionError         the endpoint could not be reached          (retryable)
+├── StreamInterruptedError     a stream broke off before it finished      (retryable)
+└── ResponseFormatError        the endpoint answered something unreadable
+
+Every error carries ``provider``, ``model``, ``status_code``, ``request_id`` and ``retry_after``
+(seconds, from ``retry-after-ms`` or ``retry-after``), and ``is_retryable`` says whether the same
+request may succeed later. Messages say what to do, not only what happened.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+
+__all__ = [
+    "AuthenticationError",
+    "ContextWindowExceededError",
+    "InvalidRequestError",
+    "LLMConnectionError",
+    "LLMError",
+    "MissingCredentialsError",
+    "ModelNotFoundError",
+    "OverloadedError",
+    "RateLimitError",
+    "RequestTimeoutError",
+    "ResponseFormatError",
+    "ServerError",
+    "StreamInterruptedError",
+    "error_class_named",
+    "error_from_status",
+    "parse_retry_after",
+]
+
+
+class LLMError(Exception):
+    is_retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        status_code: int | None = None,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.provider = provider
+        self.model = model
+        self.status_code = status_code
+        self.request_id = request_id
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        where = ":".join(p for p in (self.provider, self.model) if p)
+        parts = [f"[{where}] {self.message}" if where else self.message]
+        if self.status_code is not None:
+            parts.append(f"(HTTP {self.status_code})")
+        if self.request_id:
+            parts.append(f"(request id {self.request_id})")
+        return " ".join(parts)
+
+
+class InvalidRequestError(LLMError):
+    pass
+
+
+class ContextWindowExceededError(InvalidRequestError):
+    pass
+
+
+class AuthenticationError(LLMError):
+    pass
+
+
+class MissingCredentialsError(AuthenticationError):
+    pass
+
+
+class ModelNotFoundError(LLMError):
+    pass
+
+
+class RequestTimeoutError(LLMError):
+    is_retryable = True
+
+
+class RateLimitError(LLMError):
+    is_retryable = True
+
+
+class ServerError(LLMError):
+    is_retryable = True
+
+
+class OverloadedError(ServerError):
+    pass
+
+
+class LLMConnectionError(LLMError):
+    is_retryable = True
+
+
+class StreamInterruptedError(LLMError):
+    is_retryable = True
+
+
+class ResponseFormatError(LLMError):
+    pass
+
+
+_BY_NAME: dict[str, type[LLMError]] = {
+    cls.__name__: cls
+    for cls in (
+        LLMError,
+        InvalidRequestError,
+        ContextWindowExceededError,
+        AuthenticationError,
+        MissingCredentialsError,
+        ModelNotFoundError,
+        RequestTimeoutError,
+        RateLimitError,
+        ServerError,
+        OverloadedError,
+        LLMConnectionError,
+        StreamInterruptedError,
+        ResponseFormatError,
+    )
+}
+
+
+def error_class_named(name: str) -> type[LLMError]:
+    """The error class called ``name`` (for rebuilding a serialised error), ``LLMError`` if unknown."""
+    return _BY_NAME.get(name, LLMError)
+
+
+# Phrases vendors use when the prompt does not fit; matched case-insensitively in a 400's message.
+_CONTEXT_OVERFLOW = re.compile(
+    r"context[ _-]?(length|window)|maximum context|prompt is too long|too many tokens"
+    r"|input length .* exceed|reduce the length|string too long",
+    re.IGNORECASE,
+)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait, from ``retry-after-ms`` (preferred) or ``retry-after`` (seconds or HTTP date)."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if (ms := lowered.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None
+        return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+
+
+def error_from_status(
+    status_code: int,
+    detail: str,
+    *,
+    provider: str,
+    model: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    request_id: str | None = None,
+    credentials_hint: str | None = None,
+) -> LLMError:
+    """Map an HTTP failure onto the tree, with a message that says what to do about it.
+
+    ``credentials_hint`` names where the key comes from (e.g. "the ANTHROPIC_API_KEY environment
+    variable") so an authentication failure can say what to fix.
+    """
+    retry_after = parse_retry_after(headers)
+
+    def make(cls: type[LLMError], message: str) -> LLMError:
+        return cls(message, provider=provider, model=model, status_code=status_code,
+                   request_id=request_id, retry_after=retry_after)
+
+    detail = detail.strip() or "no detail given"
+    if status_code in (400, 413, 422):
+        if _CONTEXT_OVERFLOW.search(detail):
+            return make(
+                ContextWindowExceededError,
+                f"the prompt does not fit the model's context window: {detail}. "
+                "Shorten the history (compaction) or use a model with a larger window.",
+            )
+        return make(InvalidRequestError, f"the request was rejected: {detail}")
+    if status_code in (401, 403):
+        hint = f" Check {credentials_hint}." if credentials_hint else " Check the API key."
+        verb = "rejected" if status_code == 401 else "not allowed to use this resource"
+        return make(AuthenticationError, f"the API key was {verb}: {detail}.{hint}")
+    if status_code == 404:
+        return make(
+            ModelNotFoundError,
+            f"not found: {detail}. Check the model id (and the base URL for a self-hosted server).",
+        )
+    if status_code == 408:
+        return make(RequestTimeoutError, f"the request timed out at the server: {detail}")
+    if status_code == 429:
+        wait = f" The server asks to wait {retry_after:g}s." if retry_after is not None else ""
+        return make(RateLimitError, f"rate limited: {detail}.{wait}")
+    if status_code == 529:
+        return make(OverloadedError, f"the service is overloaded: {detail}. Try again shortly.")
+    if status_code >= 500:
+        return make(ServerError, f"the server failed: {detail}. Try again shortly.")
+    return make(LLMError, f"unexpected HTTP status {status_code}: {detail}")

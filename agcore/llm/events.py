@@ -1,0 +1,178 @@
+"""Stream events: what ``LLMProvider.stream()`` yields.
+
+Contract, for every provider:
+
+* blocks are announced by ``*Start`` with a content ``index``, grow by ``*Delta`` and close with
+  ``*End``, which carries the finished block; indexes are the block positions in the final message;
+* ``UsageEvent`` may come any number of times and always carries the usage *so far* (it replaces,
+  not adds to, the previous one);
+* the stream ends with exactly one ``DoneEvent`` (carrying the final ``AssistantMessage``, identical
+  to what ``complete()`` returns for the same exchange) or one ``ErrorEvent``. A stream never raises
+  for a provider failure: the error arrives as data, with whatever had arrived before it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from agcore.llm.types import AssistantMessage, ThinkingBlock, ToolUseBlock, Usage
+
+if TYPE_CHECKING:
+    from agcore.llm.errors import LLMError
+
+__all__ = [
+    "DoneEvent",
+    "ErrorEvent",
+    "StreamEvent",
+    "TextDelta",
+    "TextEnd",
+    "TextStart",
+    "ThinkingDelta",
+    "ThinkingEnd",
+    "ThinkingStart",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "UsageEvent",
+]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextStart(_Event):
+    type: Literal["text_start"] = "text_start"
+    index: int
+
+
+class TextDelta(_Event):
+    type: Literal["text_delta"] = "text_delta"
+    index: int
+    text: str
+
+
+class TextEnd(_Event):
+    type: Literal["text_end"] = "text_end"
+    index: int
+    text: str
+
+
+class ThinkingStart(_Event):
+    type: Literal["thinking_start"] = "thinking_start"
+    index: int
+
+
+class ThinkingDelta(_Event):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    index: int
+    thinking: str
+
+
+class ThinkingEnd(_Event):
+    type: Literal["thinking_end"] = "thinking_end"
+    index: int
+    block: ThinkingBlock
+
+
+class ToolCallStart(_Event):
+    type: Literal["tool_call_start"] = "tool_call_start"
+    index: int
+    id: str
+    name: str
+
+
+class ToolCallDelta(_Event):
+    """A fragment of the call's argument JSON, exactly as the model wrote it."""
+
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+    index: int
+    arguments: str
+
+
+class ToolCallEnd(_Event):
+    """The finished call, its arguments parsed (and repaired where needed)."""
+
+    type: Literal["tool_call_end"] = "tool_call_end"
+    index: int
+    tool_call: ToolUseBlock
+
+
+class UsageEvent(_Event):
+    type: Literal["usage"] = "usage"
+    usage: Usage
+
+
+class DoneEvent(_Event):
+    type: Literal["done"] = "done"
+    message: AssistantMessage
+    request_id: str | None = None
+
+
+class ErrorEvent(_Event):
+    """A failed stream. ``partial`` holds what had been assembled before the failure.
+
+    The fields are plain data so the event serialises; ``to_exception()`` gives back the typed
+    ``LLMError`` (the original instance when the event was made in this process).
+    """
+
+    type: Literal["error"] = "error"
+    error_type: str
+    message: str
+    is_retryable: bool = False
+    status_code: int | None = None
+    retry_after: float | None = None
+    provider: str | None = None
+    model: str | None = None
+    request_id: str | None = None
+    partial: AssistantMessage | None = None
+    _exception: LLMError | None = PrivateAttr(default=None)
+
+    @classmethod
+    def from_exception(cls, error: LLMError, partial: AssistantMessage | None = None) -> ErrorEvent:
+        event = cls(
+            error_type=type(error).__name__,
+            message=error.message,
+            is_retryable=error.is_retryable,
+            status_code=error.status_code,
+            retry_after=error.retry_after,
+            provider=error.provider,
+            model=error.model,
+            request_id=error.request_id,
+            partial=partial,
+        )
+        event._exception = error
+        return event
+
+    def to_exception(self) -> LLMError:
+        if self._exception is not None:
+            return self._exception
+        from agcore.llm.errors import error_class_named
+
+        return error_class_named(self.error_type)(
+            self.message,
+            provider=self.provider,
+            model=self.model,
+            status_code=self.status_code,
+            request_id=self.request_id,
+            retry_after=self.retry_after,
+        )
+
+
+StreamEvent = Annotated[
+    TextStart
+    | TextDelta
+    | TextEnd
+    | ThinkingStart
+    | ThinkingDelta
+    | ThinkingEnd
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | UsageEvent
+    | DoneEvent
+    | ErrorEvent,
+    Field(discriminator="type"),
+]

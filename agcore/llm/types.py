@@ -1,0 +1,268 @@
+"""Provider-neutral message and content types.
+
+Everything here is a frozen pydantic model that round-trips through JSON: sessions are persisted,
+replayed and handed from one vendor to another, so no vendor object ever leaks past a provider.
+Unions are discriminated on a ``type`` (content blocks) or ``role`` (messages) literal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "AssistantMessage",
+    "ContentBlock",
+    "ImageBlock",
+    "LLMRequest",
+    "LLMResponse",
+    "Message",
+    "StopReason",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolChoice",
+    "ToolDefinition",
+    "ToolResultBlock",
+    "ToolResultContent",
+    "ToolUseBlock",
+    "Usage",
+    "UserMessage",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextBlock(_Frozen):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageBlock(_Frozen):
+    """An image given inline as base64 ``data`` (with its ``media_type``) or by ``url``."""
+
+    type: Literal["image"] = "image"
+    media_type: str | None = None
+    data: str | None = None
+    url: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> Self:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an ImageBlock needs exactly one of `data` (base64) or `url`")
+        if self.data is not None and not self.media_type:
+            raise ValueError("a base64 ImageBlock needs its `media_type`, e.g. 'image/png'")
+        return self
+
+
+class ThinkingBlock(_Frozen):
+    """Model reasoning. ``provider`` says whose it is: a signature is only valid for that vendor.
+
+    ``redacted_data`` holds an encrypted (redacted) thinking payload, which has no readable text.
+    """
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str = ""
+    signature: str | None = None
+    redacted_data: str | None = None
+    provider: str | None = None
+
+
+class ToolUseBlock(_Frozen):
+    """A tool call. ``parse_error`` is set when the model's argument JSON could not be read even after
+    repair: ``input`` is then empty and the loop answers the call with an error result."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    parse_error: str | None = None
+
+
+ToolResultContent = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
+
+
+class ToolResultBlock(_Frozen):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str | list[ToolResultContent] = ""
+    is_error: bool = False
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+ContentBlock = Annotated[
+    TextBlock | ImageBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock,
+    Field(discriminator="type"),
+]
+
+
+class StopReason(StrEnum):
+    END_TURN = "end_turn"
+    TOOL_USE = "tool_use"
+    MAX_TOKENS = "max_tokens"
+    STOP_SEQUENCE = "stop_sequence"
+    REFUSAL = "refusal"
+    PAUSE = "pause"
+
+
+class Usage(_Frozen):
+    """Token counts. ``input_tokens`` excludes cache reads and writes, as Anthropic reports it;
+    providers whose vendor includes them (OpenAI) subtract, so totals add up the same everywhere."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+class UserMessage(_Frozen):
+    role: Literal["user"] = "user"
+    content: str | list[ContentBlock]
+
+    @property
+    def blocks(self) -> list[ContentBlock]:
+        return [TextBlock(text=self.content)] if isinstance(self.content, str) else list(self.content)
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        return [b for b in self.blocks if isinstance(b, ToolResultBlock)]
+
+
+class AssistantMessage(_Frozen):
+    """What a model said, with who said it (``provider``/``model``) so history can be handed off."""
+
+    role: Literal["assistant"] = "assistant"
+    content: list[ContentBlock] = Field(default_factory=list)
+    stop_reason: StopReason | None = None
+    model: str = ""
+    provider: str = ""
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    @property
+    def thinking(self) -> list[ThinkingBlock]:
+        return [b for b in self.content if isinstance(b, ThinkingBlock)]
+
+
+Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
+
+
+class ToolDefinition(_Frozen):
+    """What the model is told about a tool: ``input_schema`` is a JSON Schema object."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class ToolChoice(_Frozen):
+    """``auto`` (model decides), ``any`` (must call some tool), ``none`` (no tools), or ``tool`` (must
+    call ``name``). Plain strings ``"auto"``, ``"any"``, ``"none"`` are accepted wherever one is."""
+
+    mode: Literal["auto", "any", "none", "tool"] = "auto"
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _name_iff_tool(self) -> Self:
+        if (self.mode == "tool") != (self.name is not None):
+            raise ValueError("ToolChoice needs `name` exactly when mode is 'tool'")
+        return self
+
+    @classmethod
+    def coerce(cls, value: ToolChoice | str | None) -> ToolChoice | None:
+        if value is None or isinstance(value, ToolChoice):
+            return value
+        if value in ("auto", "any", "none"):
+            return cls(mode=value)
+        raise ValueError(f"unknown tool_choice {value!r}: use 'auto', 'any', 'none' or ToolChoice(...)")
+
+
+class LLMRequest(_Frozen):
+    """One model call, as every provider receives it. Hooks may rewrite it (``model_copy(update=...)``).
+
+    ``extra`` is passed through to the vendor request body unchanged (e.g. ``{"top_p": 0.9}`` or
+    Anthropic's ``{"thinking": {...}}``), for options agcore does not model.
+    """
+
+    messages: list[Message]
+    system: str | None = None
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    tool_choice: ToolChoice | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    stop_sequences: list[str] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        messages: Sequence[UserMessage | AssistantMessage],
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolDefinition] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> LLMRequest:
+        # model_construct: the parts are already validated models, and this runs on every call.
+        return cls.model_construct(
+            messages=list(messages),
+            system=system,
+            tools=list(tools or ()),
+            tool_choice=ToolChoice.coerce(tool_choice),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop_sequences=list(stop_sequences or ()),
+            extra=dict(extra or {}),
+        )
+
+
+class LLMResponse(_Frozen):
+    message: AssistantMessage
+    request_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+    @property
+    def tool_calls(self) -> list[ToolUseBlock]:
+        return self.message.tool_calls
+
+    @property
+    def usage(self) -> Usage:
+        return self.message.usage
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        return self.message.stop_reason
