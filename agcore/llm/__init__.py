@@ -39,6 +39,20 @@ from agcore.llm.events import (
     ToolCallStart,
     UsageEvent,
 )
+from agcore.llm.factory import (
+    clear_provider_cache,
+    create_provider,
+    parse_model_spec,
+    register_provider_factory,
+)
+from agcore.llm.models import (
+    ModelInfo,
+    ModelRegistry,
+    cost_usd,
+    default_registry,
+    get_model_info,
+    register_model,
+)
 from agcore.llm.provider import BaseProvider, LLMProvider
 from agcore.llm.retry import NO_RETRY, RetryPolicy
 from agcore.llm.types import (
@@ -98,7 +112,9 @@ __all__ = [
     "LLMResponse",
     "Message",
     "MissingCredentialsError",
+    "ModelInfo",
     "ModelNotFoundError",
+    "ModelRegistry",
     "OllamaProvider",
     "OpenAIProvider",
     "OverloadedError",
@@ -129,6 +145,14 @@ __all__ = [
     "Usage",
     "UsageEvent",
     "UserMessage",
+    "clear_provider_cache",
+    "cost_usd",
+    "create_provider",
+    "default_registry",
+    "get_model_info",
     "message_to_events",
+    "parse_model_spec",
     "parse_tool_arguments",
+    "register_model",
+    "register_provider_factory",
 ]

@@ -1,0 +1,118 @@
+"""``create_provider("vendor:model")``: one string picks the provider.
+
+Specs:
+
+* ``anthropic:<model>``           Anthropic Messages (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``)
+* ``openai:<model>``              OpenAI Chat Completions (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``)
+* ``openai-compatible:<model>``   any server speaking Chat Completions; needs ``base_url=``
+  (or ``OPENAI_BASE_URL``); ``openai:<model>`` with a ``base_url`` means the same
+* ``ollama:<model>``              Ollama's native API (``OLLAMA_HOST``)
+* ``<model>`` alone               the vendor is inferred from the model registry
+
+Other vendors plug in with ``register_provider_factory("name", factory)``. Providers are cached by
+their arguments, so asking twice for the same spec returns the same instance (and HTTP connection
+pool); pass ``cache=False`` for a fresh one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from agcore.llm.models import default_registry
+from agcore.llm.provider import LLMProvider
+
+__all__ = ["clear_provider_cache", "create_provider", "parse_model_spec", "register_provider_factory"]
+
+ProviderFactory = Callable[..., LLMProvider]
+
+_cache: dict[tuple[Any, ...], LLMProvider] = {}
+# Part of the cache key, so a changed key or host in the environment gives a new provider.
+_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST")
+_cache_lock = threading.Lock()
+
+
+def _anthropic(model: str, **options: Any) -> LLMProvider:
+    from agcore.llm.providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider(model, **options)
+
+
+def _openai(model: str, **options: Any) -> LLMProvider:
+    from agcore.llm.providers.openai import OpenAIProvider
+
+    return OpenAIProvider(model, **options)
+
+
+def _openai_compatible(model: str, **options: Any) -> LLMProvider:
+    if not (options.get("base_url") or os.environ.get("OPENAI_BASE_URL")):
+        raise ValueError(
+            f"'openai-compatible:{model}' needs the server's URL: pass base_url='http://host:port/v1' "
+            "or set OPENAI_BASE_URL"
+        )
+    return _openai(model, **options)
+
+
+def _ollama(model: str, **options: Any) -> LLMProvider:
+    from agcore.llm.providers.ollama import OllamaProvider
+
+    if "base_url" in options:  # accept the common spelling for Ollama's host too
+        options["host"] = options.pop("base_url")
+    return OllamaProvider(model, **options)
+
+
+_factories: dict[str, ProviderFactory] = {
+    "anthropic": _anthropic,
+    "openai": _openai,
+    "openai-compatible": _openai_compatible,
+    "ollama": _ollama,
+}
+
+
+def register_provider_factory(name: str, factory: ProviderFactory) -> None:
+    """Make ``create_provider("name:<model>")`` call ``factory(model, **options)``."""
+    _factories[name] = factory
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """Split ``"vendor:model"`` into ``(vendor, model)``; infer the vendor for a bare model id."""
+    vendor, sep, model = spec.partition(":")
+    if sep and vendor in _factories:
+        return vendor, model
+    info = default_registry.get(spec)
+    if info is not None:
+        return info.provider, spec
+    known = ", ".join(sorted(_factories))
+    raise ValueError(
+        f"cannot tell which provider serves {spec!r}: write it as '<provider>:<model>' with provider "
+        f"one of {known} (e.g. 'anthropic:claude-sonnet-4-5', 'ollama:llama3.1')"
+    )
+
+
+def create_provider(spec: str, *, cache: bool = True, **options: Any) -> LLMProvider:
+    """A provider for ``spec`` (see the module docstring). ``options`` go to the provider's
+    constructor: ``api_key``, ``base_url``, ``timeout``, ``retry_policy``, ``prompt_caching``, …"""
+    vendor, model = parse_model_spec(spec)
+    if not model:
+        raise ValueError(f"{spec!r} names no model: write '{vendor}:<model id>'")
+    factory = _factories[vendor]
+    if not cache:
+        return factory(model, **options)
+    try:
+        env = tuple(os.environ.get(name) for name in _ENV_VARS)
+        key: tuple[Any, ...] = (vendor, model, env, *sorted(options.items()))
+        hash(key)
+    except TypeError:  # an unhashable option (a dict of headers, say): build a fresh provider
+        return factory(model, **options)
+    with _cache_lock:
+        provider = _cache.get(key)
+        if provider is None:
+            provider = _cache[key] = factory(model, **options)
+        return provider
+
+
+def clear_provider_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
