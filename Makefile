@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo lint typecheck layers pytest bench clean
+.PHONY: test demo lint typecheck layers docs pytest bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP) lint typecheck layers pytest
+test: $(STAMP) lint typecheck layers docs pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check agcore tests bench examples
@@ -23,6 +23,9 @@ typecheck: $(STAMP)
 
 layers: $(STAMP)
 	$(VENV)/bin/lint-imports
+
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 pytest: $(STAMP)
 	$(PY) -m pytest -q

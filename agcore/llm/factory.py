@@ -87,7 +87,7 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     known = ", ".join(sorted(_factories))
     raise ValueError(
         f"cannot tell which provider serves {spec!r}: write it as '<provider>:<model>' with provider "
-        f"one of {known} (e.g. 'anthropic:claude-sonnet-4-5', 'ollama:llama3.1')"
+        f"one of {known} (e.g. 'anthropic:claude-sonnet-4-6', 'ollama:llama3.1')"
     )
 
 

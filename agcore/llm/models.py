@@ -97,50 +97,87 @@ class ModelRegistry:
 
 
 def _anthropic(
-    id: str, window: int, out: int, inp: float, outp: float, *aliases: str, thinking: bool = True
+    id: str, window: int, out: int, inp: float, outp: float, *aliases: str,
+    read: float | None = None, thinking: bool = True,
 ) -> ModelInfo:
-    # Anthropic prices cache reads at 0.1x input and 5-minute cache writes at 1.25x input.
+    # Anthropic prices 5-minute cache writes at 1.25x input and, by default, cache reads at 0.1x
+    # input; some newer models read cheaper, so ``read`` overrides the read price.
     return ModelInfo(
         id=id, provider="anthropic", context_window=window, max_output_tokens=out,
         input_usd_per_mtok=inp, output_usd_per_mtok=outp,
-        cache_read_usd_per_mtok=round(inp * 0.1, 6), cache_write_usd_per_mtok=round(inp * 1.25, 6),
+        cache_read_usd_per_mtok=round(inp * 0.1, 6) if read is None else read,
+        cache_write_usd_per_mtok=round(inp * 1.25, 6),
         supports_thinking=thinking, aliases=aliases,
     )
 
 
 def _openai(
-    id: str, window: int, out: int, inp: float, outp: float, cached: float, *, thinking: bool = False
+    id: str, window: int, out: int, inp: float, outp: float, cached: float, *,
+    write: float = 0.0, thinking: bool = False,
 ) -> ModelInfo:
-    # OpenAI caches automatically: reads are discounted, writes cost nothing extra.
+    # OpenAI discounts cached input; writes cost nothing extra except on GPT-5.6 and later, which
+    # bill a 30-minute cache write at 1.25x input (``write``).
     return ModelInfo(
         id=id, provider="openai", context_window=window, max_output_tokens=out,
         input_usd_per_mtok=inp, output_usd_per_mtok=outp, cache_read_usd_per_mtok=cached,
-        supports_thinking=thinking,
+        cache_write_usd_per_mtok=write, supports_thinking=thinking,
     )
 
 
+# List prices (USD per million tokens, standard tier) as published in November 2026, checked on
+# 2026-11-22 against copies of the vendors' model and pricing pages (platform.claude.com,
+# developers.openai.com) where one was found, else against at least two third-party price tables that
+# agreed. Listed: the models the installed SDKs name that are not past their shutdown date. Cache
+# writes are the 5-minute (Anthropic) or 30-minute (OpenAI) price. Not modelled: long-context tiers
+# (OpenAI's 1,050,000-token models bill a request over 272K input tokens at 2x input and cache and
+# 1.5x output; Claude Haiku 5.5 bills a prompt over 100K tokens at 5x), longer cache retention,
+# batch, flex, fast and regional pricing. OpenAI's 1,050,000-token windows take 922K input at most.
 _BUILTIN = [
+    _anthropic("claude-fable-5-2", 1_000_000, 128_000, 8.0, 40.0, read=0.2),
+    _anthropic("claude-fable-5-1", 1_000_000, 128_000, 10.0, 50.0, read=0.25),
+    _anthropic("claude-mythos-5-1", 1_000_000, 128_000, 10.0, 50.0, read=0.25),  # verified orgs only
+    _anthropic("claude-fable-5", 1_000_000, 128_000, 10.0, 50.0),
+    _anthropic("claude-mythos-5", 1_000_000, 128_000, 10.0, 50.0),  # verified orgs only
+    _anthropic("claude-opus-5-5", 1_000_000, 128_000, 4.0, 20.0, read=0.2),
+    _anthropic("claude-opus-5", 1_000_000, 128_000, 5.0, 25.0),
+    _anthropic("claude-opus-4-8", 1_000_000, 128_000, 5.0, 25.0),
+    _anthropic("claude-opus-4-7", 1_000_000, 128_000, 5.0, 25.0),
+    _anthropic("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0),
     _anthropic("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0, "claude-opus-4-5-20251101"),
-    _anthropic("claude-opus-4-1", 200_000, 32_000, 15.0, 75.0, "claude-opus-4-1-20250805"),
-    _anthropic("claude-opus-4-0", 200_000, 32_000, 15.0, 75.0, "claude-opus-4-20250514", "claude-opus-4"),
+    _anthropic("claude-sonnet-5-5", 1_000_000, 128_000, 2.0, 10.0, read=0.1),  # read cut 2026-10-07
+    _anthropic("claude-sonnet-5", 1_000_000, 128_000, 2.0, 10.0),
+    _anthropic("claude-sonnet-4-6", 1_000_000, 128_000, 3.0, 15.0),
+    # Deprecated, retires 2026-11-30.
     _anthropic("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0, "claude-sonnet-4-5-20250929"),
-    _anthropic("claude-sonnet-4-0", 200_000, 64_000, 3.0, 15.0, "claude-sonnet-4-20250514",
-               "claude-sonnet-4"),
-    _anthropic("claude-3-7-sonnet-latest", 200_000, 64_000, 3.0, 15.0, "claude-3-7-sonnet-20250219",
-               "claude-3-7-sonnet"),
+    # Prompts up to 100K tokens; longer ones bill $0.50 / $2.50 (cache read $0.05).
+    _anthropic("claude-haiku-5-5", 1_000_000, 128_000, 0.1, 0.5),
     _anthropic("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0, "claude-haiku-4-5-20251001"),
-    _anthropic("claude-3-5-haiku-latest", 200_000, 8_192, 0.8, 4.0, "claude-3-5-haiku-20241022",
-               "claude-3-5-haiku", thinking=False),
+    # Cached input as "60% below GPT-6 Astra"; the write price follows OpenAI's 1.25x rule.
+    _openai("gpt-6.2-astra", 1_050_000, 128_000, 8.0, 40.0, 0.4, write=10.0, thinking=True),
+    _openai("gpt-6.2-sol", 1_050_000, 128_000, 2.0, 10.0, 0.1, write=2.5, thinking=True),
+    _openai("gpt-6.1-sol", 1_050_000, 128_000, 2.0, 10.0, 0.1, write=2.5, thinking=True),
+    _openai("gpt-6.1-terra", 1_050_000, 128_000, 1.0, 5.0, 0.05, write=1.25, thinking=True),
+    _openai("gpt-6-astra", 1_050_000, 128_000, 10.0, 50.0, 1.0, write=12.5, thinking=True),
+    _openai("gpt-6-sol", 1_050_000, 128_000, 2.0, 10.0, 0.2, write=2.5, thinking=True),
+    _openai("gpt-6-luna", 1_050_000, 128_000, 0.1, 0.5, 0.01, write=0.125, thinking=True),
+    _openai("gpt-5.6-terra", 1_050_000, 128_000, 2.0, 12.0, 0.2, write=2.5, thinking=True),
+    _openai("gpt-5.6-luna", 1_050_000, 128_000, 0.2, 1.2, 0.02, write=0.25, thinking=True),
+    _openai("gpt-5.5", 1_050_000, 128_000, 5.0, 30.0, 0.5, thinking=True),
+    _openai("gpt-5.4", 1_050_000, 128_000, 2.5, 15.0, 0.25, thinking=True),
+    _openai("gpt-5.4-mini", 400_000, 128_000, 0.75, 4.5, 0.075, thinking=True),
+    _openai("gpt-5.4-nano", 400_000, 128_000, 0.2, 1.25, 0.02, thinking=True),  # shuts 2027-04-01
+    _openai("gpt-5.2", 400_000, 128_000, 1.75, 14.0, 0.175, thinking=True),
+    _openai("gpt-5.1", 400_000, 128_000, 1.25, 10.0, 0.125, thinking=True),  # shuts 2027-04-01
+    # gpt-5, gpt-5-mini, gpt-5-nano and o3 shut down 2026-12-11.
     _openai("gpt-5", 400_000, 128_000, 1.25, 10.0, 0.125, thinking=True),
     _openai("gpt-5-mini", 400_000, 128_000, 0.25, 2.0, 0.025, thinking=True),
     _openai("gpt-5-nano", 400_000, 128_000, 0.05, 0.4, 0.005, thinking=True),
+    _openai("o3", 200_000, 100_000, 2.0, 8.0, 0.5, thinking=True),
+    # gpt-4.1, gpt-4.1-mini, gpt-4o and gpt-4o-mini shut down 2027-01-14.
     _openai("gpt-4.1", 1_047_576, 32_768, 2.0, 8.0, 0.5),
     _openai("gpt-4.1-mini", 1_047_576, 32_768, 0.4, 1.6, 0.1),
-    _openai("gpt-4.1-nano", 1_047_576, 32_768, 0.1, 0.4, 0.025),
     _openai("gpt-4o", 128_000, 16_384, 2.5, 10.0, 1.25),
     _openai("gpt-4o-mini", 128_000, 16_384, 0.15, 0.6, 0.075),
-    _openai("o3", 200_000, 100_000, 2.0, 8.0, 0.5, thinking=True),
-    _openai("o4-mini", 200_000, 100_000, 1.1, 4.4, 0.275, thinking=True),
 ]
 
 default_registry = ModelRegistry(_BUILTIN)

@@ -29,7 +29,8 @@ tool_inputs = st.dictionaries(st.text(min_size=1, max_size=10), json_values, max
 tool_ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_", min_size=4, max_size=24)
 
 text_blocks = st.builds(TextBlock, text=text)
-tool_use_blocks = st.builds(ToolUseBlock, id=tool_ids, name=st.from_regex(r"[a-z][a-z_]{0,15}", fullmatch=True),
+tool_names = st.from_regex(r"[a-z][a-z_]{0,15}", fullmatch=True)
+tool_use_blocks = st.builds(ToolUseBlock, id=tool_ids, name=tool_names,
                             input=tool_inputs)
 thinking_blocks = st.builds(ThinkingBlock, thinking=text, signature=st.text(min_size=8, max_size=40),
                             provider=st.just("anthropic"))

@@ -18,7 +18,8 @@ def test_assembling_the_events_of_a_message_gives_it_back(message: AssistantMess
     events = list(message_to_events(message, chunk_size=chunk))
     for event in events:
         assembler.feed(event)
-    rebuilt = assembler.message(stop_reason=message.stop_reason, model=message.model, provider=message.provider)
+    rebuilt = assembler.message(stop_reason=message.stop_reason, model=message.model,
+                                provider=message.provider)
     assert rebuilt == message
     assert isinstance(events[-1], DoneEvent)
     assert events[-1].message == message

@@ -44,7 +44,8 @@ def test_usage_adds_every_counter() -> None:
 
 def test_assistant_message_accessors() -> None:
     message = AssistantMessage(
-        content=[TextBlock(text="Let me "), ToolUseBlock(id="t1", name="ls", input={}), TextBlock(text="look")],
+        content=[TextBlock(text="Let me "), ToolUseBlock(id="t1", name="ls", input={}),
+                 TextBlock(text="look")],
         stop_reason=StopReason.TOOL_USE,
     )
     assert message.text == "Let me look"

@@ -1,0 +1,346 @@
+"""``AnthropicProvider``: the Messages API through the official SDK's ``AsyncAnthropic``.
+
+The SDK does the transport (auth, headers, HTTP errors); the wire format is converted here, straight
+from the JSON. Streaming reads the raw SSE events of ``messages.create(stream=True)``, not the SDK's
+``messages.stream()`` helper (which rebuilds a snapshot of the whole message on every event) nor
+its typed events (built only to be converted again): agcore assembles the message once
+(``StreamAssembler``), so the per-event work is one ``json.loads``, one dispatch and one small event.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic import AsyncAnthropic, AsyncStream
+
+from agcore.llm._assembly import StreamAssembler
+from agcore.llm.errors import (
+    LLMConnectionError,
+    LLMError,
+    MissingCredentialsError,
+    RequestTimeoutError,
+    ResponseFormatError,
+    StreamInterruptedError,
+    error_from_status,
+)
+from agcore.llm.events import (
+    DoneEvent,
+    StreamEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
+from agcore.llm.provider import BaseProvider
+from agcore.llm.providers._anthropic_wire import (
+    PROVIDER,
+    build_params,
+    error_detail,
+    message_from_json,
+    sanitize_tool_id,
+    status_for_error_type,
+    stop_reason_from,
+    tool_use_block,
+    usage_from,
+)
+from agcore.llm.retry import RetryPolicy
+from agcore.llm.types import LLMRequest, LLMResponse, ThinkingBlock, Usage
+
+__all__ = ["AnthropicProvider", "sanitize_tool_id"]
+
+_KEY_ENV = "ANTHROPIC_API_KEY"
+_BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+_CREDENTIALS_HINT = f"the {_KEY_ENV} environment variable"
+_CONNECT_TIMEOUT = 10.0
+# A health check should answer quickly, whatever the generation timeout is.
+_HEALTH_CHECK_TIMEOUT = 30.0
+# Transport failures that mean the server was never reached (anything else mid-stream broke off).
+_CONNECT_ERRORS = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError, httpx2.UnsupportedProtocol)
+# Block types agcore models; server-side tool blocks (web search results and the like) are skipped.
+_STREAMED_KINDS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
+
+
+class _OpenBlock:
+    """A content block between its ``content_block_start`` and ``content_block_stop``."""
+
+    __slots__ = ("index", "kind", "parts", "signature", "start")
+
+    def __init__(self, index: int, start: dict[str, Any]) -> None:
+        self.index = index
+        self.start = start  # the block as content_block_start announced it
+        self.kind: str = start["type"]
+        self.parts: list[str] = []
+        self.signature: str = start.get("signature") or ""
+
+    def start_events(self) -> list[StreamEvent]:
+        index, start, kind = self.index, self.start, self.kind
+        if kind == "tool_use":
+            return [ToolCallStart(index=index, id=start["id"], name=start["name"])]
+        opened: StreamEvent = TextStart(index=index) if kind == "text" else ThinkingStart(index=index)
+        # Blocks normally start empty and grow by deltas; text given up front counts as a first one.
+        initial = start.get("text") if kind == "text" else start.get("thinking")
+        if not initial:
+            return [opened]
+        self.parts.append(initial)
+        grown = (TextDelta(index=index, text=initial) if kind == "text"
+                 else ThinkingDelta(index=index, thinking=initial))
+        return [opened, grown]
+
+    def end_event(self) -> StreamEvent:
+        index, kind = self.index, self.kind
+        if kind == "text":
+            return TextEnd(index=index, text="".join(self.parts))
+        if kind == "tool_use":
+            return ToolCallEnd(index=index, tool_call=tool_use_block(self.start, "".join(self.parts)))
+        if kind == "thinking":
+            return ThinkingEnd(index=index, block=ThinkingBlock(
+                thinking="".join(self.parts), signature=self.signature or None, provider=PROVIDER))
+        return ThinkingEnd(index=index, block=ThinkingBlock(redacted_data=self.start["data"],
+                                                            provider=PROVIDER))
+
+
+def _merge_usage(usage: Usage, update: dict[str, Any] | None) -> Usage | None:
+    """The usage after a message_delta, or None when it did not change. ``output_tokens`` there is
+    cumulative; newer API versions also repeat the input and cache counts."""
+    if not update:
+        return None
+    merged = Usage(
+        input_tokens=_count(update, "input_tokens", usage.input_tokens),
+        output_tokens=_count(update, "output_tokens", usage.output_tokens),
+        cache_read_tokens=_count(update, "cache_read_input_tokens", usage.cache_read_tokens),
+        cache_write_tokens=_count(update, "cache_creation_input_tokens", usage.cache_write_tokens),
+    )
+    return None if merged == usage else merged
+
+
+def _count(update: dict[str, Any], key: str, default: int) -> int:
+    value = update.get(key)
+    return default if value is None else int(value)
+
+
+class AnthropicProvider(BaseProvider):
+    """Claude models over the Messages API.
+
+    The key comes from ``api_key`` or ``ANTHROPIC_API_KEY``, the endpoint from ``base_url`` or
+    ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``). A ready ``client`` may be given
+    instead; it is then the caller's to close, as is an ``http_client`` (an ``httpx2.AsyncClient``,
+    the HTTP library this SDK uses). ``prompt_caching`` puts cache breakpoints on the system prompt,
+    the last tool and the last message.
+    """
+
+    provider_name = PROVIDER
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: AsyncAnthropic | None = None,
+        timeout: float = 600.0,
+        retry_policy: RetryPolicy | None = None,
+        prompt_caching: bool = False,
+        default_max_tokens: int | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(model_id, retry_policy=retry_policy)
+        self.prompt_caching = prompt_caching
+        if default_max_tokens is not None:
+            self.default_max_tokens = default_max_tokens
+        if client is not None:
+            self._client = client
+            self._owns_client = False
+            return
+        key = api_key or os.environ.get(_KEY_ENV)
+        if not key:
+            raise MissingCredentialsError(
+                f"no Anthropic API key: set the {_KEY_ENV} environment variable, or pass api_key=... "
+                "(or a configured client=AsyncAnthropic(...)) to AnthropicProvider",
+                provider=PROVIDER, model=model_id,
+            )
+        self._client = AsyncAnthropic(
+            api_key=key,
+            base_url=base_url or os.environ.get(_BASE_URL_ENV) or None,
+            # An unreachable host should fail in seconds, not after the whole generation timeout.
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)),
+            max_retries=0,  # agcore's retry layer is the only one
+            http_client=http_client,
+        )
+        # A passed-in http_client belongs to the caller; closing the SDK client would close it.
+        self._owns_client = http_client is None
+
+    @property
+    def client(self) -> AsyncAnthropic:
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    async def health_check(self) -> bool:
+        try:
+            await self._client.models.retrieve(self.model_id, timeout=_HEALTH_CHECK_TIMEOUT)
+        except Exception:
+            return False
+        return True
+
+    # ------------------------------------------------------------------------------ calls
+
+    def _params(self, request: LLMRequest) -> dict[str, Any]:
+        return build_params(request, model=self.model_id, max_tokens=self._max_tokens(request),
+                            prompt_caching=self.prompt_caching)
+
+    async def _complete_once(self, request: LLMRequest) -> LLMResponse:
+        # The raw body, converted once: parsing it into the SDK's models first would double the work.
+        raw = await self._client.messages.with_raw_response.create(**self._params(request))
+        try:
+            message = message_from_json(json.loads(await raw.read()), model=self.model_id)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise self._format_error("a response", exc, raw.request_id) from exc
+        return LLMResponse(message=message, request_id=raw.request_id)
+
+    async def _stream_once(
+        self, request: LLMRequest, assembler: StreamAssembler
+    ) -> AsyncIterator[StreamEvent]:
+        stream = await self._client.messages.create(**self._params(request), stream=True)
+        response = stream.response
+        request_id = response.headers.get("request-id")
+        blocks: dict[int, _OpenBlock] = {}
+        usage = Usage()
+        stop_reason: str | None = None
+        finished = False
+        loads = json.loads
+        try:
+            # The SSE events as sent, decoded here once: the SDK's typed events would be built only
+            # to be converted again. This loop runs per event; branches go in order of frequency.
+            async for sse in AsyncStream.raw_events(response):
+                name = sse.event
+                if name is None or name == "ping":
+                    continue
+                if name == "error":
+                    raise self._stream_error(sse.data, response.headers, request_id)
+                if not (payload := sse.data):
+                    continue
+                try:
+                    data = loads(payload)
+                    kind = data["type"]
+                    if kind == "content_block_delta":
+                        block = blocks.get(data["index"])
+                        if block is None:
+                            continue
+                        delta = data["delta"]
+                        delta_kind = delta["type"]
+                        if delta_kind == "text_delta":
+                            text = delta["text"]
+                            block.parts.append(text)
+                            yield TextDelta(index=block.index, text=text)
+                        elif delta_kind == "input_json_delta":
+                            if fragment := delta["partial_json"]:
+                                block.parts.append(fragment)
+                                yield ToolCallDelta(index=block.index, arguments=fragment)
+                        elif delta_kind == "thinking_delta":
+                            text = delta["thinking"]
+                            block.parts.append(text)
+                            yield ThinkingDelta(index=block.index, thinking=text)
+                        elif delta_kind == "signature_delta":
+                            block.signature += delta["signature"]
+                    elif kind == "content_block_start":
+                        block = _OpenBlock(data["index"], data["content_block"])
+                        if block.kind in _STREAMED_KINDS:
+                            blocks[block.index] = block
+                            for event in block.start_events():
+                                yield event
+                        # Server-side tool blocks have no agcore type: their events are skipped.
+                    elif kind == "content_block_stop":
+                        block = blocks.pop(data["index"], None)
+                        if block is not None:
+                            yield block.end_event()
+                    elif kind == "message_delta":
+                        stop_reason = data["delta"].get("stop_reason")
+                        updated = _merge_usage(usage, data.get("usage"))
+                        if updated is not None:
+                            usage = updated
+                            yield UsageEvent(usage=usage)
+                    elif kind == "message_start":
+                        usage = usage_from(data["message"].get("usage"))
+                        yield UsageEvent(usage=usage)
+                    elif kind == "message_stop":
+                        # Not returning yet: reading the body to its end lets the connection go back
+                        # to the pool; closing it unread would cost a new connection per call.
+                        finished = True
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise self._format_error("a stream event", exc, request_id) from exc
+        finally:
+            await stream.close()
+        if finished:
+            message = assembler.message(stop_reason=stop_reason_from(stop_reason), model=self.model_id,
+                                        provider=PROVIDER)
+            yield DoneEvent(message=message, request_id=request_id)
+        # Without message_stop the body broke off early: the base reports the interrupted stream.
+
+    # ------------------------------------------------------------------------------ errors
+
+    def _map_error(self, error: Exception) -> LLMError | None:
+        if isinstance(error, anthropic.APIStatusError):
+            _, api_message = error_detail(error.body)
+            return self._error(error.status_code, api_message or error.message,
+                               headers=error.response.headers, request_id=error.request_id)
+        base_url = self._client.base_url
+        if isinstance(error, anthropic.APITimeoutError):
+            return RequestTimeoutError(
+                f"no answer from {base_url} within the timeout; try again, or raise timeout= for "
+                "long generations (streaming avoids idle waits)",
+                provider=PROVIDER, model=self.model_id,
+            )
+        if isinstance(error, anthropic.APIConnectionError):
+            return LLMConnectionError(
+                f"could not connect to the Anthropic API at {base_url}: {error.__cause__ or error}. "
+                f"Check the network, and {_BASE_URL_ENV} or base_url if you set one",
+                provider=PROVIDER, model=self.model_id,
+            )
+        # Raw transport errors only surface while a stream body is being read.
+        if isinstance(error, _CONNECT_ERRORS):
+            return LLMConnectionError(
+                f"lost the connection to {base_url}: {error!r}; try the call again",
+                provider=PROVIDER, model=self.model_id,
+            )
+        if isinstance(error, httpx2.TransportError | httpx2.StreamError):
+            return StreamInterruptedError(
+                f"the stream from {base_url} broke off: {error!r}; try the call again",
+                provider=PROVIDER, model=self.model_id,
+            )
+        return None
+
+    def _error(self, status: int, detail: str, *, headers: Mapping[str, str] | None,
+               request_id: str | None) -> LLMError:
+        return error_from_status(status, detail, provider=PROVIDER, model=self.model_id, headers=headers,
+                                 request_id=request_id, credentials_hint=_CREDENTIALS_HINT)
+
+    def _stream_error(self, payload: str, headers: Mapping[str, str], request_id: str | None) -> LLMError:
+        """The error for an SSE ``error`` event. It arrives inside a 200 response (e.g. an
+        ``overloaded_error`` mid-reply), so its type is all there is to classify it by."""
+        try:
+            body = json.loads(payload)
+        except ValueError:
+            body = None
+        error_type, message = error_detail(body)
+        return self._error(status_for_error_type(error_type), message or payload, headers=headers,
+                           request_id=request_id)
+
+    def _format_error(self, what: str, exc: Exception, request_id: str | None) -> ResponseFormatError:
+        return ResponseFormatError(
+            f"the Anthropic API sent {what} agcore cannot read ({exc!r}); if this persists, the API "
+            "may have changed: report it with the request id",
+            provider=PROVIDER, model=self.model_id, request_id=request_id,
+        )

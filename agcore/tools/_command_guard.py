@@ -1,0 +1,407 @@
+"""``CommandGuard``: refuses destructive, escalating and (by default) networked shell commands.
+
+A command string is read like a shell would read it (``agcore.tools._shell_syntax``): every
+sub-command behind ``;``, ``&&``, ``||``, ``|``, ``&``, newlines, ``$(...)``, backticks and
+``<(...)`` is checked, and so is the command inside ``sh -c``, ``eval``, ``env``/``timeout``/``nohup``/
+``xargs`` wrappers and ``find -exec``. Every denial says which sub-command was refused, why, and what
+to do instead.
+
+This is a deny-list over what a command *says*, not a sandbox: ``python -c "..."`` or a script can
+still do anything its user may do. Run untrusted agents under OS isolation as well.
+
+Choices worth knowing:
+- Network programs (``curl``, ``wget``, ``ssh``, ...) and networked sub-commands (``git clone/fetch/
+  pull/push``, ``pip install`` without ``--no-index``, ``npm install``, ...) are refused unless
+  ``allow_network=True``: installing packages downloads and runs code from the internet.
+- Piping a download into an interpreter (``curl ... | sh``, ``bash <(curl ...)``, ``eval "$(curl ...)"``)
+  is refused even with network allowed.
+- ``git push --force`` (or ``--delete``, or a ``+ref``) is refused when it targets a shared branch
+  (main, master, develop, trunk, release/*, ...) or when no branch is named (it could be any).
+- With a ``workspace``, commands that write files (``rm``, ``mv``, ``cp``, ``touch``, ``tee``, ``dd of=``,
+  ``chmod``, redirections ...) must write inside it, and recursive deletion of the workspace root is
+  refused. Without one, only system paths and the home directory are protected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+from typing import Literal, NoReturn
+
+from agcore.tools._command_rules import (
+    ALLOWED_DEVICES,
+    DOWNLOADERS,
+    is_inside,
+    is_interpreter,
+    is_system_path,
+    is_vital,
+    network_reason,
+    program_rule,
+    resolve_glob,
+    resolve_path,
+    rm_like_targets,
+    unwrap,
+    write_targets,
+)
+from agcore.tools._errors import ToolDenied
+from agcore.tools._shell_syntax import (
+    ParsedScript,
+    ShellSyntaxError,
+    SimpleCommand,
+    Word,
+    parse_script,
+)
+
+__all__ = ["CommandDenied", "CommandGuard"]
+
+_MAX_DEPTH = 6
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_FUNCTION = re.compile(r"(?:function\s+)?([A-Za-z_:.][\w:.]*)\s*\(\s*\)\s*\{([^}]*)\}")
+
+
+class CommandDenied(ToolDenied):
+    """A command was refused by a ``CommandGuard``; ``command`` is the (sub-)command refused."""
+
+    def __init__(self, reason: str, *, command: str) -> None:
+        super().__init__(reason)
+        self.command = command
+
+
+@dataclass(slots=True)
+class _State:
+    cwd: Path
+    depth: int = 0
+    dynamic_arguments: bool = False  # xargs: more operands arrive at run time
+
+
+class CommandGuard:
+    """Checks a shell command (a string, or an argv list run without a shell) before it runs.
+
+    ``mode="deny"`` (default): anything not refused by the built-in rules or ``deny`` runs.
+    ``mode="allow"``: only programs in ``allow`` run (the built-in rules still apply).
+    Entries in ``allow``/``deny`` are a program name or glob (``"pytest"``, ``"mkfs*"``) or a program
+    with leading arguments (``"git status"``, ``"npm run"``), matched against each sub-command.
+    """
+
+    def __init__(
+        self,
+        *,
+        mode: Literal["deny", "allow"] = "deny",
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        allow_network: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if mode not in ("deny", "allow"):
+            raise ValueError(f"mode must be 'deny' or 'allow', got {mode!r}")
+        self.mode = mode
+        self.allow = tuple(_entry(e) for e in allow)
+        self.deny = tuple(_entry(e) for e in deny)
+        self.allow_network = allow_network
+        self.workspace = Path(os.path.realpath(os.fspath(workspace))) if workspace is not None else None
+
+    def __repr__(self) -> str:
+        return (
+            f"CommandGuard(mode={self.mode!r}, allow_network={self.allow_network}, "
+            f"workspace={str(self.workspace) if self.workspace else None!r})"
+        )
+
+    def check(self, command: str | Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> None:
+        """Raise ``CommandDenied`` if any part of ``command`` is refused; return None if it may run.
+
+        ``cwd`` is where the command will run (default: the workspace, else the current directory);
+        relative paths in redirections and file operands are resolved against it.
+        """
+        start = Path(os.path.realpath(os.fspath(cwd))) if cwd is not None else self.workspace or Path.cwd()
+        state = _State(cwd=start)
+        if isinstance(command, str):
+            self._check_script(command, state)
+        else:
+            argv = list(command)
+            if not argv or not all(isinstance(a, str) for a in argv):
+                _deny(repr(command), "an argv command must be a non-empty list of strings")
+            self._check_simple(SimpleCommand(tuple(Word(a, quoted=True) for a in argv)), state, None)
+
+    # ----------------------------------------------------------------------------------- scripts
+
+    def _check_script(self, script: str, state: _State) -> None:
+        if state.depth > _MAX_DEPTH:
+            _deny(script, "the command nests shells/substitutions too deeply to be checked; simplify it")
+        if not script.strip():
+            if state.depth == 0:
+                _deny(script, "the command is empty; give the program to run, e.g. 'ls -la'")
+            return
+        if _is_fork_bomb(script):
+            _deny(
+                script,
+                "this is a fork bomb (a function that spawns itself without end); it would hang the machine",
+            )
+        try:
+            parsed = parse_script(script)
+        except ShellSyntaxError as exc:
+            _deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
+        inner = _State(cwd=state.cwd, depth=state.depth + 1)
+        for substitution in parsed.substitutions:
+            self._check_script(substitution, inner)
+        in_download_pipe = False
+        for simple in parsed.commands:
+            if simple.joiner not in ("|", "|&"):
+                in_download_pipe = False
+            argv = _effective_argv(simple.argv)
+            program = _program(argv)
+            if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
+                _deny(
+                    _shown(simple),
+                    "piping a download into an interpreter runs code nobody reviewed; download the file, "
+                    "read it, then run it",
+                )
+            self._check_substituted_download(simple, program, parsed)
+            self._check_simple(simple, state, parsed)
+            in_download_pipe = in_download_pipe or program in DOWNLOADERS
+
+    def _check_substituted_download(self, simple: SimpleCommand, program: str, parsed: ParsedScript) -> None:
+        if not (is_interpreter(program) or program in ("eval", "source", ".")):
+            return
+        for word in simple.words[1:]:
+            for index in word.substitutions:
+                if _downloads(parsed.substitutions[index]):
+                    _deny(
+                        _shown(simple),
+                        f"'{program}' would run downloaded code ({parsed.substitutions[index]!r}); download "
+                        "the file, read it, then run it",
+                    )
+
+    # ---------------------------------------------------------------------------- one command
+
+    def _check_simple(self, simple: SimpleCommand, state: _State, parsed: ParsedScript | None) -> None:
+        shown = _shown(simple)
+        self._check_redirects(simple, state)
+        words = list(simple.words)
+        while words and _ASSIGNMENT.match(words[0].text) and not words[0].quoted:
+            words.pop(0)
+        if not words:
+            return
+        if words[0].dynamic:
+            _deny(
+                shown,
+                f"the program name '{words[0].text}' is computed at run time (a variable or substitution), "
+                "so it cannot be checked; write the program name literally",
+            )
+        self._check_argv(tuple(w.text for w in words), state, shown, words)
+
+    def _check_argv(self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None) -> None:
+        program = _program(argv)
+        for entry in self.deny:
+            if _entry_matches(entry, argv):
+                _deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
+        if program == "cd" or program == "pushd":
+            self._change_directory(argv, state, shown, words)
+            return
+        reason = program_rule(argv, allow_network=self.allow_network)
+        if reason:
+            _deny(shown, reason)
+        if not self.allow_network:
+            reason = network_reason(argv)
+            if reason:
+                _deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
+        self._check_write_targets(argv, state, shown, words)
+        wrapped = unwrap(argv)
+        if wrapped is not None:
+            kind, inner = wrapped
+            if kind == "script":
+                self._check_script(" ".join(inner) if len(inner) != 1 else inner[0], _child(state))
+            else:
+                child = _child(state)
+                child.dynamic_arguments = kind == "xargs"
+                if inner:
+                    self._check_argv(inner, child, shlex.join(inner), None)
+            if (
+                self.mode == "allow"
+                and program not in _TRANSPARENT
+                and not any(_entry_matches(e, argv) for e in self.allow)
+            ):
+                _deny(shown, self._allow_reason(program))
+            return
+        if self.mode == "allow" and not any(_entry_matches(e, argv) for e in self.allow):
+            _deny(shown, self._allow_reason(program))
+
+    def _allow_reason(self, program: str) -> str:
+        allowed = ", ".join(" ".join(e) for e in self.allow) or "nothing"
+        return (
+            f"'{program}' is not on this agent's allow-list (allowed: {allowed}); use one of those programs"
+        )
+
+    def _change_directory(
+        self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None
+    ) -> None:
+        args = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+        if words is not None and any(w.dynamic for w in words[1:]):
+            _deny(shown, "'cd' to a computed directory cannot be checked; write the directory literally")
+        target = args[0] if args else "~"
+        if target == "-":
+            _deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
+        state.cwd = resolve_path(target, state.cwd)
+
+    # ------------------------------------------------------------------------------- file targets
+
+    def _check_redirects(self, simple: SimpleCommand, state: _State) -> None:
+        for operator, target in simple.redirects:
+            base = operator.lstrip("0123456789")
+            if base in ("<", "<<", "<<<", "<<-", "<&"):
+                continue
+            if base in (">&",) and (target.text.isdigit() or target.text == "-"):
+                continue  # 2>&1: a file-descriptor copy, not a file
+            if target.dynamic:
+                _deny(
+                    _shown(simple),
+                    f"the redirection target '{target.text}' is computed at run time; write it literally",
+                )
+            self._check_write_path(target.text, state, _shown(simple), what="redirection")
+
+    def _check_write_targets(
+        self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None
+    ) -> None:
+        program = _program(argv)
+        recursive, deleted = rm_like_targets(argv)
+        written = write_targets(argv)
+        if recursive is not None or written:
+            computed = (
+                [w.text for w in words[1:] if w.dynamic]
+                if words is not None
+                else [a for a in argv if "$" in a]
+            )
+            if computed:
+                _deny(
+                    shown,
+                    f"'{program}' changes files and its operand '{computed[0]}' is computed at run time, so "
+                    "the guard cannot see which; write the paths literally",
+                )
+        if recursive is not None:
+            if recursive and state.dynamic_arguments:
+                _deny(
+                    shown, f"recursive '{program}' with operands from xargs cannot be checked; list the paths"
+                )
+            for target in deleted:
+                self._check_deletion(target, state, shown, recursive=recursive)
+        for target in written:
+            self._check_write_path(target, state, shown, what=f"'{program}'")
+
+    def _check_deletion(self, target: str, state: _State, shown: str, *, recursive: bool) -> None:
+        path = resolve_glob(target, state.cwd)
+        text = str(path)
+        if recursive and is_vital(text):
+            _deny(
+                shown,
+                f"this would recursively delete or rewrite '{text}', a system or home directory; "
+                "only work on paths inside the workspace",
+            )
+        if self.workspace is not None:
+            if recursive and (path == self.workspace or self.workspace.is_relative_to(path)):
+                _deny(
+                    shown,
+                    f"this would recursively affect the whole workspace ('{target}' is the workspace root "
+                    "or contains it); name the files or directories inside it",
+                )
+            if not is_inside(path, self.workspace):
+                _deny(
+                    shown,
+                    f"'{target}' is outside the workspace {self.workspace}; only change files inside it",
+                )
+        elif recursive and is_system_path(text):
+            _deny(shown, f"'{target}' is a system path; do not change it")
+
+    def _check_write_path(self, target: str, state: _State, shown: str, *, what: str) -> None:
+        path = resolve_path(target, state.cwd)
+        text = str(path)
+        if text.startswith("/dev/"):
+            if text.startswith(("/dev/tcp/", "/dev/udp/")):
+                _deny(shown, f"{what} to '{target}' opens a network connection; that is not allowed")
+            if text in ALLOWED_DEVICES or text.startswith("/dev/fd/"):
+                return
+            _deny(
+                shown,
+                f"{what} writes to the device '{target}', which could overwrite a disk; write to a file",
+            )
+        if self.workspace is not None:
+            if not is_inside(path, self.workspace):
+                _deny(
+                    shown,
+                    f"{what} writes to '{target}', outside the workspace {self.workspace}; write inside it "
+                    "(use a relative path)",
+                )
+        elif is_system_path(text) or is_vital(text):
+            _deny(shown, f"{what} writes to '{target}', a system or home-configuration path; write elsewhere")
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+_TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
+
+
+def _deny(command: str, reason: str) -> NoReturn:
+    raise CommandDenied(f"`{command}` is refused: {reason}.", command=command)
+
+
+def _is_fork_bomb(script: str) -> bool:
+    """A shell function that calls itself twice, or once in the background: ``:(){ :|:& };:``."""
+    for match in _FUNCTION.finditer(script):
+        name, body = match.group(1), match.group(2)
+        calls = re.split(r"[\s;&|()]+", body).count(name)
+        if calls >= 2 or (calls and re.search(rf"(?<![\w:.]){re.escape(name)}\s*&", body)):
+            return True
+    return False
+
+
+def _shown(simple: SimpleCommand) -> str:
+    text = " ".join(w.text for w in simple.words)
+    for operator, target in simple.redirects:
+        text += f" {operator} {target.text}"
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _child(state: _State) -> _State:
+    return _State(cwd=state.cwd, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments)
+
+
+def _entry(entry: str) -> tuple[str, ...]:
+    parts = tuple(shlex.split(entry))
+    if not parts:
+        raise ValueError("allow/deny entries must name a program, e.g. 'pytest' or 'git status'")
+    return parts
+
+
+def _entry_matches(entry: tuple[str, ...], argv: tuple[str, ...]) -> bool:
+    if len(argv) < len(entry) or not fnmatchcase(_program(argv), entry[0]):
+        return False
+    return all(fnmatchcase(a, e) for a, e in zip(argv[1 : len(entry)], entry[1:], strict=True))
+
+
+def _program(argv: Sequence[str]) -> str:
+    return PurePosixPath(argv[0]).name if argv else ""
+
+
+def _effective_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The program a wrapper (``env``, ``timeout``, ``nohup``...) finally runs."""
+    while argv and _ASSIGNMENT.match(argv[0]):
+        argv = argv[1:]
+    while argv:
+        wrapped = unwrap(argv)
+        if wrapped is None or wrapped[0] != "argv":
+            return argv
+        argv = wrapped[1]
+    return argv
+
+
+def _downloads(script: str) -> bool:
+    try:
+        parsed = parse_script(script)
+    except ShellSyntaxError:
+        return True  # unreadable: assume the worst
+    return any(_program(_effective_argv(c.argv)) in DOWNLOADERS for c in parsed.commands) or any(
+        _downloads(s) for s in parsed.substitutions
+    )

@@ -1,0 +1,291 @@
+"""A small POSIX-shell reader: command strings -> simple commands, operators and substitutions.
+
+Both ``CommandGuard`` (which must see every sub-command a shell would run) and the workspace's
+``run_command`` (which runs a safe subset itself, without a shell) read commands through it.
+
+Why not ``shlex`` alone: ``shlex.split`` drops the difference between an operator and a quoted word
+(``echo "|"`` and ``echo | x`` give the same tokens), hides command substitution inside double quotes
+(``"$(rm -rf /)"`` becomes one plain word) and cannot say whether a ``*`` was quoted. This reader
+follows the same quoting rules (it agrees with ``shlex.split`` on operator-free input, a property the
+tests check) and keeps that information. It does not expand anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = [
+    "CONTROL_OPERATORS",
+    "REDIRECT_OPERATORS",
+    "SUBSTITUTION_MARK",
+    "ParsedScript",
+    "ShellSyntaxError",
+    "SimpleCommand",
+    "Word",
+    "parse_script",
+]
+
+# Longest first: the reader takes the longest operator that matches.
+_OPERATORS = (
+    "&>>", "<<<", "<<-", "&&", "||", ";;", ">>", ">&", "<&", "&>", ">|", "|&", "<<", "<>",
+    ";", "&", "|", ">", "<", "(", ")", "\n",
+)  # fmt: skip
+_OPERATOR_CHARS = frozenset(";&|<>()\n")
+CONTROL_OPERATORS = frozenset({";", "&&", "||", ";;", "|", "|&", "&", "\n", "(", ")"})
+REDIRECT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<<-", "<>", "<&"})
+SUBSTITUTION_MARK = "$(…)"  # stands in a word where a substitution was
+
+
+class ShellSyntaxError(ValueError):
+    """The command could not be read (an unterminated quote or substitution)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word after quote removal.
+
+    ``glob``: an unquoted ``*``, ``?`` or ``[`` (the shell would expand it). ``expansion``: a ``$NAME``
+    or ``${...}`` outside single quotes. ``substitutions``: indexes into ``ParsedScript.substitutions``
+    of the ``$(...)``/backtick/``<(...)`` parts, each replaced by ``SUBSTITUTION_MARK`` in ``text``.
+    """
+
+    text: str
+    quoted: bool = False
+    glob: bool = False
+    expansion: bool = False
+    substitutions: tuple[int, ...] = ()
+
+    @property
+    def dynamic(self) -> bool:
+        """The shell would compute this word at run time (variables or substitutions)."""
+        return self.expansion or bool(self.substitutions)
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """Words and redirections between two control operators; ``joiner`` is the operator before it."""
+
+    words: tuple[Word, ...]
+    redirects: tuple[tuple[str, Word], ...] = ()
+    joiner: str = ""
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return tuple(w.text for w in self.words)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedScript:
+    commands: tuple[SimpleCommand, ...]
+    substitutions: tuple[str, ...] = ()  # the inner scripts, to be checked as commands themselves
+    operators: frozenset[str] = field(default_factory=frozenset)  # every operator seen
+
+
+@dataclass(slots=True)
+class _WordBuilder:
+    chars: list[str] = field(default_factory=list)
+    started: bool = False
+    quoted: bool = False
+    glob: bool = False
+    expansion: bool = False
+    substitutions: list[int] = field(default_factory=list)
+
+    def build(self) -> Word:
+        return Word("".join(self.chars), self.quoted, self.glob, self.expansion, tuple(self.substitutions))
+
+
+def parse_script(script: str) -> ParsedScript:
+    """Read a command string into simple commands joined by operators. Raises ``ShellSyntaxError``."""
+    tokens, substitutions = _tokenize(script)
+    commands: list[SimpleCommand] = []
+    operators: set[str] = set()
+    words: list[Word] = []
+    redirects: list[tuple[str, Word]] = []
+    joiner = ""
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if isinstance(token, Word):
+            words.append(token)
+        elif _redirect_base(token) in REDIRECT_OPERATORS:
+            operators.add(token)
+            target = tokens[i + 1] if i + 1 < len(tokens) else None
+            if not isinstance(target, Word):
+                raise ShellSyntaxError(f"redirection '{token}' has no target")
+            redirects.append((token, target))
+            i += 1
+        else:
+            operators.add(token)
+            if words or redirects:
+                commands.append(SimpleCommand(tuple(words), tuple(redirects), joiner))
+            words, redirects = [], []
+            joiner = token
+        i += 1
+    if words or redirects:
+        commands.append(SimpleCommand(tuple(words), tuple(redirects), joiner))
+    return ParsedScript(tuple(commands), tuple(substitutions), frozenset(operators))
+
+
+def _redirect_base(token: str) -> str:
+    """``2>>`` -> ``>>``: the operator without its file-descriptor number."""
+    return token.lstrip("0123456789")
+
+
+def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
+    tokens: list[Word | str] = []
+    substitutions: list[str] = []
+    word = _WordBuilder()
+    i, n = 0, len(script)
+
+    def flush() -> None:
+        nonlocal word
+        if word.started:
+            tokens.append(word.build())
+        word = _WordBuilder()
+
+    def substitute(inner: str) -> None:
+        word.started = True
+        word.chars.append(SUBSTITUTION_MARK)
+        word.substitutions.append(len(substitutions))
+        substitutions.append(inner)
+
+    while i < n:
+        char = script[i]
+        if char == "'":
+            end = script.find("'", i + 1)
+            if end == -1:
+                raise ShellSyntaxError("unterminated single quote")
+            word.chars.append(script[i + 1 : end])
+            word.started = word.quoted = True
+            i = end + 1
+        elif char == '"':
+            i = _double_quoted(script, i + 1, word, substitute)
+        elif char == "\\":
+            if i + 1 >= n:
+                raise ShellSyntaxError("a lone backslash ends the command (nothing to escape)")
+            if script[i + 1] != "\n":
+                word.chars.append(script[i + 1])
+                word.started = word.quoted = True
+            i += 2  # an escaped newline is a line continuation: it vanishes
+        elif char in " \t\r":
+            flush()
+            i += 1
+        elif char == "#" and not word.started:
+            while i < n and script[i] != "\n":
+                i += 1
+        elif char in "<>" and i + 1 < n and script[i + 1] == "(":
+            end = _closing_paren(script, i + 2)
+            substitute(script[i + 2 : end])
+            i = end + 1
+        elif char in _OPERATOR_CHARS:
+            fd = ""
+            if word.started and not word.quoted and "".join(word.chars).isdigit() and char in "<>":
+                fd = "".join(word.chars)  # "2>" : the number belongs to the redirection
+                word = _WordBuilder()
+            flush()
+            operator = next(op for op in _OPERATORS if script.startswith(op, i))
+            tokens.append(fd + operator)
+            i += len(operator)
+        elif char == "$":
+            i = _dollar(script, i, word, substitute)
+        elif char == "`":
+            end = _closing_backtick(script, i + 1)
+            substitute(script[i + 1 : end])
+            i = end + 1
+        else:
+            if char in "*?[":
+                word.glob = True
+            word.chars.append(char)
+            word.started = True
+            i += 1
+    flush()
+    return tokens, substitutions
+
+
+def _double_quoted(script: str, i: int, word: _WordBuilder, substitute: Callable[[str], None]) -> int:
+    """Read a double-quoted part starting after its opening quote; returns the index after it."""
+    word.started = word.quoted = True
+    n = len(script)
+    while i < n:
+        char = script[i]
+        if char == '"':
+            return i + 1
+        if char == "\\" and i + 1 < n and script[i + 1] in '$`"\\\n':
+            if script[i + 1] != "\n":
+                word.chars.append(script[i + 1])
+            i += 2
+        elif char == "$":
+            i = _dollar(script, i, word, substitute)
+        elif char == "`":
+            end = _closing_backtick(script, i + 1)
+            substitute(script[i + 1 : end])
+            i = end + 1
+        else:
+            word.chars.append(char)
+            i += 1
+    raise ShellSyntaxError("unterminated double quote")
+
+
+def _dollar(script: str, i: int, word: _WordBuilder, substitute: Callable[[str], None]) -> int:
+    """``$(...)``, ``$((...))``, ``${...}``, ``$NAME``, ``$1``..., or a lone ``$``."""
+    word.started = True
+    nxt = script[i + 1] if i + 1 < len(script) else ""
+    if nxt == "(":
+        end = _closing_paren(script, i + 2)
+        substitute(script[i + 2 : end])
+        return end + 1
+    if nxt == "{":
+        end = script.find("}", i + 2)
+        if end == -1:
+            raise ShellSyntaxError("unterminated ${...}")
+        word.expansion = True
+        word.chars.append(script[i : end + 1])
+        return end + 1
+    if nxt.isalnum() or nxt in "_@*#?$!-":
+        word.expansion = True
+    word.chars.append("$")
+    return i + 1
+
+
+def _closing_paren(script: str, i: int) -> int:
+    """Index of the ``)`` closing a ``$(`` whose body starts at ``i`` (quotes and nesting respected)."""
+    depth = 1
+    n = len(script)
+    while i < n:
+        char = script[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "'":
+            end = script.find("'", i + 1)
+            if end == -1:
+                break
+            i = end + 1
+            continue
+        if char == '"':
+            i += 1
+            while i < n and script[i] != '"':
+                i += 2 if script[i] == "\\" else 1
+            i += 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ShellSyntaxError("unterminated $( ... ) command substitution")
+
+
+def _closing_backtick(script: str, i: int) -> int:
+    n = len(script)
+    while i < n:
+        if script[i] == "\\":
+            i += 2
+            continue
+        if script[i] == "`":
+            return i
+        i += 1
+    raise ShellSyntaxError("unterminated backtick command substitution")

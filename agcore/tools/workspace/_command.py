@@ -1,0 +1,348 @@
+"""The body of ``run_command``: runs a command in the workspace without a shell.
+
+A string command is read with the same shell reader the ``CommandGuard`` uses, and a safe subset of
+shell syntax is carried out here: ``&&``, ``||``, ``;`` and newlines between commands, ``|``
+pipelines, redirections (``<``, ``>``, ``>>``, ``2>``, ``2>>``, ``2>&1``, ``&>``, ``&>>``) to files
+checked by the ``PathGuard``, ``cd DIR`` (inside the workspace) and unquoted ``*``/``?``/``[...]``
+globs (expanded inside the working directory, left as written when nothing matches, as bash does).
+Anything else a shell would do (``$VAR`` expansion, ``$(...)``, backgrounding with ``&``, subshells,
+here-documents) is refused with a message; ``bash -c '...'`` remains available and its script is
+checked by the guard too. An argv list runs as given.
+
+Each process starts in its own session so a timeout can kill the whole process group; output is
+capped (head and tail kept) and the environment is scrubbed of secrets. Standard input is empty
+(``/dev/null``): a command waiting for input ends instead of hanging.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob as globbing
+import os
+import signal
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from agcore.tools._errors import ToolError
+from agcore.tools._path_guard import PathGuard
+from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
+
+__all__ = ["SECRET_ENV_PATTERNS", "CommandResult", "plan_command", "run_plan", "scrub_environment"]
+
+# Case-insensitive glob patterns of environment variable names that never reach a command.
+SECRET_ENV_PATTERNS = (
+    "*_KEY", "*_KEYS", "*_APIKEY", "*_TOKEN", "*_TOKENS", "*_SECRET", "*_SECRETS", "*PASSWORD*", "*PASSWD*",
+    "*_CREDENTIALS", "*_CREDENTIAL",
+)  # fmt: skip
+_SEQUENCE_OPERATORS = frozenset({"", ";", "&&", "||", "\n"})
+_SUPPORTED_REDIRECTS = frozenset({"<", "0<", ">", "1>", ">>", "1>>", ">|", "2>", "2>>", "&>", "&>>", "2>&"})
+_SHELL_HINT = "or run it through `bash -c '...'` (the guard checks that script too)"
+
+
+def scrub_environment(
+    environ: Mapping[str, str], allow: Iterable[str] = (), patterns: Iterable[str] = SECRET_ENV_PATTERNS
+) -> dict[str, str]:
+    """``environ`` without the variables whose names look like secrets, except those in ``allow``
+    (names or glob patterns, case-insensitive)."""
+    allowed = [a.upper() for a in allow]
+    secret = [p.upper() for p in patterns]
+    kept: dict[str, str] = {}
+    for name, value in environ.items():
+        upper = name.upper()
+        if any(fnmatchcase(upper, p) for p in secret) and not any(fnmatchcase(upper, a) for a in allowed):
+            continue
+        kept[name] = value
+    return kept
+
+
+# ------------------------------------------------------------------------------------- planning
+
+
+@dataclass(slots=True)
+class _Stage:
+    words: tuple[Word, ...]
+    redirects: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Step:
+    joiner: str  # "", ";", "&&", "||"
+    stages: list[_Stage]  # a pipeline; a lone "cd" stage is the built-in
+
+
+def plan_command(command: str | Sequence[str]) -> list[_Step]:
+    """What to run, or ``ToolError`` for syntax this runner does not carry out."""
+    if not isinstance(command, str):
+        return [_Step("", [_Stage(tuple(Word(a, quoted=True) for a in command))])]
+    try:
+        parsed = parse_script(command)
+    except ShellSyntaxError as exc:
+        raise ToolError(f"cannot read the command: {exc}") from exc
+    if parsed.substitutions:
+        raise ToolError(
+            f"run_command does not use a shell, so $(...), `...` and <(...) are not supported; run the "
+            f"inner command first and use its output, {_SHELL_HINT}"
+        )
+    steps: list[_Step] = []
+    for simple in parsed.commands:
+        if simple.joiner in ("|",):
+            steps[-1].stages.append(_stage(simple))
+        elif simple.joiner in _SEQUENCE_OPERATORS:
+            steps.append(_Step(simple.joiner.replace("\n", ";"), [_stage(simple)]))
+        else:
+            raise ToolError(_unsupported(simple.joiner))
+    for operator in parsed.operators:
+        if operator not in _SEQUENCE_OPERATORS | {"|"} and operator not in _SUPPORTED_REDIRECTS:
+            raise ToolError(_unsupported(operator))
+    if not steps:
+        raise ToolError("the command is empty; give the program to run, e.g. 'ls -la'")
+    return steps
+
+
+def _unsupported(operator: str) -> str:
+    what = {
+        "&": "running in the background (&)",
+        "(": "subshells ( ... )",
+        ")": "subshells ( ... )",
+        "|&": "'|&'",
+        ";;": "case statements",
+        "<<": "here-documents (<<)",
+        "<<-": "here-documents (<<-)",
+        "<<<": "here-strings (<<<)",
+    }.get(operator, f"the operator '{operator}'")
+    return (
+        f"run_command does not use a shell and does not support {what}; supported: && || ; | < > >> 2> "
+        f"2>&1 &> and cd, {_SHELL_HINT}"
+    )
+
+
+def _stage(simple: SimpleCommand) -> _Stage:
+    for word in simple.words:
+        if word.expansion:
+            raise ToolError(
+                f"'{word.text}': run_command does not use a shell, so variables are not expanded; write the "
+                f"value itself, {_SHELL_HINT}"
+            )
+    if not simple.words:
+        raise ToolError("a redirection needs a command before it, e.g. 'echo hi > out.txt'")
+    redirects: list[tuple[str, str]] = []
+    for operator, target in simple.redirects:
+        if operator not in _SUPPORTED_REDIRECTS:
+            raise ToolError(_unsupported(operator))
+        if operator == "2>&" and target.text != "1":
+            raise ToolError(f"only 2>&1 is supported among descriptor copies, not {operator}{target.text}")
+        if target.expansion:
+            raise ToolError(f"'{target.text}': variables are not expanded in redirections; write the path")
+        redirects.append((operator, target.text))
+    return _Stage(simple.words, redirects)
+
+
+# --------------------------------------------------------------------------------------- running
+
+
+class _Capped:
+    """Keeps the head and the tail of a stream, counting what falls between."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit * 2 // 3
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.tail_limit:
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    def text(self) -> str:
+        omitted = self.total - len(self.head) - len(self.tail)
+        head = self.head.decode("utf-8", "replace")
+        if omitted <= 0:
+            return (self.head + self.tail).decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        limit = self.head_limit + self.tail_limit
+        note = f"[... {omitted:,} bytes omitted: output is capped at {limit:,} bytes per stream ...]"
+        return f"{head}\n{note}\n{tail}"
+
+
+@dataclass(slots=True)
+class CommandResult:
+    exit_code: int | None  # None: timed out
+    stdout: str
+    stderr: str
+    cwd: str  # root-relative, after any "cd"
+    timed_out: bool = False
+
+
+@dataclass(slots=True)
+class _Run:
+    guard: PathGuard
+    env: dict[str, str]
+    stdout: _Capped
+    stderr: _Capped
+    cwd: Path
+
+
+async def run_plan(
+    steps: list[_Step],
+    *,
+    guard: PathGuard,
+    cwd: Path,
+    env: dict[str, str],
+    time_limit: float,
+    max_output: int,
+) -> CommandResult:
+    run = _Run(guard, env, _Capped(max_output), _Capped(max_output), cwd)
+    status = 0
+    timed_out = False
+    with anyio.move_on_after(time_limit) as scope:
+        for step in steps:
+            if (step.joiner == "&&" and status != 0) or (step.joiner == "||" and status == 0):
+                continue
+            status = await _run_step(run, step)
+    if scope.cancelled_caught:
+        timed_out = True
+    return CommandResult(
+        None if timed_out else status,
+        run.stdout.text(),
+        run.stderr.text(),
+        guard.relative(run.cwd),
+        timed_out,
+    )
+
+
+async def _run_step(run: _Run, step: _Step) -> int:
+    first = step.stages[0]
+    if len(step.stages) == 1 and first.words[0].text == "cd" and not first.words[0].quoted:
+        return _change_directory(run, first)
+    files: list[IO[bytes]] = []
+    fds: set[int] = set()  # pipe ends the parent still holds
+    processes: list[Process] = []
+    try:
+        previous: int | None = None  # read end of the pipe from the stage before
+        for index, stage in enumerate(step.stages):
+            pipe_read = pipe_write = None
+            if index < len(step.stages) - 1:
+                pipe_read, pipe_write = os.pipe()
+                fds.update((pipe_read, pipe_write))
+            stdin: Any = previous if previous is not None else subprocess.DEVNULL
+            stdout: Any = pipe_write if pipe_write is not None else subprocess.PIPE
+            stderr: Any = subprocess.PIPE
+            for operator, target in stage.redirects:
+                if operator in ("<", "0<"):
+                    stdin = _open(run, target, "rb", files)
+                elif operator in (">", "1>", ">|", ">>", "1>>"):
+                    stdout = _open(run, target, "ab" if ">>" in operator else "wb", files)
+                elif operator in ("2>", "2>>"):
+                    stderr = _open(run, target, "ab" if ">>" in operator else "wb", files)
+                elif operator == "2>&":
+                    stderr = subprocess.STDOUT if stdout is subprocess.PIPE else stdout
+                else:  # &> and &>>: both streams to one file
+                    stdout = stderr = _open(run, target, "ab" if operator == "&>>" else "wb", files)
+            argv = _expand(stage.words, run.cwd)
+            try:
+                process = await anyio.open_process(
+                    argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=run.cwd, env=run.env,
+                    start_new_session=True,
+                )  # fmt: skip
+            except FileNotFoundError:
+                run.stderr.add(f"{argv[0]}: command not found\n".encode())
+                return 127
+            except PermissionError:
+                run.stderr.add(f"{argv[0]}: permission denied (not executable)\n".encode())
+                return 126
+            processes.append(process)
+            for fd in (previous, pipe_write):  # the child holds its own copies now
+                if fd is not None:
+                    os.close(fd)
+                    fds.discard(fd)
+            previous = pipe_read
+        async with anyio.create_task_group() as group:
+            for process in processes:
+                if process.stderr is not None:
+                    group.start_soon(_drain, process.stderr, run.stderr)
+            if processes[-1].stdout is not None:
+                group.start_soon(_drain, processes[-1].stdout, run.stdout)
+        codes = [await process.wait() for process in processes]
+        return codes[-1]
+    finally:
+        for fd in fds:
+            os.close(fd)
+        for handle in files:
+            handle.close()
+        with anyio.CancelScope(shield=True):
+            for process in processes:
+                await _kill(process)
+
+
+def _change_directory(run: _Run, stage: _Stage) -> int:
+    args = [w.text for w in stage.words[1:]]
+    if len(args) != 1:
+        run.stderr.add(b"cd: give exactly one directory inside the workspace\n")
+        return 1
+    target = os.path.join(run.guard.relative(run.cwd), args[0])
+    resolved = run.guard.resolve(target)
+    if not resolved.is_dir():
+        run.stderr.add(f"cd: {args[0]}: not a directory\n".encode())
+        return 1
+    run.cwd = resolved
+    return 0
+
+
+def _open(run: _Run, target: str, mode: str, files: list[IO[bytes]]) -> IO[bytes]:
+    relative = os.path.join(run.guard.relative(run.cwd), target)
+    if target in ("/dev/null",):
+        path = Path(os.devnull)
+    else:
+        path = run.guard.resolve(relative, for_write=mode != "rb")
+    try:
+        handle = open(path, mode)  # noqa: SIM115  (closed by the caller's finally)
+    except OSError as exc:
+        raise ToolError(f"cannot open '{target}' for a redirection: {exc.strerror}") from exc
+    files.append(handle)
+    return handle
+
+
+def _expand(words: Sequence[Word], cwd: Path) -> list[str]:
+    argv: list[str] = []
+    for word in words:
+        pattern = word.text
+        if word.glob and not os.path.isabs(pattern) and ".." not in pattern.split("/"):
+            found = sorted(globbing.glob(pattern, root_dir=cwd))
+            if found:
+                argv.extend(found)
+                continue
+        argv.append(pattern)
+    return argv
+
+
+async def _drain(stream: ByteReceiveStream, sink: _Capped) -> None:
+    with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        async for chunk in stream:
+            sink.add(chunk)
+
+
+async def _kill(process: Process) -> None:
+    if process.returncode is None:
+        killpg = getattr(os, "killpg", None)
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            if killpg is not None:
+                killpg(process.pid, signal.SIGKILL)
+            else:  # pragma: no cover - Windows has no process groups to kill
+                process.kill()
+    with contextlib.suppress(Exception):
+        await process.aclose()

@@ -1,0 +1,347 @@
+"""Reading, writing and listing files of a workspace: the bodies of ``read_file``, ``write_file``,
+``list_dir`` and ``glob``. Every path goes through the workspace's ``PathGuard`` first."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from agcore.tools._errors import ToolError
+from agcore.tools._path_guard import PathGuard, glob_to_regex
+
+__all__ = [
+    "SKIP_DIRS",
+    "atomic_write",
+    "glob_paths",
+    "is_binary",
+    "list_dir",
+    "read_text_file",
+    "write_text_file",
+]
+
+# Listed by name but never descended into by list_dir, glob and grep: version-control internals,
+# caches and installed dependencies are large and rarely what a model is looking for. Naming one
+# explicitly (list_dir("node_modules/x"), glob("node_modules/**")) still works.
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules", ".venv", "venv", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".eggs", ".idea", ".gradle",
+})  # fmt: skip
+_SNIFF_BYTES = 8192
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLimits:
+    max_bytes: int
+    max_lines: int
+
+
+def is_binary(sample: bytes) -> bool:
+    """NUL bytes, or mostly control characters: not text a model can use."""
+    if b"\x00" in sample:
+        return True
+    if not sample:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+        return False
+    except UnicodeDecodeError:
+        control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+        return control / len(sample) > 0.05
+
+
+def _size(n: int) -> str:
+    return (
+        f"{n:,} bytes"
+        if n < 10_000
+        else f"{n / 1024:,.1f} KB"
+        if n < 10_000_000
+        else f"{n / 1048576:,.1f} MB"
+    )
+
+
+# ------------------------------------------------------------------------------------- read_file
+
+
+def read_text_file(
+    guard: PathGuard, path: str, start_line: int | None, end_line: int | None, limits: ReadLimits
+) -> str:
+    real = guard.resolve(path)
+    rel = guard.relative(real)
+    if real.is_dir():
+        raise ToolError(f"'{rel}' is a directory; use list_dir('{rel}') to see what it holds")
+    if not real.exists():
+        raise ToolError(f"'{rel}' does not exist; use list_dir or glob to find the file")
+    first = 1 if start_line is None else start_line
+    if first < 1 or (end_line is not None and end_line < first):
+        raise ToolError(
+            f"invalid line range start_line={start_line}, end_line={end_line}: lines are numbered from 1 "
+            "and end_line (inclusive) must not be before start_line"
+        )
+    size = real.stat().st_size
+    with open(real, "rb") as handle:
+        if is_binary(handle.read(_SNIFF_BYTES)):
+            return f"'{rel}' is a binary file ({_size(size)}); read_file shows text files only."
+        handle.seek(0)
+        return _numbered_lines(handle, rel, first, end_line, size, limits)
+
+
+def _numbered_lines(
+    handle: BinaryIO, rel: str, first: int, last: int | None, size: int, limits: ReadLimits
+) -> str:
+    if size == 0:
+        return f"'{rel}' is empty (0 bytes)."
+    shown: list[str] = []
+    used = 0
+    cut_line = replaced = False
+    stopped = False  # the caps withheld lines
+    consumed = 0
+    for consumed, raw in enumerate(handle, start=1):
+        if consumed < first:
+            continue
+        if last is not None and consumed > last:
+            break
+        if len(shown) >= limits.max_lines or used >= limits.max_bytes:
+            stopped = True
+            break
+        if used + len(raw) > limits.max_bytes:
+            if shown:
+                stopped = True
+                break
+            raw = raw[: limits.max_bytes]  # a single line longer than the whole budget
+            cut_line = True
+        used += len(raw)
+        text = raw.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
+        replaced = replaced or "\ufffd" in text
+        shown.append(f"{consumed:>6}\t{text}")
+    else:
+        total = consumed
+        return _render(rel, first, total, size, shown, stopped, cut_line, replaced, limits)
+    total = consumed + _count_rest(handle)
+    return _render(rel, first, total, size, shown, stopped, cut_line, replaced, limits)
+
+
+def _render(
+    rel: str,
+    first: int,
+    total: int,
+    size: int,
+    shown: list[str],
+    stopped: bool,
+    cut_line: bool,
+    replaced: bool,
+    limits: ReadLimits,
+) -> str:
+    if first > total:
+        raise ToolError(f"start_line={first} is past the end of '{rel}', which has {total} lines")
+    shown_last = first + len(shown) - 1
+    # The continuation hint goes in the header too: it survives any later truncation of the output.
+    more = f"; more: read_file('{rel}', start_line={shown_last + 1})" if stopped else ""
+    header = f"{rel}: lines {first}-{shown_last} of {total} ({_size(size)}){more}"
+    notes: list[str] = []
+    if stopped:
+        notes.append(
+            f"[{total - shown_last} more lines not shown (output is capped at {limits.max_lines} lines / "
+            f"{_size(limits.max_bytes)}); call read_file with start_line={shown_last + 1} to continue]"
+        )
+    if cut_line:
+        notes.append(f"[line {first} is longer than {_size(limits.max_bytes)}; only its start is shown]")
+    if replaced:
+        notes.append("[the file is not valid UTF-8; undecodable bytes are shown as \ufffd]")
+    return "\n".join([header, *shown, *notes])
+
+
+def _count_rest(handle: BinaryIO) -> int:
+    """Lines left after the current position (a last line without a newline counts)."""
+    count = 0
+    tail = b""
+    for chunk in iter(lambda: handle.read(1 << 20), b""):
+        count += chunk.count(b"\n")
+        tail = chunk[-1:]
+    return count + (1 if tail and tail != b"\n" else 0)
+
+
+# ------------------------------------------------------------------------------------ write_file
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` all at once: a temp file in the same directory, then ``os.replace``.
+
+    A reader never sees a half-written file, and a crash leaves the old content. ``mode`` defaults to
+    the existing file's permissions, else the usual ``0o666 & ~umask``.
+    """
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+def make_parents(guard: PathGuard, path: Path) -> list[Path]:
+    """Create the missing parent directories of ``path``; returns those created (outermost first)."""
+    missing: list[Path] = []
+    parent = path.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ToolError(f"cannot create '{guard.relative(path)}': '{guard.relative(parent)}' is a file")
+    for directory in reversed(missing):
+        try:
+            directory.mkdir()
+        except NotADirectoryError as exc:
+            raise ToolError(f"cannot create directory '{guard.relative(directory)}': {exc.strerror}") from exc
+    return list(reversed(missing))
+
+
+def write_text_file(guard: PathGuard, path: str, content: str) -> str:
+    real = guard.resolve(path, for_write=True)
+    rel = guard.relative(real)
+    if real.is_dir():
+        raise ToolError(f"'{rel}' is a directory; give a file path such as '{rel}/name.txt'")
+    data = content.encode("utf-8")
+    try:
+        previous: int | None = real.stat().st_size
+    except (FileNotFoundError, NotADirectoryError):
+        previous = None
+    make_parents(guard, real)
+    atomic_write(real, data)
+    if previous is None:
+        return f"Created '{rel}' ({_size(len(data))})."
+    return f"Overwrote '{rel}' ({_size(len(data))}; it had {_size(previous)})."
+
+
+# ------------------------------------------------------------------------------------ list_dir
+
+
+def list_dir(guard: PathGuard, path: str, depth: int, max_entries: int) -> str:
+    if depth < 1:
+        raise ToolError(f"depth must be 1 or more (1 lists only the directory's own entries), got {depth}")
+    real = guard.resolve(path)
+    rel = guard.relative(real)
+    if not real.exists():
+        raise ToolError(f"'{rel}' does not exist; list_dir('.') shows the workspace root")
+    if not real.is_dir():
+        raise ToolError(f"'{rel}' is a file, not a directory; use read_file('{rel}') to read it")
+    lines: list[str] = []
+    hidden = 0
+    for indent, entry in _walk(guard, real, depth):
+        if len(lines) >= max_entries:
+            hidden += 1
+            continue
+        lines.append("  " * indent + entry)
+    header = f"{rel}/" if rel != "." else "./ (workspace root)"
+    if not lines:
+        return f"{header}\n  (empty)"
+    if hidden:
+        lines.append(
+            f"[... {hidden} more entries not shown (cap: {max_entries}); "
+            "list a subdirectory or use a lower depth]"
+        )
+    return "\n".join([header, *("  " + line for line in lines)])
+
+
+def _walk(guard: PathGuard, directory: Path, depth: int, level: int = 0) -> Iterator[tuple[int, str]]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: (not _is_dir(e), e.name.lower()))
+    except OSError as exc:
+        yield level, f"[cannot list: {exc.strerror}]"
+        return
+    for entry in entries:
+        rel = guard.relative(Path(entry.path))
+        if guard.is_denied(rel):
+            continue
+        if entry.is_symlink():
+            target = os.readlink(entry.path)
+            inside = guard.contains(Path(os.path.realpath(entry.path)))
+            yield level, f"{entry.name} -> {target}" + ("" if inside else "  (outside the workspace)")
+        elif _is_dir(entry):
+            if entry.name in SKIP_DIRS:
+                yield level, f"{entry.name}/  (not expanded: VCS, cache or dependency directory)"
+            else:
+                yield level, f"{entry.name}/"
+                if level + 1 < depth:
+                    yield from _walk(guard, Path(entry.path), depth, level + 1)
+        else:
+            try:
+                size = entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                size = 0
+            yield level, f"{entry.name}  ({_size(size)})"
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------- glob
+
+
+def glob_paths(guard: PathGuard, pattern: str, max_results: int) -> str:
+    cleaned = pattern.strip()
+    while cleaned.startswith("./"):
+        cleaned = cleaned[2:]
+    parts = cleaned.split("/")
+    if not cleaned or "\x00" in cleaned:
+        raise ToolError("the pattern is empty; try '**/*.py' (all Python files) or 'src/*'")
+    if os.path.isabs(cleaned) or cleaned.startswith("~") or ".." in parts or "\\" in cleaned:
+        raise ToolError(
+            f"pattern '{pattern}' reaches outside the workspace; patterns are relative to the workspace "
+            "root and may not contain '..', '~' or a leading '/'"
+        )
+    regex = re.compile(glob_to_regex(cleaned), re.DOTALL)
+    literal = []
+    for part in parts[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        literal.append(part)
+    try:
+        start = guard.resolve("/".join(literal) or ".")
+    except ToolError:
+        return f"No paths match '{pattern}'."
+    mentioned = {p for p in parts if p in SKIP_DIRS}
+    matches: list[str] = []
+    if start.is_dir():
+        for dirpath, dirnames, filenames in os.walk(start):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS or d in mentioned)
+            for name in [*dirnames, *filenames]:
+                full = Path(dirpath, name)
+                rel = guard.relative(full)
+                if not regex.fullmatch(rel) or guard.is_denied(rel):
+                    continue
+                if full.is_symlink() and not guard.contains(Path(os.path.realpath(full))):
+                    continue
+                matches.append(rel + ("/" if full.is_dir() else ""))
+    if not matches:
+        return f"No paths match '{pattern}'."
+    matches.sort()
+    shown = matches[:max_results]
+    out = "\n".join(shown)
+    if len(matches) > max_results:
+        hidden = len(matches) - max_results
+        out += f"\n[... {hidden} more matches not shown (cap: {max_results}); narrow the pattern]"
+    return out

@@ -1,0 +1,284 @@
+"""``Workspace``: a directory an agent may read, search, edit and run commands in, and its tools.
+
+```python
+from agcore.tools import ToolRegistry
+from agcore.tools.workspace import Workspace
+
+workspace = Workspace("/path/to/project", env_allowlist=["GITHUB_TOKEN"])
+registry = ToolRegistry(workspace.tools())
+```
+
+Every path goes through a ``PathGuard`` (the workspace root, secrets denied, ``.git`` read-only) and
+every command through a ``CommandGuard`` (no destruction, escalation or network by default). Writes,
+patches and commands have ``requires_confirmation=True`` unless ``confirm_writes``/``confirm_commands``
+say otherwise: the agent loop asks before running them. Each method is also usable directly.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agcore.tools._command_guard import CommandGuard
+from agcore.tools._errors import ToolError
+from agcore.tools._path_guard import PathGuard
+from agcore.tools._tool import Tool
+from agcore.tools.workspace import _files
+from agcore.tools.workspace._command import plan_command, run_plan, scrub_environment
+from agcore.tools.workspace._grep import GrepBackend, grep
+from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
+
+__all__ = ["TOOL_NAMES", "Workspace", "workspace_tools"]
+
+TOOL_NAMES = (
+    "read_file", "write_file", "list_dir", "glob", "grep", "apply_patch", "undo_patch", "run_command",
+)  # fmt: skip
+
+
+class Workspace:
+    """A root directory and the guarded operations on it (see the module docstring).
+
+    Options: ``path_guard``/``command_guard`` replace the default guards (the path guard's root must
+    be ``root``); ``allow_network`` is passed to the default command guard; ``env`` adds variables to
+    commands; ``env_allowlist`` names (or globs) secret-looking variables commands may still see;
+    ``max_*`` cap what one call reads or returns; ``command_timeout`` is the default per command and
+    ``max_command_timeout`` the most a model may ask for; ``grep_backend`` forces ``"ripgrep"`` or
+    ``"python"``; ``undo_depth`` is how many patches ``undo_patch`` can take back.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        path_guard: PathGuard | None = None,
+        command_guard: CommandGuard | None = None,
+        allow_network: bool = False,
+        env: Mapping[str, str] | None = None,
+        env_allowlist: Iterable[str] = (),
+        confirm_writes: bool = True,
+        confirm_commands: bool = True,
+        max_read_bytes: int = 40_000,
+        max_read_lines: int = 2_000,
+        max_list_entries: int = 500,
+        max_glob_results: int = 500,
+        max_grep_results: int = 1_000,
+        max_output_bytes: int = 20_000,
+        command_timeout: float = 120.0,
+        max_command_timeout: float = 600.0,
+        grep_backend: GrepBackend = "auto",
+        undo_depth: int = 20,
+    ) -> None:
+        self.path_guard = path_guard if path_guard is not None else PathGuard(root)
+        if self.path_guard.root != Path(os.path.realpath(os.fspath(root))):
+            raise ValueError(f"path_guard's root {self.path_guard.root} is not the workspace root {root}")
+        self.root = self.path_guard.root
+        self.command_guard = (
+            command_guard
+            if command_guard is not None
+            else CommandGuard(workspace=self.root, allow_network=allow_network)
+        )
+        for name, value in (("max_read_bytes", max_read_bytes), ("max_output_bytes", max_output_bytes)):
+            if value < 1:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if not 0 < command_timeout <= max_command_timeout:
+            raise ValueError("command_timeout must be positive and at most max_command_timeout")
+        self.env = dict(env or {})
+        self.env_allowlist = tuple(env_allowlist)
+        self.confirm_writes = confirm_writes
+        self.confirm_commands = confirm_commands
+        self.read_limits = _files.ReadLimits(max_read_bytes, max_read_lines)
+        self.max_list_entries = max_list_entries
+        self.max_glob_results = max_glob_results
+        self.max_grep_results = max_grep_results
+        self.max_output_bytes = max_output_bytes
+        self.command_timeout = command_timeout
+        self.max_command_timeout = max_command_timeout
+        self.grep_backend: GrepBackend = grep_backend
+        self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
+        self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
+
+    def __repr__(self) -> str:
+        return f"Workspace(root={str(self.root)!r})"
+
+    def tools(self, *, include: Iterable[str] | None = None) -> list[Tool]:
+        """The workspace tools (all of ``TOOL_NAMES``, or those named in ``include``), ready to register."""
+        names = tuple(include) if include is not None else TOOL_NAMES
+        unknown = [n for n in names if n not in TOOL_NAMES]
+        if unknown:
+            raise ValueError(f"unknown workspace tool(s) {unknown}; choose from {', '.join(TOOL_NAMES)}")
+        read_cap = self.read_limits.max_bytes + 10 * self.read_limits.max_lines + 2_000
+        output_cap = 2 * self.max_output_bytes + 2_000
+        options: dict[str, dict[str, Any]] = {
+            "read_file": {"max_output_chars": read_cap},
+            "write_file": {"requires_confirmation": self.confirm_writes},
+            "apply_patch": {"requires_confirmation": self.confirm_writes},
+            "undo_patch": {"requires_confirmation": self.confirm_writes},
+            "run_command": {"requires_confirmation": self.confirm_commands, "max_output_chars": output_cap},
+        }
+        return [Tool.from_function(getattr(self, n), name=n, **options.get(n, {})) for n in names]
+
+    # ------------------------------------------------------------------------------------ tools
+
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Read a text file of the workspace. Lines come numbered (number, tab, text); long files are
+        cut at a size cap and the output says which start_line to pass to read further. Binary files
+        are reported, not shown.
+
+        Args:
+            path: File path relative to the workspace root, e.g. "src/main.py".
+            start_line: First line to show (1-based). Default: 1.
+            end_line: Last line to show (inclusive). Default: the end of the file.
+        """
+        return _files.read_text_file(self.path_guard, path, start_line, end_line, self.read_limits)
+
+    def write_file(self, path: str, content: str) -> str:
+        """Create or overwrite a text file with the given content (UTF-8). Parent directories are
+        created. The whole file is replaced at once; to change part of a file, prefer apply_patch.
+
+        Args:
+            path: File path relative to the workspace root, e.g. "src/new_module.py".
+            content: The complete new content of the file.
+        """
+        with self._write_lock:
+            return _files.write_text_file(self.path_guard, path, content)
+
+    def list_dir(self, path: str = ".", depth: int = 1) -> str:
+        """List a directory of the workspace as an indented tree: directories end with "/", files show
+        their size. Version-control, cache and dependency directories (.git, node_modules,
+        __pycache__, .venv...) are shown but not expanded.
+
+        Args:
+            path: Directory relative to the workspace root. Default: the root.
+            depth: How many levels to show; 1 lists only the directory's own entries.
+        """
+        return _files.list_dir(self.path_guard, path, depth, self.max_list_entries)
+
+    def glob(self, pattern: str) -> str:
+        """Find files and directories by glob pattern, relative to the workspace root; sorted paths,
+        one per line (directories end with "/"). "*" matches within one path component, "**" any
+        number of directories: "**/*.py" finds every Python file, "src/*.ts" those directly in src.
+
+        Args:
+            pattern: Glob pattern relative to the workspace root.
+        """
+        return _files.glob_paths(self.path_guard, pattern, self.max_glob_results)
+
+    async def grep(
+        self,
+        pattern: str,
+        path: str = ".",
+        glob: str | None = None,
+        ignore_case: bool = False,
+        max_results: int = 100,
+    ) -> str:
+        """Search file contents with a regular expression. Prints "path:line:text" for each matching
+        line, sorted by path; binary files and .git/node_modules-style directories are skipped. The
+        output says when results were capped.
+
+        Args:
+            pattern: Regular expression, e.g. "def main" or "TODO|FIXME".
+            path: File or directory to search, relative to the workspace root. Default: everything.
+            glob: Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".
+            ignore_case: Match without regard to letter case.
+            max_results: At most this many matching lines are printed.
+        """
+        limit = min(max_results, self.max_grep_results)
+        return await grep(self.path_guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
+
+    def apply_patch(self, patch: str, dry_run: bool = False) -> str:
+        """Apply a unified diff (the format of `diff -u` / `git diff`) to workspace files. It may touch
+        several files, create them (--- /dev/null) and delete them (+++ /dev/null). Every hunk is
+        checked first: if one does not match, nothing is written and the error shows the lines
+        actually there. Context lines must match the file exactly; a hunk may sit a few lines off
+        its stated position. undo_patch takes the last patch back.
+
+        Args:
+            patch: The unified diff text, with "--- a/path" / "+++ b/path" headers and "@@" hunks.
+            dry_run: Only check the patch and report what it would change; write nothing.
+        """
+        with self._write_lock:
+            changes = plan_patch(self.path_guard, patch)
+            summary = "\n".join(f"  {change.describe()}" for change in changes)
+            if dry_run:
+                return f"Dry run: the patch applies cleanly. It would:\n{summary}\nNothing was written."
+            record = apply_changes(self.path_guard, changes)
+            self._undo.append(record)
+            done = summary.replace("  create ", "  created ").replace("  modify ", "  modified ")
+            done = done.replace("  delete ", "  deleted ")
+            return f"Applied the patch:\n{done}\nundo_patch() takes it back."
+
+    def undo_patch(self) -> str:
+        """Take back the most recent patch applied with apply_patch: modified files get their old
+        content, created files are deleted, deleted files come back. Refused if a file was changed
+        again since."""
+        with self._write_lock:
+            if not self._undo:
+                raise ToolError("there is no patch to undo: none was applied in this workspace session")
+            record = self._undo.pop()
+            try:
+                restored = undo(self.path_guard, record)
+            except ToolError:
+                self._undo.append(record)
+                raise
+            return "Undid the last patch:\n" + "\n".join(f"  {line}" for line in restored)
+
+    async def run_command(
+        self,
+        command: str | list[str],
+        timeout: float | None = None,  # noqa: ASYNC109  (the model-facing argument; enforced inside)
+        cwd: str = ".",
+    ) -> str:
+        """Run a command in the workspace and return its exit code, stdout and stderr. No shell is
+        involved: && || ; | and redirections (< > >> 2> 2>&1) to workspace files work, as does
+        "cd DIR &&"; $VARIABLES and $(...) do not. Dangerous, privileged and network commands are
+        refused. Output is capped; a command running past its timeout is killed.
+
+        Args:
+            command: The command line, e.g. "python -m pytest -q", or an argv list.
+            timeout: Seconds before the command is killed. Default: the workspace's setting.
+            cwd: Working directory relative to the workspace root.
+        """
+        limit = self.command_timeout if timeout is None else timeout
+        if not 0 < limit <= self.max_command_timeout:
+            raise ToolError(
+                f"timeout must be between 0 and {self.max_command_timeout:g} seconds, got {timeout}"
+            )
+        directory = self.path_guard.resolve(cwd)
+        if not directory.is_dir():
+            raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
+        if isinstance(command, list) and not command:
+            raise ToolError("the command is empty; give the program to run, e.g. 'ls -la'")
+        self.command_guard.check(command, cwd=directory)
+        steps = plan_command(command)
+        env = scrub_environment(os.environ, self.env_allowlist)
+        env.setdefault("PYTHONUNBUFFERED", "1")  # so a killed Python process still shows its output
+        env.update(self.env)
+        env["PWD"] = str(directory)
+        result = await run_plan(
+            steps,
+            guard=self.path_guard,
+            cwd=directory,
+            env=env,
+            time_limit=limit,
+            max_output=self.max_output_bytes,
+        )
+        shown = command if isinstance(command, str) else shlex.join(command)
+        where = "" if cwd in (".", "") else f" (in {self.path_guard.relative(directory)})"
+        if result.timed_out:
+            status = f"timed out after {limit:g}s; the process group was killed. Output so far:"
+        else:
+            status = f"exit code: {result.exit_code}"
+        parts = [f"$ {shown}{where}", status]
+        parts.append("stdout:\n" + result.stdout.rstrip("\n") if result.stdout else "stdout: (empty)")
+        parts.append("stderr:\n" + result.stderr.rstrip("\n") if result.stderr else "stderr: (empty)")
+        return "\n".join(parts)
+
+
+def workspace_tools(root: str | os.PathLike[str], **options: Any) -> list[Tool]:
+    """``Workspace(root, **options).tools()``: the workspace tools bound to ``root``."""
+    return Workspace(root, **options).tools()
