@@ -1,10 +1,10 @@
 """AnthropicProvider against the Messages API's real wire format, through respx: construction, the
 exact request bodies, non-streaming responses and the health check.
 
-The SDK sends through httpx2/httpcore2. respx patches httpcore's connection pool; adding httpcore2's
-pool to its targets (tests/conftest.py) mocks the real transport the same way, so the SDK's own client (not a stand-in)
-sends every request here (routes still answer with ``httpx.Response``, respx's type). The stream and
-error tests import the wire helpers below.
+The SDK sends through httpx2/httpcore2. respx patches httpcore's connection pool; tests/conftest.py
+adds httpcore2's pool to its targets, which mocks the real transport the same way, so the SDK's own
+client (not a stand-in) sends every request here (routes still answer with ``httpx.Response``,
+respx's type). The stream and error tests import the wire helpers below.
 """
 
 from __future__ import annotations
