@@ -1,0 +1,130 @@
+"""agcore's kernel: agents, the runtime bundle, sessions and their loop.
+
+```python
+from agcore.agent import AgentBuilder, BasicAgent
+
+bundle = AgentBuilder().model("anthropic:claude-sonnet-4-6").tools(read_file).build()
+agent = BasicAgent(name="helper", system_prompt="You help with the repository.")
+```
+"""
+
+from __future__ import annotations
+
+from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
+from agcore.agent._builder import AgentBuilder
+from agcore.agent._bundle import (
+    ProviderResolver,
+    RuntimeBundle,
+    bundle_resolve_provider,
+    register_memory_tools,
+    remember_tool,
+    retrieve_tool,
+)
+from agcore.agent._config import AgentConfig
+from agcore.agent._cost import CostTracker
+from agcore.agent._errors import (
+    AgentError,
+    AgentLLMError,
+    AgentMemoryError,
+    AgentToolError,
+    Cancelled,
+    ConfigError,
+    HookBlocked,
+    LimitExceeded,
+    PlanParseError,
+)
+from agcore.agent._events import (
+    AgentEvent,
+    AgentEventAdapter,
+    ClientToolsRequested,
+    Done,
+    Failed,
+    ProviderSwitched,
+    Steered,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallRequested,
+    ToolResultReady,
+    TurnEnded,
+    TurnStarted,
+    TurnStop,
+)
+from agcore.agent._messages import (
+    AgentMessage,
+    AgentMessageAdapter,
+    AssistantReply,
+    ContextNote,
+    Summary,
+    SystemEvent,
+    ToolLog,
+    ToolResults,
+    UserInput,
+    convert_to_llm,
+    messages_from_json,
+    messages_to_json,
+)
+from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
+
+# ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
+from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform, TurnResult
+
+# ---- end of session and loop exports ----
+
+__all__ = [
+    "DEFAULT_SAFETY_RULES",
+    "DEFAULT_TOOL_RULES",
+    "Agent",
+    "AgentBuilder",
+    "AgentConfig",
+    "AgentError",
+    "AgentLLMError",
+    "AgentMemoryError",
+    "AgentMessage",
+    "AgentMessageAdapter",
+    "AgentToolError",
+    "AssistantReply",
+    "BasicAgent",
+    "Cancelled",
+    "ConfigError",
+    "ContextNote",
+    "CostTracker",
+    "Environment",
+    "HookBlocked",
+    "LimitExceeded",
+    "PlanParseError",
+    "ProviderResolver",
+    "RuntimeBundle",
+    "Summary",
+    "SystemEvent",
+    "SystemPrompt",
+    "ToolLog",
+    "ToolResults",
+    "UserInput",
+    "bundle_resolve_provider",
+    "convert_to_llm",
+    "default_tool_definitions",
+    "messages_from_json",
+    "messages_to_json",
+    "register_memory_tools",
+    "remember_tool",
+    "retrieve_tool",
+    # ---- session and loop names go here ----
+    "AgentEvent",
+    "AgentEventAdapter",
+    "AgentSession",
+    "ClientToolsRequested",
+    "ConfirmCallback",
+    "ContextTransform",
+    "Done",
+    "Failed",
+    "ProviderSwitched",
+    "Steered",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallRequested",
+    "ToolResultReady",
+    "TurnEnded",
+    "TurnResult",
+    "TurnStarted",
+    "TurnStop",
+]

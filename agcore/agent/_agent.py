@@ -1,0 +1,90 @@
+"""``Agent``: what a session runs — a name, a system prompt, and the tools it offers the model.
+
+``Agent`` is a ``typing.Protocol`` used two ways:
+
+* subclass it explicitly to inherit the defaults (``system_prompt`` is None, ``tool_definitions``
+  offers every tool in the bundle's registry)::
+
+      class Reviewer(Agent):
+          name = "reviewer"
+          system_prompt = SystemPrompt("You review pull requests.").tool_rules(*DEFAULT_TOOL_RULES).render()
+
+* or satisfy it structurally: any object with ``name``, ``system_prompt`` and ``tool_definitions``
+  passes ``isinstance(obj, Agent)``.
+
+``BasicAgent`` is a ready-made one for applications that do not subclass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from agcore.agent._errors import ConfigError
+from agcore.llm.types import ToolDefinition
+from agcore.tools import Tool, UnknownToolError
+
+if TYPE_CHECKING:
+    from agcore.agent._bundle import RuntimeBundle
+
+__all__ = ["Agent", "BasicAgent", "default_tool_definitions"]
+
+
+def default_tool_definitions(bundle: RuntimeBundle) -> list[ToolDefinition]:
+    """Every tool in ``bundle.tool_registry()``, server and client, in registration order."""
+    return bundle.tool_registry().definitions()
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A role a session plays. ``name`` identifies it in hooks and logs; ``system_prompt`` is sent
+    with every model call (None: no system prompt); ``tool_definitions(bundle)`` is what the model
+    may call, asked before every model call (override it to filter)."""
+
+    # Type checkers see read-only properties, so a frozen dataclass, a property or a plain attribute
+    # all satisfy the protocol. At runtime they are plain class attributes: a property here would be
+    # a data descriptor that breaks a dataclass subclass assigning ``name`` or ``system_prompt``.
+    if TYPE_CHECKING:
+
+        @property
+        def name(self) -> str: ...
+
+        @property
+        def system_prompt(self) -> str | None:
+            return None
+
+    else:
+        name: str
+        system_prompt = None
+
+    def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
+        return default_tool_definitions(bundle)
+
+
+@dataclass(frozen=True)
+class BasicAgent:
+    """An ``Agent`` from data. ``tools`` picks the tools offered: None for all of the registry's, a
+    sequence of names (in that order; a name the registry lacks is a ``ConfigError``), or a predicate
+    on each ``Tool``."""
+
+    name: str
+    system_prompt: str | None = None
+    tools: Sequence[str] | Callable[[Tool], bool] | None = None
+
+    def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
+        registry = bundle.tool_registry()
+        if self.tools is None:
+            return registry.definitions()
+        if callable(self.tools):
+            return registry.definitions(predicate=self.tools)
+        names = [self.tools] if isinstance(self.tools, str) else self.tools
+        try:
+            return registry.definitions(names=names)
+        except UnknownToolError as exc:
+            raise ConfigError(
+                f"Agent '{self.name}' offers the tool '{exc.tool_name}', which the bundle's tool "
+                "registry does not have: register the tool, or remove it from the agent's tools.",
+                piece="tools",
+                cause=exc,
+            ) from exc

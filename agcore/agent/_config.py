@@ -1,0 +1,47 @@
+"""``AgentConfig``: the knobs of a session's loop. Every loop has a cap by default."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["AgentConfig"]
+
+
+class AgentConfig(BaseModel):
+    """How a session runs. Frozen: derive a changed copy with ``config.replace(**changes)``.
+
+    * ``max_turns``: model calls per ``submit_turn`` (the hard cap every loop has);
+    * ``max_tool_turns``: model replies with tool calls per ``submit_turn``;
+    * ``max_tokens``/``temperature``: passed to every model call (None: the provider's default);
+    * ``parallel_tool_calls``: run a reply's independent server tool calls concurrently;
+    * ``tool_timeout``: seconds per tool call for tools without their own ``timeout``;
+    * ``max_total_tokens``/``max_cost_usd``: the session's token and USD budgets (None: unlimited);
+    * ``session_ttl``: seconds a session may live (None: forever);
+    * ``compact_config``: options for history compaction (None: off);
+    * ``repetition_limit``/``repetition_action``: the same tool call with the same arguments this many
+      times in a row either stops the turn (``"stop"``) or gets a nudge to change course (``"nudge"``);
+    * ``text_mode_tools``: describe tools in the prompt and read JSON tool calls from the text, for
+      models without native tool calling.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_turns: int = Field(default=50, ge=1)
+    max_tool_turns: int = Field(default=25, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    parallel_tool_calls: bool = True
+    tool_timeout: float = Field(default=120.0, gt=0.0)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, ge=0.0)
+    session_ttl: float | None = Field(default=None, gt=0.0)
+    compact_config: dict[str, Any] | None = None
+    repetition_limit: int = Field(default=3, ge=2)
+    repetition_action: Literal["stop", "nudge"] = "nudge"
+    text_mode_tools: bool = False
+
+    def replace(self, **changes: Any) -> AgentConfig:
+        """A copy with ``changes`` applied and validated (``model_copy`` would skip validation)."""
+        return type(self).model_validate({**self.model_dump(), **changes})

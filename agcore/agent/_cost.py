@@ -1,0 +1,80 @@
+"""``CostTracker``: tokens and USD spent by a session, per model, cache tokens included."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from agcore.llm.models import ModelRegistry, default_registry
+from agcore.llm.types import AssistantMessage, Usage
+
+__all__ = ["CostTracker"]
+
+#: The ``by_model`` key for replies that do not say which model wrote them.
+UNKNOWN_MODEL = "<unknown>"
+
+
+class CostTracker(BaseModel):
+    """Running totals of model usage. ``add()`` each ``AssistantMessage``; read ``usage``,
+    ``by_model``, ``cost_usd``.
+
+    Prices come from the model registry (``agcore.llm.models``; pass ``registry=`` for another) when
+    ``cost_usd`` is read, so a price registered later applies to the whole session. Round-trips through
+    JSON (``model_dump_json()`` / ``CostTracker.model_validate_json()``); the registry is not part of
+    the data.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    usage: Usage = Field(default_factory=Usage)
+    by_model: dict[str, Usage] = Field(default_factory=dict)
+    calls: int = 0
+
+    _registry: ModelRegistry | None = PrivateAttr(default=None)
+
+    def __init__(self, *, registry: ModelRegistry | None = None, **data: object) -> None:
+        super().__init__(**data)
+        self._registry = registry
+
+    @property
+    def registry(self) -> ModelRegistry:
+        return self._registry if self._registry is not None else default_registry
+
+    def add(self, message: AssistantMessage) -> None:
+        """Count one model reply (its ``usage``, under its ``model``)."""
+        self.add_usage(message.model, message.usage)
+
+    def add_usage(self, model: str, usage: Usage) -> None:
+        """Count ``usage`` spent on ``model`` (for callers that have usage without a message)."""
+        key = model or UNKNOWN_MODEL
+        previous = self.by_model.get(key)
+        self.by_model[key] = usage if previous is None else previous + usage
+        self.usage = self.usage + usage
+        self.calls += 1
+
+    @property
+    def unknown_models(self) -> set[str]:
+        """Models with usage whose prices the registry does not know: ``cost_usd`` leaves them out."""
+        return {m for m in self.by_model if self.registry.get(m) is None}
+
+    @property
+    def cost_usd(self) -> float | None:
+        """USD spent on the models with known prices; None when usage exists but none of it has a
+        known price. Check ``unknown_models`` to see whether the figure is complete."""
+        total = 0.0
+        priced = False
+        for model, usage in self.by_model.items():
+            info = self.registry.get(model)
+            if info is not None:
+                total += info.cost_usd(usage)
+                priced = True
+        if not priced and self.by_model:
+            return None
+        return total
+
+    def cost_by_model(self) -> dict[str, float | None]:
+        """USD per model (None where the price is unknown)."""
+        out: dict[str, float | None] = {}
+        for model, usage in self.by_model.items():
+            info = self.registry.get(model)
+            out[model] = None if info is None else info.cost_usd(usage)
+        return out

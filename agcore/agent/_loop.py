@@ -1,0 +1,415 @@
+"""THE agent loop, written once: an async generator of ``AgentEvent``s over an ``AgentSession``.
+
+Per iteration: limits -> resolve the provider (a change emits ``ProviderSwitched``) ->
+``convert_to_llm`` -> the session's context transform -> the ``LLMRequest`` (text-mode rewrite where
+the model has no native tools) -> ``on_llm_request`` -> the streamed model call (retries live in the
+LLM layer) -> record the reply and its cost -> ``on_llm_response``, ``on_turn_end`` -> no tool calls:
+take a queued follow-up or finish; tool calls: the tool phase (``_tool_phase``), record the results in
+the calls' order -> repeat.
+
+Nothing here awaits while the history is half-written: a reply is recorded whole or not at all, and
+the tool phase keeps finished results aside until the batch is recorded, so cancellation at any await
+leaves a history the ``finally`` below can complete (every call answered exactly once).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+from agcore.agent import _events as ev
+from agcore.agent._bundle import bundle_resolve_provider
+from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
+from agcore.agent._messages import AgentMessage, AssistantReply, ToolResults, UserInput, convert_to_llm
+from agcore.agent._session import (
+    CANCELLED,
+    UNANSWERED_CLIENT,
+    TurnResult,
+    _PendingBatch,
+    _TurnState,
+    turn_cost,
+)
+from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
+from agcore.agent._tool_phase import CallOutcome, ToolPhase, error_result
+from agcore.llm.errors import LLMError
+from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent, TextDelta, ThinkingDelta
+from agcore.llm.types import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
+
+if TYPE_CHECKING:
+    from agcore.agent._config import AgentConfig
+    from agcore.agent._session import AgentSession
+    from agcore.hooks import HookExecutor
+    from agcore.llm.provider import LLMProvider
+
+__all__ = ["run_loop"]
+
+_log = logging.getLogger("agcore.agent")
+
+
+class _Stop(Exception):
+    """Ends the loop with ``stop`` (and an error for limits); raised from helpers, caught below."""
+
+    def __init__(self, stop: ev.TurnStop, error: AgentError | None = None) -> None:
+        super().__init__(stop)
+        self.stop = stop
+        self.error = error
+
+
+async def run_loop(
+    session: AgentSession,
+    *,
+    new_input: UserMessage | None = None,
+    client_results: list[ToolResultBlock] | None = None,
+    emit: bool = True,
+) -> AsyncIterator[ev.AgentEvent]:
+    """The loop. With ``emit=False`` (``submit_turn``) no event objects are built: the same steps run
+    and the generator yields nothing, which keeps the non-streaming path free of event costs."""
+    session._check_idle()
+    session._running = True
+    bundle = session.bundle
+    config: AgentConfig = bundle.config()
+    hooks: HookExecutor = bundle.hook_executor()
+    turn = session._turn
+    finished = False
+    try:
+        if new_input is not None:
+            turn = await _start_turn(session, hooks, new_input)
+        elif client_results is not None:
+            assert turn is not None
+            for event in await _finish_client_batch(session, hooks, config, turn, client_results):
+                if emit:
+                    yield event
+        assert turn is not None
+        while True:
+            _check_limits(session, config, turn)
+            turn.model_calls += 1
+            if emit:
+                yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
+            provider, request = await _prepare_call(session, config, hooks)
+            last = session._last_model
+            current = (provider.provider_name, provider.model_id)
+            if emit and last is not None and last != current:
+                yield ev.ProviderSwitched(
+                    from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
+                )
+            session._last_model = current
+            if uses_text_mode(session.agent, config, provider.model_id):
+                request = text_mode_request(request)
+                text_mode = True
+            else:
+                text_mode = False
+            if hooks.has_impls("on_llm_request"):
+                request = await hooks.on_llm_request(session.hook_context(), request)
+            message: AssistantMessage | None = None
+            async with aclosing(_open_stream(provider, request)) as stream:
+                async for chunk in stream:
+                    if isinstance(chunk, TextDelta):
+                        if emit:
+                            yield ev.TextDelta(text=chunk.text)
+                    elif isinstance(chunk, ThinkingDelta):
+                        if emit:
+                            yield ev.ThinkingDelta(thinking=chunk.thinking)
+                    elif isinstance(chunk, DoneEvent):
+                        message = chunk.message
+                    elif isinstance(chunk, ErrorEvent):
+                        raise AgentLLMError(chunk.to_exception())
+            if message is None:
+                raise AgentLLMError(
+                    LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
+                )
+            if text_mode:
+                message = text_mode_message(message)
+            await _record(session, hooks, AssistantReply(message=message))
+            session.usage.add(message)
+            turn.usage = turn.usage + message.usage
+            turn.text = message.text
+            if hooks.has_impls("on_llm_response"):
+                await hooks.on_llm_response(session.hook_context(), message)
+            calls = message.tool_calls
+            if emit:
+                yield ev.TurnEnded(
+                    turn_index=session.turn_index, iteration=turn.model_calls,
+                    stop_reason=message.stop_reason.value if message.stop_reason else None,
+                    model=message.model, provider=message.provider, usage=message.usage,
+                    tool_calls=len(calls),
+                )
+            wants_end = hooks.has_impls("on_turn_end")
+            if wants_end and not await hooks.on_turn_end(session.hook_context(), message):
+                if calls:
+                    await _record_outcomes(session, hooks, calls, {
+                        c.id: CallOutcome(c, error_result(c.id, _HOOK_STOPPED), "not_run") for c in calls
+                    })
+                raise _Stop("stopped_by_hook")
+            if not calls:
+                steering = session._drain(session._steering)
+                if steering:  # the user spoke during the model call: answer that first
+                    steered = await _steer(session, hooks, steering, [])
+                    if emit:
+                        yield steered
+                    continue
+                follow_ups = session._drain(session._follow_ups)
+                if not follow_ups:
+                    break
+                for follow in follow_ups:
+                    await _record(session, hooks, UserInput(content=follow.content))
+                continue
+            if turn.tool_turns >= config.max_tool_turns:
+                await _record_outcomes(session, hooks, calls, {
+                    c.id: CallOutcome(c, error_result(c.id, _TOOL_LIMIT), "not_run") for c in calls
+                })
+                raise _Stop("limit", LimitExceeded("max_tool_turns", value=config.max_tool_turns))
+            turn.tool_turns += 1
+            if emit:
+                registry = bundle.tool_registry()
+                for call in calls:
+                    yield ev.ToolCallRequested(call=call, mode=registry.classify(call.name))
+            phase = _phase(session, config, hooks, turn)
+            outcome = await phase.run(calls)
+            if outcome.client_calls:
+                session._pending = _PendingBatch(calls, outcome.client_calls, outcome.steering)
+                if emit:
+                    for call in calls:
+                        done = session._answered.get(call.id)
+                        if done is not None:
+                            yield _result_event(done)
+                    yield ev.ClientToolsRequested(calls=list(outcome.client_calls))
+                raise _Stop("client_tools")
+            for event in await _record_outcomes(session, hooks, calls, session._answered, emit):
+                yield event
+            # Input that arrived while the batch ran (after the last check) is read now, not later.
+            steering = outcome.steering + session._drain(session._steering)
+            if steering:
+                steered = await _steer(session, hooks, steering, outcome.skipped)
+                if emit:
+                    yield steered
+            if outcome.repetition_stop:
+                raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
+        finished = True
+        result = _finish(session, turn, "done")
+        if emit:
+            yield ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop="done")
+    except _Stop as stop:
+        finished = True
+        result = _finish(session, turn, stop.stop, stop.error)
+        if not emit:
+            pass
+        elif stop.error is None:
+            yield ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop=stop.stop)
+        else:
+            yield _failed(result)
+    except Exception as exc:
+        finished = True
+        error = AgentError.wrap(exc)
+        session._close_open_calls(f"Not run: the turn failed before this call finished ({error}).")
+        _log.debug("turn failed in session %s", session.session_id, exc_info=exc)
+        if hooks.has_impls("on_error"):
+            await hooks.on_error(session.hook_context(), error)
+        result = _finish(session, turn, "error", error)
+        if emit:
+            yield _failed(result)
+    finally:
+        if not finished:
+            # Cancelled, or the consumer closed the stream: no awaiting here, just repair and record.
+            session._close_open_calls(CANCELLED)
+            _finish(session, turn, "cancelled", Cancelled())
+        session._running = False
+
+
+_HOOK_STOPPED = "Not run: a hook stopped the turn before this call ran."
+_TOOL_LIMIT = (
+    "Not run: this turn reached its limit of tool rounds (max_tool_turns). Answer with what you have."
+)
+
+
+# ----------------------------------------------------------------------------------- steps
+
+
+async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserMessage) -> _TurnState:
+    if session._pending is not None:
+        leftover = session._pending.steering
+        session._close_open_calls(UNANSWERED_CLIENT)
+        for steer in leftover:
+            await _record(session, hooks, UserInput(content=steer.content))
+    else:
+        session._close_open_calls(CANCELLED)  # a history loaded from elsewhere may end mid-batch
+    session._pending = None
+    session._answered.clear()
+    session.turn_index += 1
+    turn = _TurnState(start=len(session.messages))
+    session._turn = turn
+    if not session._started:
+        session._started = True
+        if hooks.has_impls("on_session_start"):
+            await hooks.on_session_start(session.hook_context())
+    if hooks.has_impls("on_turn_start"):
+        await hooks.on_turn_start(session.hook_context(), message)
+    await _record(session, hooks, UserInput(content=message.content))
+    for early in session._drain(session._steering):  # steered between turns: it is input too
+        await _record(session, hooks, UserInput(content=early.content))
+    return turn
+
+
+async def _finish_client_batch(
+    session: AgentSession,
+    hooks: HookExecutor,
+    config: AgentConfig,
+    turn: _TurnState,
+    results: list[ToolResultBlock],
+) -> list[ev.AgentEvent]:
+    pending = session._pending
+    assert pending is not None
+    by_id = {r.tool_use_id: r for r in results}
+    wants_after = hooks.has_impls("after_tool_call")
+    for call in pending.client_calls:
+        result = by_id.get(call.id) or error_result(
+            call.id, f"The client returned no result for this call to '{call.name}'."
+        )
+        if wants_after:
+            result = await hooks.after_tool_call(session.hook_context(), call, result)
+        session._answered[call.id] = CallOutcome(call, result, "error" if result.is_error else "ok")
+    session._pending = None
+    events = await _record_outcomes(session, hooks, pending.calls, session._answered)
+    if pending.steering:
+        events.append(await _steer(session, hooks, pending.steering, []))
+    return events
+
+
+def _check_limits(session: AgentSession, config: AgentConfig, turn: _TurnState) -> None:
+    if turn.model_calls >= config.max_turns:
+        raise _Stop("limit", LimitExceeded("max_turns", value=config.max_turns))
+    tokens = config.max_total_tokens
+    if tokens is not None and session.usage.usage.total_tokens >= tokens:
+        raise _Stop("limit", LimitExceeded("max_total_tokens", value=tokens))
+    dollars = config.max_cost_usd
+    if dollars is not None and (session.usage.cost_usd or 0.0) >= dollars:
+        raise _Stop("limit", LimitExceeded("max_cost_usd", value=dollars))
+    ttl = config.session_ttl
+    if ttl is not None and time.time() - session.created_at > ttl:
+        raise _Stop("limit", LimitExceeded("session_ttl", value=ttl))
+
+
+async def _prepare_call(
+    session: AgentSession, config: AgentConfig, hooks: HookExecutor
+) -> tuple[LLMProvider, LLMRequest]:
+    messages = convert_to_llm(session.messages)
+    if session.transform is not None:
+        transformed = session.transform(messages)
+        messages = await transformed if inspect.isawaitable(transformed) else transformed
+    request = LLMRequest.build(
+        messages,
+        system=session.agent.system_prompt,
+        tools=session.agent.tool_definitions(session.bundle),
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+    )
+    provider = await bundle_resolve_provider(session.bundle, session, request)
+    return provider, request
+
+
+def _open_stream(provider: LLMProvider, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
+    # BaseProvider takes the built request as is; any other LLMProvider gets its parts.
+    stream_request = getattr(provider, "stream_request", None)
+    if stream_request is not None:
+        stream: AsyncGenerator[StreamEvent, None] = stream_request(request)
+        return stream
+    return provider.stream(  # type: ignore[return-value]  # every provider returns a generator
+        request.messages, system=request.system, tools=request.tools, tool_choice=request.tool_choice,
+        max_tokens=request.max_tokens, temperature=request.temperature,
+        stop_sequences=request.stop_sequences, extra=request.extra,
+    )
+
+
+def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn: _TurnState) -> ToolPhase:
+    session._answered.clear()
+    return ToolPhase(
+        registry=session.bundle.tool_registry(),
+        hooks=hooks,
+        hook_context=session.hook_context,
+        config=config,
+        tool_context=session._tool_context,
+        confirm=session.confirm,
+        always_confirmed=session._always_confirmed,
+        steering=lambda: session._drain(session._steering),
+        repetition=turn.repetition,
+        answered=session._answered,
+    )
+
+
+async def _record(session: AgentSession, hooks: HookExecutor, message: AgentMessage) -> None:
+    session.messages.append(message)
+    if hooks.has_impls("on_message"):
+        await hooks.on_message(session.hook_context(), message)
+
+
+async def _record_outcomes(
+    session: AgentSession,
+    hooks: HookExecutor,
+    calls: list[ToolUseBlock],
+    answered: dict[str, CallOutcome],
+    emit: bool = True,
+) -> list[ev.AgentEvent]:
+    """Record one ToolResults message answering ``calls`` in their order; their events if ``emit``."""
+    outcomes = [
+        answered.get(c.id) or CallOutcome(c, error_result(c.id, CANCELLED), "cancelled") for c in calls
+    ]
+    answered.clear()
+    await _record(session, hooks, ToolResults(results=[o.result for o in outcomes]))
+    return [_result_event(o) for o in outcomes] if emit else []
+
+
+async def _steer(
+    session: AgentSession, hooks: HookExecutor, steering: list[UserMessage], skipped: list[str]
+) -> ev.Steered:
+    for message in steering:
+        await _record(session, hooks, UserInput(content=message.content))
+    text = "\n".join(m.content if isinstance(m.content, str) else "" for m in steering)
+    return ev.Steered(skipped=skipped, text=text)
+
+
+def _result_event(outcome: CallOutcome) -> ev.ToolResultReady:
+    return ev.ToolResultReady(
+        call_id=outcome.call.id, name=outcome.call.name, result=outcome.result,
+        status=outcome.status, duration=outcome.duration,
+    )
+
+
+def _finish(
+    session: AgentSession, turn: _TurnState | None, stop: ev.TurnStop, error: AgentError | None = None
+) -> TurnResult:
+    if turn is None:
+        result = TurnResult(stop=stop, error=error)
+    else:
+        result = TurnResult(
+            text=turn.text,
+            stop=stop,
+            pending_tool_calls=session.pending_client_calls,
+            turns=turn.model_calls,
+            usage=turn.usage,
+            cost_usd=turn_cost(session, turn),
+            messages=session.messages[turn.start :],
+            error=error,
+        )
+    if stop != "client_tools":
+        session._turn = None
+        session._pending = None
+        session._answered.clear()
+    if isinstance(error, LimitExceeded):
+        error.partial = result
+    session.last_result = result
+    return result
+
+
+def _failed(result: TurnResult) -> ev.Failed:
+    error = result.error
+    return ev.Failed(
+        error=str(error) if error is not None else result.stop,
+        error_type=type(error).__name__ if error is not None else "",
+        recoverable=error.is_recoverable() if error is not None else False,
+        stop=result.stop,
+    )
+
+

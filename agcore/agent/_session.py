@@ -1,0 +1,354 @@
+"""``AgentSession``: one conversation with an agent, and the entry points to the loop.
+
+``submit_turn()`` and ``stream_turn()`` drive the same loop (``_loop.run_loop``, an async generator of
+``AgentEvent``s): the first runs it to the end (without building events nobody reads) and returns the
+``TurnResult``; the second hands the events to the caller, and the result is then
+``session.last_result``. Closing that stream early (``aclose()``, ``contextlib.aclosing``) cancels
+the turn.
+
+How a turn ends (``TurnResult.stop``), with its ``error`` and the stream's last event:
+
+* ``done``: the model answered without tool calls and no follow-up was queued (no error; ``Done``);
+* ``client_tools``: client tools were called; run them, then ``resume(results)`` (``Done``);
+* ``stopped_by_hook``: ``on_turn_end`` returned False (``Done``);
+* ``limit``: ``max_turns``, ``max_tool_turns``, the token or USD budget, ``session_ttl``, or the
+  repetition limit (``LimitExceeded``, whose ``partial`` is this result; ``Failed``);
+* ``error``: the model call failed, a gatekeeper hook failed (``HookBlocked``), or a callback raised
+  (an ``AgentError``; ``Failed``);
+* ``cancelled``: the caller cancelled the turn; the cancellation itself propagates, as anyio requires,
+  and ``session.last_result`` says ``cancelled`` (``Cancelled``; no last event).
+
+Limits and errors are returned, never raised, so one ``TurnResult`` describes every ending; raise
+``result.error`` yourself where an exception suits better. Whatever the ending, the history stays valid:
+every tool call in it has exactly one result (made-up "cancelled"/"skipped" error results where needed),
+and the session can take the next turn.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from agcore.agent._cost import CostTracker
+from agcore.agent._events import AgentEvent, TurnStop
+from agcore.agent._messages import AgentMessage, AssistantReply, ToolLog, ToolResults, convert_to_llm
+from agcore.agent._tool_phase import CallOutcome, RepetitionTracker, error_result
+from agcore.llm.types import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, Usage, UserMessage
+from agcore.tools import Tool, ToolContext, ToolProgress
+
+if TYPE_CHECKING:
+    from agcore.agent._agent import Agent
+    from agcore.agent._bundle import RuntimeBundle
+    from agcore.agent._errors import AgentError
+    from agcore.hooks import HookContext
+
+__all__ = ["AgentSession", "ConfirmCallback", "ContextTransform", "TurnResult"]
+
+#: Asked before a tool with ``requires_confirmation`` runs: True runs it, False refuses it, "always"
+#: runs it and every later call of that tool in this session. Sync or async.
+ConfirmCallback = Callable[
+    [ToolUseBlock, Tool],
+    "bool | Literal['always'] | Awaitable[bool | Literal['always']]",
+]
+#: Rewrites what the model sees before each call (compaction plugs in here). Sync or async.
+ContextTransform = Callable[[list[Message]], "list[Message] | Awaitable[list[Message]]"]
+
+CANCELLED = "Cancelled: the turn was cancelled before this call finished. Ask the user before retrying."
+UNANSWERED_CLIENT = (
+    "Not run: the user sent a new message instead of returning this client tool's result."
+)
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """How a turn (one ``submit_turn`` plus any ``resume``s) ended; see the module table for ``stop``.
+
+    ``turns`` counts model calls, ``usage``/``cost_usd`` are this turn's (the session's totals are in
+    ``session.usage``), ``messages`` are the messages the turn added to the history.
+    """
+
+    text: str = ""
+    stop: TurnStop = "done"
+    pending_tool_calls: list[ToolUseBlock] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    messages: list[AgentMessage] = field(default_factory=list)
+    error: AgentError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(slots=True)
+class _TurnState:
+    """What one turn counts; kept while the turn is paused for client tools."""
+
+    start: int
+    model_calls: int = 0
+    tool_turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    text: str = ""
+    repetition: RepetitionTracker = field(default_factory=RepetitionTracker)
+
+
+@dataclass(slots=True)
+class _PendingBatch:
+    """A batch paused for client tools: its calls in order and the results it has so far."""
+
+    calls: list[ToolUseBlock]
+    client_calls: list[ToolUseBlock]
+    steering: list[UserMessage]
+
+
+def _user_message(value: str | UserMessage) -> UserMessage:
+    return value if isinstance(value, UserMessage) else UserMessage(content=value)
+
+
+class AgentSession:
+    """A conversation between a user and ``agent``, run with the parts in ``bundle``.
+
+    ``confirm`` is asked before tools that need confirmation; ``confirm=None`` (the default) means
+    such tools are NOT run: the model gets an error result saying the user could not approve it.
+    ``transform`` rewrites the model-bound history before each call. ``dependencies`` are handed to
+    tools through ``ToolContext`` (the session adds ``session``, ``memory_store`` and ``retriever``).
+    ``messages`` seeds the history (a resumed conversation). Progress a tool reports
+    (``ctx.report_progress``) is recorded as ``ToolLog`` messages, which the model never sees.
+
+    ``created_at`` (epoch seconds, set at construction; restore it for a resumed conversation) is what
+    ``AgentConfig.session_ttl`` is measured from: past it, turns end with ``LimitExceeded``.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        session_id: str | None = None,
+        bundle: RuntimeBundle | None = None,
+        *,
+        confirm: ConfirmCallback | None = None,
+        transform: ContextTransform | None = None,
+        messages: Iterable[AgentMessage] = (),
+        dependencies: Mapping[str, Any] | None = None,
+    ) -> None:
+        if bundle is None:
+            raise TypeError(
+                "AgentSession needs a RuntimeBundle: build one with AgentBuilder().provider(...).build()"
+            )
+        self.agent = agent
+        self.session_id = session_id or uuid.uuid4().hex
+        self.bundle = bundle
+        self.confirm = confirm
+        self.transform = transform
+        self.messages: list[AgentMessage] = list(messages)
+        self.usage = CostTracker()
+        self.turn_index = 0
+        #: Set by plan execution so hooks see which step a turn belongs to.
+        self.plan_step_index: int | None = None
+        #: The result of the most recent turn (what ``stream_turn`` callers read after the stream).
+        self.last_result: TurnResult | None = None
+        deps: dict[str, Any] = {"session": self}
+        for name in ("memory_store", "retriever"):
+            part = getattr(bundle, name)()
+            if part is not None:
+                deps[name] = part
+        deps.update(dependencies or {})
+        self._tool_context = ToolContext(
+            session_id=self.session_id, dependencies=deps, progress=self._record_progress
+        )
+        self.created_at = time.time()
+        self._steering: deque[UserMessage] = deque()
+        self._follow_ups: deque[UserMessage] = deque()
+        self._always_confirmed: set[str] = set()
+        self._answered: dict[str, CallOutcome] = {}
+        self._turn: _TurnState | None = None
+        self._pending: _PendingBatch | None = None
+        self._last_model: tuple[str, str] | None = None
+        self._started = False
+        self._running = False
+
+    def __repr__(self) -> str:
+        return f"AgentSession({self.agent.name!r}, {self.session_id!r}, {len(self.messages)} messages)"
+
+    # ------------------------------------------------------------------------------- turns
+
+    async def submit_turn(self, input: str | UserMessage) -> TurnResult:
+        """Run a turn to its end and return how it ended (``stop``: see the module docstring)."""
+        from agcore.agent._loop import run_loop
+
+        self._check_idle()
+        return await self._consume(run_loop(self, new_input=_user_message(input), emit=False))
+
+    def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]:
+        """Run a turn, yielding its events; ``session.last_result`` holds the result afterwards.
+
+        Closing the iterator early (``aclose()``, or ``break`` inside ``contextlib.aclosing``) cancels
+        the turn; the history is repaired as for any cancellation.
+        """
+        from agcore.agent._loop import run_loop
+
+        self._check_idle()
+        return run_loop(self, new_input=_user_message(input))
+
+    async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult:
+        """Continue a turn paused for client tools with their results (one per pending call)."""
+        return await self._consume(self._resume_loop(tool_results, emit=False))
+
+    def stream_resume(self, tool_results: Iterable[ToolResultBlock]) -> AsyncIterator[AgentEvent]:
+        """``resume()``, yielding the events. A pending call without a result gets an error result;
+        a result for no pending call raises ``ValueError``."""
+        return self._resume_loop(tool_results, emit=True)
+
+    def _resume_loop(
+        self, tool_results: Iterable[ToolResultBlock], *, emit: bool
+    ) -> AsyncIterator[AgentEvent]:
+        from agcore.agent._loop import run_loop
+
+        self._check_idle()
+        pending = self._pending
+        if pending is None:
+            raise RuntimeError(
+                "resume() needs a turn paused for client tools, and none is: check "
+                "TurnResult.stop == 'client_tools' (or session.pending_client_calls) first"
+            )
+        given = list(tool_results)
+        waiting = {c.id for c in pending.client_calls}
+        seen: set[str] = set()
+        for result in given:
+            if result.tool_use_id not in waiting or result.tool_use_id in seen:
+                raise ValueError(
+                    f"tool result for {result.tool_use_id!r} answers no pending client call (or answers "
+                    f"one twice); the pending call ids are {sorted(waiting)}"
+                )
+            seen.add(result.tool_use_id)
+        return run_loop(self, client_results=given, emit=emit)
+
+    async def _consume(self, events: AsyncIterator[AgentEvent]) -> TurnResult:
+        async for _ in events:
+            pass
+        assert self.last_result is not None
+        return self.last_result
+
+    def _check_idle(self) -> None:
+        if self._running:
+            raise RuntimeError(
+                "a turn is already running in this session; wait for it, or add input to it with "
+                "session.steer() or session.follow_up()"
+            )
+
+    # ------------------------------------------------------------------------------ queues
+
+    def steer(self, message: str | UserMessage) -> None:
+        """New user input for the running turn. It is checked before each tool call (that call and
+        the later ones of the batch are skipped, their results say so), after each tool batch, and
+        when the model answers without tools; the model reads it in its next call. Safe to call from
+        another task. Input steered while no turn runs is added after the next turn's input."""
+        self._steering.append(_user_message(message))
+
+    def follow_up(self, message: str | UserMessage) -> None:
+        """User input taken when the loop would otherwise end: the turn continues with it. Safe to
+        call from another task; queued while no turn runs, it waits for the end of the next turn."""
+        self._follow_ups.append(_user_message(message))
+
+    def _drain(self, queue: deque[UserMessage]) -> list[UserMessage]:
+        drained: list[UserMessage] = []
+        while queue:
+            drained.append(queue.popleft())
+        return drained
+
+    # ------------------------------------------------------------------------------- views
+
+    @property
+    def pending_client_calls(self) -> list[ToolUseBlock]:
+        """The client calls a paused turn waits for (empty when none is paused)."""
+        return list(self._pending.client_calls) if self._pending is not None else []
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def history_for_llm(self) -> list[UserMessage | AssistantMessage]:
+        """The history as the model sees it (before any context transform)."""
+        return convert_to_llm(self.messages)
+
+    async def close(self) -> None:
+        """End the session for the hooks (``on_session_end``), if it ever started."""
+        if self._started:
+            hooks = self.bundle.hook_executor()
+            if hooks.has_impls("on_session_end"):
+                await hooks.on_session_end(self.hook_context())
+            self._started = False
+
+    async def _record_progress(self, update: ToolProgress) -> None:
+        log = ToolLog(
+            text=update.message, tool_use_id=update.tool_call_id or None,
+            tool_name=update.tool_name or None, fraction=update.fraction,
+        )
+        self.messages.append(log)
+        hooks = self.bundle.hook_executor()
+        if hooks.has_impls("on_message"):
+            await hooks.on_message(self.hook_context(), log)
+
+    def hook_context(self) -> HookContext:
+        from agcore.hooks import HookContext
+
+        usage = self.usage
+        return HookContext(
+            session_id=self.session_id,
+            agent_name=self.agent.name,
+            turn_index=self.turn_index,
+            plan_step_index=self.plan_step_index,
+            usage=usage.usage,
+            cost_usd=usage.cost_usd,
+        )
+
+    # --------------------------------------------------------------------- history repair
+
+    def _close_open_calls(self, reason: str) -> ToolResults | None:
+        """Answer every call of the last assistant reply that has no result yet (finished results
+        kept, ``reason`` for the rest), so the history is valid whatever stopped the turn."""
+        for i in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[i]
+            if isinstance(message, AssistantReply):
+                calls = message.message.tool_calls
+                break
+        else:
+            return None
+        if not calls:
+            return None
+        done = {
+            r.tool_use_id for m in self.messages[i + 1 :] if isinstance(m, ToolResults) for r in m.results
+        }
+        missing = [c for c in calls if c.id not in done]
+        if not missing:
+            return None
+        results = [
+            self._answered[c.id].result if c.id in self._answered else error_result(c.id, reason)
+            for c in missing
+        ]
+        record = ToolResults(results=results)
+        self.messages.append(record)
+        self._answered.clear()
+        self._pending = None
+        return record
+
+
+def turn_cost(session: AgentSession, turn: _TurnState) -> float | None:
+    """USD of this turn's replies whose model has a known price (None if none has)."""
+    by_model: dict[str, Usage] = {}
+    for message in session.messages[turn.start :]:
+        if isinstance(message, AssistantReply):
+            reply = message.message
+            previous = by_model.get(reply.model)
+            by_model[reply.model] = reply.usage if previous is None else previous + reply.usage
+    registry = session.usage.registry
+    total: float | None = None
+    for model, usage in by_model.items():
+        info = registry.get(model) if model else None
+        if info is not None:
+            total = (total or 0.0) + info.cost_usd(usage)
+    return total if total is not None or not by_model else None

@@ -1,0 +1,248 @@
+"""The tool phase of one loop iteration: every call of an assistant reply gets exactly one result.
+
+Per call, in the model's order: new steering input skips this and every later call; the repetition
+check; ``before_tool_call`` (deny -> an error result the model reads, rewrite -> new arguments); the
+confirmation callback for tools that need it; then client calls are set aside for the caller and
+server calls run — one after another, or, with ``config.parallel_tool_calls``, together in an anyio
+task group once every call has been vetted. ``after_tool_call`` may then rewrite each result.
+
+Results land in ``answered`` (owned by the session) the moment they exist, so a cancelled phase still
+leaves the finished results for the session to record next to "cancelled" ones for the rest.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.tools import Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from agcore.agent._config import AgentConfig
+    from agcore.hooks import HookContext, HookExecutor
+
+__all__ = ["CallOutcome", "PhaseOutcome", "RepetitionTracker", "ToolPhase", "error_result"]
+
+Confirm = Callable[[ToolUseBlock, Tool], Any]
+
+_NOT_RUN = "Not run: the turn was stopped before this call ran."
+SKIPPED = (
+    "Skipped: the user sent a new message before this call ran. Read the new message and decide "
+    "what to do next."
+)
+
+
+# Built once: json.dumps with options builds a new encoder per call, and this runs per tool call.
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
+def error_result(call_id: str, message: str) -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
+
+
+@dataclass(slots=True)
+class CallOutcome:
+    """The result of one call, ``status`` as in ``ToolExecution`` plus the loop's own
+    (``denied``, ``not_approved``, ``skipped``, ``repeated``, ``cancelled``, ``not_run``)."""
+
+    call: ToolUseBlock
+    result: ToolResultBlock
+    status: str
+    duration: float = 0.0
+    hookable: bool = True  # after_tool_call sees it (not for results the loop made up)
+
+
+@dataclass(slots=True)
+class PhaseOutcome:
+    client_calls: list[ToolUseBlock] = field(default_factory=list)
+    steering: list[UserMessage] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    repetition_stop: bool = False
+
+
+class RepetitionTracker:
+    """Counts identical calls (name + canonical JSON arguments) in a row across a turn."""
+
+    __slots__ = ("count", "key")
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.count = 0
+
+    def see(self, call: ToolUseBlock) -> int:
+        try:
+            args = _canonical_json(call.input)
+        except (TypeError, ValueError):
+            args = repr(call.input)
+        key = f"{call.name}\x00{args}"
+        if key == self.key:
+            self.count += 1
+        else:
+            self.key, self.count = key, 1
+        return self.count
+
+
+class ToolPhase:
+    """Runs the calls of one assistant reply; see the module docstring for the order of checks."""
+
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        hooks: HookExecutor,
+        hook_context: Callable[[], HookContext],
+        config: AgentConfig,
+        tool_context: ToolContext,
+        confirm: Confirm | None,
+        always_confirmed: set[str],
+        steering: Callable[[], list[UserMessage]],
+        repetition: RepetitionTracker,
+        answered: dict[str, CallOutcome],
+    ) -> None:
+        self._registry = registry
+        self._hooks = hooks
+        self._hook_context = hook_context
+        self._config = config
+        self._tool_context = tool_context
+        self._confirm = confirm
+        self._always = always_confirmed
+        self._drain_steering = steering
+        self._repetition = repetition
+        self.answered = answered
+
+    # ------------------------------------------------------------------------------------ driver
+
+    async def run(self, calls: list[ToolUseBlock]) -> PhaseOutcome:
+        outcome = PhaseOutcome()
+        parallel = self._config.parallel_tool_calls
+        runnable: list[tuple[ToolUseBlock, ToolUseBlock, Tool]] = []  # (original, to run, tool)
+        wants_before = self._hooks.has_impls("before_tool_call")
+        for i, call in enumerate(calls):
+            steering = self._drain_steering()
+            if steering:
+                outcome.steering = steering
+                for later in calls[i:]:
+                    self._answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
+                    outcome.skipped.append(later.id)
+                break
+            limit = self._config.repetition_limit
+            if limit and self._repetition.see(call) >= limit:
+                if self._config.repetition_action == "stop":
+                    message = (
+                        f"Stopped: '{call.name}' was called with the same arguments {limit} times in a "
+                        "row, so the turn was stopped."
+                    )
+                    self._answer(call, error_result(call.id, message), "repeated", hookable=False)
+                    for later in calls[i + 1 :]:
+                        self._answer(later, error_result(later.id, _NOT_RUN), "not_run", hookable=False)
+                    outcome.repetition_stop = True
+                    break
+                message = (
+                    f"Not run: you have called '{call.name}' with these same arguments {limit} times in a "
+                    "row, and the result will not change. Use the earlier result, or try a different "
+                    "approach."
+                )
+                self._answer(call, error_result(call.id, message), "repeated")
+                continue
+            tool = self._registry.get(call.name)
+            if tool is None or call.parse_error is not None:
+                # Unknown tool or unreadable arguments: the registry words the error for the model.
+                await self._execute(call, call, None)
+                continue
+            to_run = call
+            if wants_before:
+                decision = await self._hooks.before_tool_call(self._hook_context(), call)
+                if decision.action == "deny":
+                    reason = decision.reason or "a policy does not allow it"
+                    message = f"The call to '{call.name}' was denied: {reason}"
+                    self._answer(call, error_result(call.id, message), "denied")
+                    continue
+                if decision.action == "rewrite" and decision.arguments is not None:
+                    to_run = call.model_copy(update={"input": dict(decision.arguments)})
+            if tool.requires_confirmation and tool.name not in self._always:
+                refusal = await self._ask(to_run, tool)
+                if refusal is not None:
+                    self._answer(call, error_result(call.id, refusal), "not_approved")
+                    continue
+            if tool.mode == "client":
+                outcome.client_calls.append(to_run)
+            elif parallel:
+                runnable.append((call, to_run, tool))
+            else:
+                await self._execute(call, to_run, tool)
+        if len(runnable) == 1:
+            await self._execute(*runnable[0])
+        elif runnable:
+            async with anyio.create_task_group() as group:
+                for original, to_run, tool in runnable:
+                    group.start_soon(self._execute, original, to_run, tool)
+        if self._hooks.has_impls("after_tool_call"):
+            await self._after_hooks(calls)
+        return outcome
+
+    # ------------------------------------------------------------------------------------- steps
+
+    def _answer(self, call: ToolUseBlock, result: ToolResultBlock, status: str, *,
+                duration: float = 0.0, hookable: bool = True) -> None:
+        self.answered[call.id] = CallOutcome(call, result, status, duration, hookable)
+
+    async def _ask(self, call: ToolUseBlock, tool: Tool) -> str | None:
+        """None when approved; otherwise the result text telling the model it was not approved."""
+        if self._confirm is None:
+            return (
+                f"Not run: '{tool.name}' needs the user's approval and this session has no way to ask, "
+                "so it was not run. Tell the user what you wanted to do, or reach the goal another way."
+            )
+        answer = self._confirm(call, tool)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer == "always":
+            self._always.add(tool.name)
+            return None
+        if answer is True:
+            return None
+        return (
+            f"Not run: the user did not approve this call to '{tool.name}'. Ask the user how to proceed, "
+            "or try something else."
+        )
+
+    async def _execute(self, original: ToolUseBlock, call: ToolUseBlock, tool: Tool | None) -> None:
+        registry = self._registry
+        timeout = self._config.tool_timeout
+        started = time.perf_counter()
+        if tool is None or tool.timeout is not None or registry.default_timeout is not None or not timeout:
+            execution = await registry.execute_detailed(call, self._tool_context)
+        else:
+            with anyio.move_on_after(timeout) as scope:
+                execution = await registry.execute_detailed(call, self._tool_context)
+            if scope.cancelled_caught:
+                message = (
+                    f"Tool '{call.name}' timed out after {timeout:g}s. "
+                    "Try again with a smaller request or different arguments."
+                )
+                self._answer(original, error_result(original.id, message), "timeout",
+                             duration=time.perf_counter() - started)
+                return
+        result = execution.result
+        if call.id != original.id:  # defensive: results always answer the recorded call
+            result = result.model_copy(update={"tool_use_id": original.id})
+        self._answer(original, result, execution.status, duration=execution.duration)
+
+    async def _after_hooks(self, calls: list[ToolUseBlock]) -> None:
+        for call in calls:
+            done = self.answered.get(call.id)
+            if done is None or not done.hookable:
+                continue
+            rewritten = await self._hooks.after_tool_call(self._hook_context(), call, done.result)
+            if rewritten is not done.result:
+                if rewritten.tool_use_id != call.id:
+                    rewritten = rewritten.model_copy(update={"tool_use_id": call.id})
+                done.result = rewritten
+

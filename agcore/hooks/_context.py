@@ -1,0 +1,85 @@
+"""What hooks receive and return: the ``HookContext`` of every call and a tool call's ``ToolCallDecision``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from agcore.llm import Usage
+
+__all__ = ["HookContext", "ToolCallDecision"]
+
+_NO_USAGE: Final = Usage()
+# One shared read-only mapping: a context is built per turn and per tool call, most carry no metadata.
+_NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+def _no_metadata() -> Mapping[str, Any]:
+    return _NO_METADATA
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HookContext:
+    """Where a hook call happens: the session, the agent, the turn (and plan step), the spend so far.
+
+    ``metadata`` carries application data (tenant, user id, trace ids) through to plugins unchanged.
+    """
+
+    session_id: str
+    agent_name: str
+    turn_index: int
+    plan_step_index: int | None = None
+    usage: Usage = _NO_USAGE
+    cost_usd: float | None = None
+    metadata: Mapping[str, Any] = dataclasses.field(default_factory=_no_metadata)
+
+    def replace(self, **changes: Any) -> HookContext:
+        """A copy with ``changes`` applied (the context itself is immutable)."""
+        return dataclasses.replace(self, **changes)
+
+
+class ToolCallDecision(BaseModel):
+    """What ``before_tool_call`` says about a tool call: run it, refuse it (the model sees ``reason`` as
+    an error result), or run it with other ``arguments``. Build one with ``allow()``, ``deny(reason)``
+    or ``rewrite(arguments)``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: Literal["allow", "deny", "rewrite"]
+    reason: str | None = None
+    arguments: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _fields_match_action(self) -> Self:
+        if self.action == "rewrite" and self.arguments is None:
+            raise ValueError(
+                "a 'rewrite' decision needs the new `arguments`: use ToolCallDecision.rewrite(args)"
+            )
+        if self.action != "rewrite" and self.arguments is not None:
+            raise ValueError(f"an {self.action!r} decision takes no `arguments`; use action='rewrite'")
+        if self.action == "deny" and not self.reason:
+            raise ValueError("a 'deny' decision needs a `reason`: the model is told why its call was refused")
+        return self
+
+    @classmethod
+    def allow(cls) -> ToolCallDecision:
+        return _ALLOW
+
+    @classmethod
+    def deny(cls, reason: str) -> ToolCallDecision:
+        return cls(action="deny", reason=reason)
+
+    @classmethod
+    def rewrite(cls, arguments: Mapping[str, Any], reason: str | None = None) -> ToolCallDecision:
+        return cls(action="rewrite", arguments=dict(arguments), reason=reason)
+
+    @property
+    def denied(self) -> bool:
+        return self.action == "deny"
+
+
+_ALLOW: Final = ToolCallDecision(action="allow")

@@ -1,0 +1,243 @@
+"""``HookExecutor``: calls the agcore hooks of the plugins in a ``pluggy.PluginManager``, awaiting async
+implementations and combining results per hook (see the package docstring for the table)."""
+
+from __future__ import annotations
+
+from typing import Any, Final, NamedTuple, cast
+
+import pluggy
+from pluggy import HookCaller, HookCallError, HookImpl
+
+from agcore.hooks._calling import multicall
+from agcore.hooks._context import HookContext, ToolCallDecision
+from agcore.hooks._folds import AllTrue, Chain, Collect, Decide, First, Fold, Ignore
+from agcore.hooks._markers import ENTRYPOINT_GROUP, PROJECT_NAME
+from agcore.hooks._plugins import allow_async_wrappers, check_plugin, default_plugin_name
+from agcore.hooks._specs import HOOK_KINDS, AgcoreHookSpecs
+from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
+
+__all__ = ["HookExecutor", "PluginInfo"]
+
+_IGNORE: Final = Ignore()
+_CHAIN_REQUEST: Final = Chain("on_llm_request", "request", LLMRequest)
+_CHAIN_RESULT: Final = Chain("after_tool_call", "result", ToolResultBlock)
+_ALLOW: Final = ToolCallDecision.allow()
+
+
+class PluginInfo(NamedTuple):
+    """A registered plugin: its name, the plugin object, and the hooks it implements."""
+
+    name: str
+    plugin: object
+    hooks: tuple[str, ...]
+
+
+class HookExecutor:
+    """Registers plugins and calls their hooks; one ``async`` method per hook.
+
+    Each hook method returns at once when no plugin implements the hook (the loop calls them on every
+    turn and tool call). Implementations run in pluggy's order: last registered first, ``tryfirst`` /
+    ``trylast`` honoured, wrappers around all of them. Sync implementations run on the event loop: keep
+    them quick, or make them ``async def``.
+    """
+
+    def __init__(
+        self, plugin_manager: pluggy.PluginManager | None = None, *, load_entrypoints: bool = False
+    ) -> None:
+        pm = plugin_manager if plugin_manager is not None else pluggy.PluginManager(PROJECT_NAME)
+        if pm.project_name != PROJECT_NAME:
+            raise ValueError(
+                f"HookExecutor needs a PluginManager for project {PROJECT_NAME!r} (the project of "
+                f"agcore.hooks.hookimpl), got one for {pm.project_name!r}: use "
+                f"pluggy.PluginManager({PROJECT_NAME!r}), or pass none"
+            )
+        allow_async_wrappers(pm)
+        existing = getattr(pm.hook, "on_turn_end", None)
+        if existing is None or existing.spec is None or existing.spec.namespace is not AgcoreHookSpecs:
+            pm.add_hookspecs(AgcoreHookSpecs)
+        self._pm: Final = pm
+        # HookCallers are created once by add_hookspecs and never replaced: cache them for the fast path.
+        hook = pm.hook
+        self._on_session_start: Final[HookCaller] = hook.on_session_start
+        self._on_session_end: Final[HookCaller] = hook.on_session_end
+        self._on_turn_start: Final[HookCaller] = hook.on_turn_start
+        self._on_turn_end: Final[HookCaller] = hook.on_turn_end
+        self._on_llm_request: Final[HookCaller] = hook.on_llm_request
+        self._on_llm_response: Final[HookCaller] = hook.on_llm_response
+        self._before_tool_call: Final[HookCaller] = hook.before_tool_call
+        self._after_tool_call: Final[HookCaller] = hook.after_tool_call
+        self._on_message: Final[HookCaller] = hook.on_message
+        self._on_plan_step_complete: Final[HookCaller] = hook.on_plan_step_complete
+        self._on_error: Final[HookCaller] = hook.on_error
+        self._callers: Final[dict[str, HookCaller]] = {name: getattr(hook, name) for name in HOOK_KINDS}
+        if load_entrypoints:
+            self.load_entrypoints()
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        return self._pm
+
+    # ---------------------------------------------------------------------------------- plugins
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        """Register ``plugin`` (an object or module with ``@hookimpl`` methods) and return its name;
+        None if that name is blocked (pluggy's ``set_blocked``).
+
+        Raises ``pluggy.PluginValidationError`` naming the plugin and the hook when a hook name is
+        unknown, an implementation declares arguments the hook does not have, or it implements nothing.
+        """
+        plugin_name = name or default_plugin_name(self._pm, plugin)
+        check_plugin(self._pm, plugin, plugin_name)
+        return self._pm.register(plugin, name=plugin_name)
+
+    def unregister(self, plugin_or_name: object) -> object:
+        """Remove a plugin, given by object or by name, and return it."""
+        if isinstance(plugin_or_name, str):
+            removed = self._pm.unregister(name=plugin_or_name)
+        elif self._pm.is_registered(plugin_or_name):
+            removed = self._pm.unregister(plugin=plugin_or_name)
+        else:
+            removed = None
+        if removed is None:
+            names = [info.name for info in self.plugins()]
+            raise ValueError(f"no plugin {plugin_or_name!r} is registered; registered plugins: {names}")
+        return removed
+
+    def load_entrypoints(self) -> int:
+        """Load and register the plugins published in the ``agcore`` entry-point group; return how many
+        were loaded. Plugins already registered (or blocked) under the entry point's name are skipped."""
+        before = {name for name, _ in self._pm.list_name_plugin()}
+        count = self._pm.load_setuptools_entrypoints(ENTRYPOINT_GROUP)
+        for name, plugin in self._pm.list_name_plugin():
+            if name in before or plugin is None:
+                continue
+            try:
+                check_plugin(self._pm, plugin, name)
+            except pluggy.PluginValidationError as exc:
+                self._pm.unregister(plugin=plugin)
+                exc.add_note(
+                    f"loaded from the {ENTRYPOINT_GROUP!r} entry point {name!r}; it was unregistered"
+                )
+                raise
+        return count
+
+    def plugins(self) -> list[PluginInfo]:
+        """The registered plugins, in registration order, with the hooks each implements."""
+        infos = []
+        for name, plugin in self._pm.list_name_plugin():
+            if plugin is None:  # a blocked name
+                continue
+            callers = self._pm.get_hookcallers(plugin) or []
+            infos.append(PluginInfo(name, plugin, tuple(sorted(caller.name for caller in callers))))
+        return infos
+
+    def has_impls(self, hook_name: str) -> bool:
+        """Whether any plugin implements ``hook_name`` (the loop skips building arguments otherwise)."""
+        caller = self._callers.get(hook_name)
+        if caller is None:
+            caller = getattr(self._pm.hook, hook_name, None)
+            if caller is None:
+                return False
+        return bool(caller._hookimpls)
+
+    # --------------------------------------------------------------------- application hooks
+
+    def add_hookspecs(self, module_or_class: Any) -> None:
+        """Declare more hooks (an application's own), called with ``call()``."""
+        self._pm.add_hookspecs(module_or_class)
+
+    async def call(self, hook_name: str, /, **kwargs: object) -> Any:
+        """Call a hook added with ``add_hookspecs()``: pluggy's result (the list of non-None results, or
+        the first one for a ``firstresult`` spec). An implementation that raises -> ``HookFailure``."""
+        if hook_name in HOOK_KINDS:
+            raise ValueError(f"{hook_name!r} is an agcore hook: call HookExecutor.{hook_name}() instead")
+        caller: HookCaller | None = getattr(self._pm.hook, hook_name, None)
+        if caller is None or caller.spec is None:
+            raise ValueError(f"no hookspec declares {hook_name!r}: add it with HookExecutor.add_hookspecs()")
+        spec = caller.spec
+        if spec.opts.get("historic"):
+            raise ValueError(f"{hook_name!r} is historic: HookExecutor.call() does not replay calls")
+        firstresult = bool(spec.opts.get("firstresult"))
+        impls = caller._hookimpls
+        if not impls:
+            return None if firstresult else []
+        call_kwargs = {**spec.kwargdefaults, **kwargs} if spec.kwargdefaults else dict(kwargs)
+        missing = [name for name in spec.argnames if name not in call_kwargs]
+        if missing:
+            raise HookCallError(f"hook {hook_name!r} must be called with argument(s) {missing}")
+        fold: Fold = First() if firstresult else Collect()
+        return await multicall(hook_name, list(impls), call_kwargs, fold, False)
+
+    # ----------------------------------------------------------------------------- agcore hooks
+
+    @staticmethod
+    async def _observe(name: str, impls: list[HookImpl], kwargs: dict[str, object]) -> None:
+        await multicall(name, impls.copy(), kwargs, _IGNORE, True)
+
+    async def on_session_start(self, ctx: HookContext) -> None:
+        if impls := self._on_session_start._hookimpls:
+            await self._observe("on_session_start", impls, {"ctx": ctx})
+
+    async def on_session_end(self, ctx: HookContext) -> None:
+        if impls := self._on_session_end._hookimpls:
+            await self._observe("on_session_end", impls, {"ctx": ctx})
+
+    async def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
+        if impls := self._on_turn_start._hookimpls:
+            await self._observe("on_turn_start", impls, {"ctx": ctx, "user_input": user_input})
+
+    async def on_turn_end(self, ctx: HookContext, message: AssistantMessage) -> bool:
+        """True: go on; False: a plugin stopped the loop."""
+        impls = self._on_turn_end._hookimpls
+        if not impls:
+            return True
+        kwargs: dict[str, object] = {"ctx": ctx, "message": message}
+        return cast(bool, await multicall("on_turn_end", impls.copy(), kwargs, AllTrue(), False))
+
+    async def on_llm_request(self, ctx: HookContext, request: LLMRequest) -> LLMRequest:
+        """The request to send: ``request`` as the plugins rewrote it (itself when none did)."""
+        impls = self._on_llm_request._hookimpls
+        if not impls:
+            return request
+        kwargs: dict[str, object] = {"ctx": ctx, "request": request}
+        return cast(
+            LLMRequest, await multicall("on_llm_request", impls.copy(), kwargs, _CHAIN_REQUEST, False)
+        )
+
+    async def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
+        if impls := self._on_llm_response._hookimpls:
+            await self._observe("on_llm_response", impls, {"ctx": ctx, "message": message})
+
+    async def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> ToolCallDecision:
+        """The final decision: allow, deny(reason) (the first deny), or rewrite(the final arguments)."""
+        impls = self._before_tool_call._hookimpls
+        if not impls:
+            return _ALLOW
+        kwargs: dict[str, object] = {"ctx": ctx, "call": call}
+        return cast(
+            ToolCallDecision, await multicall("before_tool_call", impls.copy(), kwargs, Decide(), False)
+        )
+
+    async def after_tool_call(
+        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock
+    ) -> ToolResultBlock:
+        """The result to record: ``result`` as the plugins rewrote it (itself when none did)."""
+        impls = self._after_tool_call._hookimpls
+        if not impls:
+            return result
+        kwargs: dict[str, object] = {"ctx": ctx, "call": call, "result": result}
+        return cast(
+            ToolResultBlock, await multicall("after_tool_call", impls.copy(), kwargs, _CHAIN_RESULT, True)
+        )
+
+    async def on_message(self, ctx: HookContext, message: Any) -> None:
+        if impls := self._on_message._hookimpls:
+            await self._observe("on_message", impls, {"ctx": ctx, "message": message})
+
+    async def on_plan_step_complete(self, ctx: HookContext, step: Any) -> None:
+        if impls := self._on_plan_step_complete._hookimpls:
+            await self._observe("on_plan_step_complete", impls, {"ctx": ctx, "step": step})
+
+    async def on_error(self, ctx: HookContext, error: BaseException) -> None:
+        if impls := self._on_error._hookimpls:
+            await self._observe("on_error", impls, {"ctx": ctx, "error": error})

@@ -1,0 +1,91 @@
+"""The agcore hook specifications. Every hook takes the call's ``HookContext`` first.
+
+An implementation may declare any subset of a hook's arguments (by name, as in pluggy) and may be a
+plain function or ``async def``. See the package docstring for how results combine and what happens
+when an implementation raises.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from agcore.hooks._context import HookContext, ToolCallDecision
+from agcore.hooks._markers import hookspec
+from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
+
+__all__ = ["HOOK_KINDS", "AgcoreHookSpecs", "HookKind"]
+
+HookKind = Literal["observer", "gatekeeper"]
+
+#: Failure semantics per hook: an observer's exception is logged and the run goes on; a gatekeeper's
+#: exception becomes ``HookFailure`` and stops the turn.
+HOOK_KINDS: Final[dict[str, HookKind]] = {
+    "on_session_start": "observer",
+    "on_session_end": "observer",
+    "on_turn_start": "observer",
+    "on_turn_end": "gatekeeper",
+    "on_llm_request": "gatekeeper",
+    "on_llm_response": "observer",
+    "before_tool_call": "gatekeeper",
+    "after_tool_call": "observer",
+    "on_message": "observer",
+    "on_plan_step_complete": "observer",
+    "on_error": "observer",
+}
+
+
+class AgcoreHookSpecs:
+    """The hooks a plugin may implement, marked ``@agcore.hooks.hookimpl``."""
+
+    @hookspec
+    def on_session_start(self, ctx: HookContext) -> None:
+        """A session begins (observer)."""
+
+    @hookspec
+    def on_session_end(self, ctx: HookContext) -> None:
+        """A session ends (observer)."""
+
+    @hookspec
+    def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
+        """A turn begins with ``user_input`` (observer)."""
+
+    @hookspec
+    def on_turn_end(self, ctx: HookContext, message: AssistantMessage) -> bool | None:
+        """The model answered with ``message``; return False to stop the loop (gatekeeper).
+
+        Every implementation runs (billing and persistence plugins see each turn); any False wins."""
+
+    @hookspec
+    def on_llm_request(self, ctx: HookContext, request: LLMRequest) -> LLMRequest | None:
+        """About to call the model: return a rewritten request, or None to keep it (gatekeeper).
+
+        Rewrites chain: each implementation receives the previous one's request."""
+
+    @hookspec
+    def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
+        """The model's complete answer arrived (observer)."""
+
+    @hookspec
+    def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> ToolCallDecision | None:
+        """About to run ``call``: allow, deny (the model sees the reason) or rewrite its arguments
+        (gatekeeper). The first deny wins and stops asking; a rewrite is what later implementations see."""
+
+    @hookspec
+    def after_tool_call(
+        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock
+    ) -> ToolResultBlock | None:
+        """``call`` produced ``result``: return a rewritten result, or None (observer with rewrite).
+
+        Rewrites chain; an implementation that raises is logged and leaves the result as it was."""
+
+    @hookspec
+    def on_message(self, ctx: HookContext, message: Any) -> None:
+        """An agent-layer message joined the history (observer): persist it here."""
+
+    @hookspec
+    def on_plan_step_complete(self, ctx: HookContext, step: Any) -> None:
+        """A plan step reached a final status (observer)."""
+
+    @hookspec
+    def on_error(self, ctx: HookContext, error: BaseException) -> None:
+        """The run hit ``error`` (observer). A failing implementation never masks the original error."""
