@@ -11,6 +11,8 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# A downstream package (Agent subclass + entry-point plugin) the tests prove agcore works with.
+	$(PY) -m pip install --quiet --no-deps -e tests/downstream_pkg
 	touch $(STAMP)
 
 test: $(STAMP) lint typecheck layers docs pytest
