@@ -23,6 +23,7 @@ from agcore.agent import (
     ToolResults,
     UserInput,
 )
+from agcore.agent._text_tools import parse_text_tool_call
 from agcore.llm import (
     LLMRequest,
     ModelInfo,
@@ -555,3 +556,28 @@ async def test_steering_while_parallel_batch_runs_is_read_before_next_call() -> 
     last = model.last_request.messages[-1]
     assert isinstance(last.content, list)
     assert last.content[-1] == TextBlock(text="hurry up")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"tool": "add", "arguments": {"a": 1}}', ("add", {"a": 1}, None, "")),
+        ('{"name": "add", "input": "{\\"a\\": 1}"}', ("add", {"a": 1}, None, "")),  # double-encoded
+        ('Sure.\n```\n{"tool": "add", "args": {"a": 1}}\n```\nDone.', ("add", {"a": 1}, None, "Sure.")),
+        ('Think {"tool": "add", "arguments": {"a": "}"}} end', ("add", {"a": "}"}, None, "Think")),
+        ('{"tool": "add", "arguments": {"a": 1', ("add", {"a": 1}, None, "")),  # cut off: repaired
+        ('{"answer": 42}', None),  # JSON, but no tool named: plain text
+        ("no json here", None),
+    ],
+)
+def test_parse_text_tool_call(text: str, expected: Any) -> None:
+    assert parse_text_tool_call(text) == expected
+
+
+def test_parse_text_tool_call_reports_non_object_arguments() -> None:
+    parsed = parse_text_tool_call('{"tool": "add", "arguments": [1, 2]}')
+    assert parsed is not None
+    name, arguments, error, _ = parsed
+    assert (name, arguments) == ("add", {})
+    assert error is not None
+    assert "must be a JSON object" in error
