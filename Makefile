@@ -33,7 +33,7 @@ pytest: $(STAMP)
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
-	$(PY) examples/llm_tour.py
+	$(PY) examples/tour.py
 
 bench: $(STAMP)
 	$(PY) bench/llm_overhead.py
