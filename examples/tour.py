@@ -80,7 +80,8 @@ async def stream(session: AgentSession, text: str) -> None:
     print(f"\n> {text}")
     async for event in session.stream_turn(text):
         if isinstance(event, ProviderSwitched):
-            print(f"  [switch] {event.from_provider}:{event.from_model} -> {event.to_provider}:{event.to_model}")
+            print(f"  [switch] {event.from_provider}:{event.from_model} -> "
+                  f"{event.to_provider}:{event.to_model}")
         elif isinstance(event, TextDelta):
             print(event.text, end="", flush=True)
         elif isinstance(event, ToolCallRequested):
