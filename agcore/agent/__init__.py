@@ -63,14 +63,26 @@ from agcore.agent._messages import (
     messages_from_json,
     messages_to_json,
 )
+from agcore.agent._plan import Plan, Step, StepError, StepStatus
+from agcore.agent._plan_parser import JsonPlanParser, PlanParser
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
 from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform, TurnResult
 
 # ---- end of session and loop exports ----
+from agcore.agent._task_agent import (
+    DEFAULT_PLAN_PROMPT,
+    DEFAULT_REASK_PROMPT,
+    DefaultTaskAgent,
+    FailurePolicy,
+    PlanUpdate,
+    TaskAgent,
+)
 
 __all__ = [
+    "DEFAULT_PLAN_PROMPT",
+    "DEFAULT_REASK_PROMPT",
     "DEFAULT_SAFETY_RULES",
     "DEFAULT_TOOL_RULES",
     "Agent",
@@ -88,15 +100,25 @@ __all__ = [
     "ConfigError",
     "ContextNote",
     "CostTracker",
+    "DefaultTaskAgent",
     "Environment",
+    "FailurePolicy",
     "HookBlocked",
+    "JsonPlanParser",
     "LimitExceeded",
+    "Plan",
     "PlanParseError",
+    "PlanParser",
+    "PlanUpdate",
     "ProviderResolver",
     "RuntimeBundle",
+    "Step",
+    "StepError",
+    "StepStatus",
     "Summary",
     "SystemEvent",
     "SystemPrompt",
+    "TaskAgent",
     "ToolLog",
     "ToolResults",
     "UserInput",

@@ -23,7 +23,12 @@ class AgentConfig(BaseModel):
     * ``repetition_limit``/``repetition_action``: the same tool call with the same arguments this many
       times in a row either stops the turn (``"stop"``) or gets a nudge to change course (``"nudge"``);
     * ``text_mode_tools``: describe tools in the prompt and read JSON tool calls from the text, for
-      models without native tool calling.
+      models without native tool calling;
+    * ``streaming``: how model calls are made. ``"auto"`` streams when someone reads the events
+      (``stream_turn``) and makes one ``complete()`` call per model turn otherwise (``submit_turn``:
+      the same reply for less CPU, since nobody reads the deltas); ``"always"`` streams every call
+      (long generations behind proxies that cut idle connections); ``"never"`` never streams
+      (``stream_turn`` then yields the text in one delta per reply).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -41,6 +46,7 @@ class AgentConfig(BaseModel):
     repetition_limit: int = Field(default=3, ge=2)
     repetition_action: Literal["stop", "nudge"] = "nudge"
     text_mode_tools: bool = False
+    streaming: Literal["auto", "always", "never"] = "auto"
 
     def replace(self, **changes: Any) -> AgentConfig:
         """A copy with ``changes`` applied and validated (``model_copy`` would skip validation)."""

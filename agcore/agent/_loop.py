@@ -105,7 +105,9 @@ async def run_loop(
             if hooks.has_impls("on_llm_request"):
                 request = await hooks.on_llm_request(session.hook_context(), request)
             message: AssistantMessage | None = None
-            async with aclosing(_open_stream(provider, request)) as stream:
+            streamed = config.streaming == "always" or (emit and config.streaming == "auto")
+            calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
+            async with aclosing(calling) as stream:
                 async for chunk in stream:
                     if isinstance(chunk, TextDelta):
                         if emit:
@@ -123,8 +125,8 @@ async def run_loop(
                 )
             if text_mode:
                 message = text_mode_message(message)
+            session.usage.add(message)  # before recording: a saved reply is saved with its usage
             await _record(session, hooks, AssistantReply(message=message))
-            session.usage.add(message)
             turn.usage = turn.usage + message.usage
             turn.text = message.text
             if hooks.has_impls("on_llm_response"):
@@ -177,6 +179,8 @@ async def run_loop(
                         if done is not None:
                             yield _result_event(done)
                     yield ev.ClientToolsRequested(calls=list(outcome.client_calls))
+                if session._persistence is not None:  # the pause must outlive this process
+                    await session._persistence.flush(session)
                 raise _Stop("client_tools")
             for event in await _record_outcomes(session, hooks, calls, session._answered, emit):
                 yield event
@@ -209,6 +213,8 @@ async def run_loop(
         if hooks.has_impls("on_error"):
             await hooks.on_error(session.hook_context(), error)
         result = _finish(session, turn, "error", error)
+        if session._persistence is not None:
+            await _save_repair(session)
         if emit:
             yield _failed(result)
     finally:
@@ -310,6 +316,30 @@ async def _prepare_call(
     return provider, request
 
 
+async def _complete_as_events(
+    provider: LLMProvider, request: LLMRequest
+) -> AsyncGenerator[StreamEvent, None]:
+    """One non-streaming call, seen as the events the loop reads: the text in one delta, then the reply
+    (or the error). ``submit_turn`` takes this path, as nobody reads per-token deltas there."""
+    complete_request = getattr(provider, "complete_request", None)
+    try:
+        if complete_request is not None:
+            response = await complete_request(request)
+        else:
+            response = await provider.complete(
+                request.messages, system=request.system, tools=request.tools,
+                tool_choice=request.tool_choice, max_tokens=request.max_tokens,
+                temperature=request.temperature, stop_sequences=request.stop_sequences,
+                extra=request.extra,
+            )
+    except LLMError as error:
+        yield ErrorEvent.from_exception(error)
+        return
+    if response.message.text:
+        yield TextDelta(index=0, text=response.message.text)
+    yield DoneEvent(message=response.message, request_id=response.request_id)
+
+
 def _open_stream(provider: LLMProvider, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
     # BaseProvider takes the built request as is; any other LLMProvider gets its parts.
     stream_request = getattr(provider, "stream_request", None)
@@ -341,6 +371,8 @@ def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn
 
 async def _record(session: AgentSession, hooks: HookExecutor, message: AgentMessage) -> None:
     session.messages.append(message)
+    if session._persistence is not None:
+        await session._persistence.flush(session)
     if hooks.has_impls("on_message"):
         await hooks.on_message(session.hook_context(), message)
 
@@ -375,6 +407,16 @@ def _result_event(outcome: CallOutcome) -> ev.ToolResultReady:
         call_id=outcome.call.id, name=outcome.call.name, result=outcome.result,
         status=outcome.status, duration=outcome.duration,
     )
+
+
+async def _save_repair(session: AgentSession) -> None:
+    # The turn already failed: a store that fails too is logged, not raised over the turn's error.
+    # Whatever is not saved here is saved with the next message, or repaired again on load.
+    assert session._persistence is not None
+    try:
+        await session._persistence.flush(session)
+    except Exception as exc:
+        _log.warning("session %s: could not save after a failed turn: %s", session.session_id, exc)
 
 
 def _finish(

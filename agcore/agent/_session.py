@@ -44,7 +44,9 @@ if TYPE_CHECKING:
     from agcore.agent._agent import Agent
     from agcore.agent._bundle import RuntimeBundle
     from agcore.agent._errors import AgentError
+    from agcore.agent._persistence import SessionPersistence
     from agcore.hooks import HookContext
+    from agcore.memory._session_store import SessionStore
 
 __all__ = ["AgentSession", "ConfirmCallback", "ContextTransform", "TurnResult"]
 
@@ -122,6 +124,11 @@ class AgentSession:
 
     ``created_at`` (epoch seconds, set at construction; restore it for a resumed conversation) is what
     ``AgentConfig.session_ttl`` is measured from: past it, turns end with ``LimitExceeded``.
+
+    With a ``store`` (a ``SessionStore``) the session is saved as it runs: each message as it is
+    recorded, with the session's state; ``AgentSession.load`` continues it in another process (see
+    ``agcore.agent._persistence``). ``app_state`` is JSON-able data saved with it (plan progress,
+    application data): saved with the next message, or at once by ``await session.save()``.
     """
 
     def __init__(
@@ -134,6 +141,7 @@ class AgentSession:
         transform: ContextTransform | None = None,
         messages: Iterable[AgentMessage] = (),
         dependencies: Mapping[str, Any] | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         if bundle is None:
             raise TypeError(
@@ -170,9 +178,46 @@ class AgentSession:
         self._last_model: tuple[str, str] | None = None
         self._started = False
         self._running = False
+        self.app_state: dict[str, Any] = {}
+        self._persistence: SessionPersistence | None = None
+        if store is not None:
+            from agcore.agent._persistence import SessionPersistence
+
+            self._persistence = SessionPersistence(store)
 
     def __repr__(self) -> str:
         return f"AgentSession({self.agent.name!r}, {self.session_id!r}, {len(self.messages)} messages)"
+
+    # ------------------------------------------------------------------------- persistence
+
+    @classmethod
+    async def load(
+        cls, store: SessionStore, session_id: str, agent: Agent, bundle: RuntimeBundle, **kwargs: Any
+    ) -> AgentSession:
+        """The session ``session_id`` from ``store``, ready for its next turn (or, if it was paused
+        for client tools, for ``resume``); it keeps saving to ``store``. ``kwargs`` are the
+        constructor's (``confirm``, ``transform``, ``dependencies``). Calls a stopped process left
+        without results get "interrupted" error results, saved at once. ``LookupError`` if the store
+        has no such session; ``MemoryStoreError`` if it cannot be read."""
+        from agcore.agent._persistence import load_session
+
+        return await load_session(cls, store, session_id, agent, bundle, **kwargs)
+
+    @property
+    def store(self) -> SessionStore | None:
+        """Where this session is saved (None: nowhere)."""
+        return self._persistence.store if self._persistence is not None else None
+
+    async def save(self, *, replace: bool = False) -> None:
+        """Write what changed since the last save (messages, queued input, ``app_state``, usage).
+        ``replace=True`` writes the whole history anew (after editing ``messages`` in place; a
+        shorter or rewritten history is noticed without it)."""
+        if self._persistence is None:
+            raise RuntimeError(
+                "this session has no store to save to: create it with AgentSession(..., store=store) "
+                "or load it with AgentSession.load(store, ...)"
+            )
+        await self._persistence.flush(self, replace=replace)
 
     # ------------------------------------------------------------------------------- turns
 

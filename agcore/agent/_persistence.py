@@ -1,0 +1,270 @@
+"""Sessions that survive the process: an ``AgentSession`` written to a ``SessionStore`` as it runs.
+
+``AgentSession(agent, id, bundle, store=store)`` writes every message the moment the loop records it,
+together with the session's state, in one store transaction; ``await AgentSession.load(store, id,
+agent, bundle)`` rebuilds the session in any process, and ``await session.save()`` writes whatever
+changed since (queued input, ``app_state``). The store is the source of truth: a process can die at
+any moment and the next one loads a prefix of the history it recorded, never a torn message.
+
+What the record's ``state`` holds (``STATE_VERSION`` 1): queued steering and follow-up input, the
+tools approved "always", the plan step index, the last model used, ``session.app_state`` (plan
+progress and application data, JSON-able), and, while a turn is paused for client tools, that turn:
+its calls, the server results it already has, the steering it set aside, and its counters, so that
+``resume(results)`` works in the new process.
+
+On load, a history whose last reply has calls without results (the process died while they ran) gets
+"interrupted" error results for them, and that repair is saved at once, so the history is valid for
+every provider and the next turn; a paused turn's client calls stay open for ``resume``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic import ValidationError
+
+from agcore.agent._cost import CostTracker
+from agcore.agent._messages import AgentMessage, AssistantReply, ToolResults, messages_from_json
+from agcore.agent._session import _PendingBatch, _TurnState
+from agcore.agent._tool_phase import CallOutcome
+from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage, UserMessage
+from agcore.memory import MemoryStoreError
+from agcore.memory._session_store import SessionRecord, SessionStore
+
+if TYPE_CHECKING:
+    from agcore.agent._agent import Agent
+    from agcore.agent._bundle import RuntimeBundle
+    from agcore.agent._session import AgentSession
+
+__all__ = ["INTERRUPTED", "STATE_VERSION", "SessionPersistence", "load_session", "session_record"]
+
+_log = logging.getLogger("agcore.agent")
+
+STATE_VERSION = 1
+
+INTERRUPTED = (
+    "Interrupted: the process running this session stopped before this call finished, so whether it "
+    "took effect is unknown. Check the current state before trying it again."
+)
+
+
+class SessionPersistence:
+    """Keeps one session's copy in ``store`` up to date; ``saved`` messages of the session are in it.
+
+    Messages are only ever appended to ``session.messages`` by the loop, so a flush writes the ones
+    past ``saved``. A history rewritten in place (compaction) is noticed (shorter, or another message
+    where the last saved one was) and written whole with ``replace_messages``.
+    """
+
+    def __init__(
+        self, store: SessionStore, *, saved: int = 0, last_id: str | None = None, created: bool = False
+    ) -> None:
+        self.store = store
+        self.saved = saved
+        self.last_id = last_id
+        self.created = created
+        self._lock = anyio.Lock()
+
+    def _diverged(self, messages: Sequence[AgentMessage]) -> bool:
+        if self.saved == 0:
+            return False
+        return len(messages) < self.saved or messages[self.saved - 1].id != self.last_id
+
+    async def flush(self, session: AgentSession, *, replace: bool = False) -> None:
+        """Write the unsaved messages and the current state in one transaction."""
+        # Shielded: a write that reached the store must be counted, or the next flush would write
+        # its messages again; the cancellation lands right after (a SQLite write cannot be
+        # abandoned mid-way anyway).
+        async with self._lock:  # save() from another task may race the loop
+            with anyio.CancelScope(shield=True):
+                await self._write(session, replace)
+
+    async def _write(self, session: AgentSession, replace: bool) -> None:
+        store = self.store
+        if not self.created:
+            await store.create(session_record(session))
+            self.created = True
+        # Record and message count are taken at the same instant: the state always describes
+        # exactly the messages written with it.
+        record = session_record(session)
+        messages = session.messages
+        count = len(messages)
+        if replace or self._diverged(messages):
+            texts = [m.model_dump_json() for m in messages[:count]]
+            await store.replace_messages(session.session_id, texts, record=record)
+        else:
+            texts = [m.model_dump_json() for m in messages[self.saved : count]]
+            await store.append_messages(session.session_id, texts, record=record)
+        self.saved = count
+        self.last_id = messages[count - 1].id if count else None
+
+
+# ------------------------------------------------------------------------------- saving
+
+
+def _user(message: UserMessage) -> dict[str, Any]:
+    return message.model_dump(mode="json")
+
+
+def _session_state(session: AgentSession) -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "version": STATE_VERSION,
+        "steering": [_user(m) for m in session._steering],
+        "follow_ups": [_user(m) for m in session._follow_ups],
+        "always_confirmed": sorted(session._always_confirmed),
+        "plan_step_index": session.plan_step_index,
+        "last_model": list(session._last_model) if session._last_model is not None else None,
+        "app_state": session.app_state,
+        "pending": None,
+    }
+    pending, turn = session._pending, session._turn
+    if pending is not None and turn is not None:
+        state["pending"] = {
+            "calls": [c.model_dump(mode="json") for c in pending.calls],
+            "client_calls": [c.model_dump(mode="json") for c in pending.client_calls],
+            "steering": [_user(m) for m in pending.steering],
+            "answered": [
+                {"call": o.call.model_dump(mode="json"), "result": o.result.model_dump(mode="json"),
+                 "status": o.status, "duration": o.duration, "hookable": o.hookable}
+                for o in session._answered.values()
+            ],
+            "turn": {
+                "start": turn.start, "model_calls": turn.model_calls, "tool_turns": turn.tool_turns,
+                "usage": turn.usage.model_dump(mode="json"), "text": turn.text,
+                "repetition": [turn.repetition.key, turn.repetition.count],
+            },
+        }
+    return state
+
+
+def session_record(session: AgentSession) -> SessionRecord:
+    """The session's record as the store keeps it (messages apart)."""
+    ttl = session.bundle.config().session_ttl
+    return SessionRecord(
+        session_id=session.session_id,
+        agent_name=session.agent.name,
+        created_at=session.created_at,
+        turn_index=session.turn_index,
+        usage=session.usage.model_dump(mode="json"),
+        state=_session_state(session),
+        expires_at=session.created_at + ttl if ttl is not None else None,
+    )
+
+
+# ------------------------------------------------------------------------------ loading
+
+
+def _decode(session_id: str, texts: list[str]) -> list[AgentMessage]:
+    if not texts:
+        return []
+    try:
+        return messages_from_json("[" + ",".join(texts) + "]")
+    except ValidationError as exc:
+        raise MemoryStoreError(
+            f"Session {session_id!r} holds a message that is not a valid AgentMessage ({exc.errors()[0]}); "
+            "it was written by an incompatible version or edited by hand. Fix or delete that row."
+        ) from exc
+
+
+def _restore_pending(session: AgentSession, data: dict[str, Any] | None) -> bool:
+    """Put back a turn paused for client tools, if the history still ends with its calls unanswered."""
+    if not data:
+        return False
+    calls = [ToolUseBlock.model_validate(c) for c in data["calls"]]
+    messages = session.messages
+    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantReply)]
+    if not replies:
+        return False
+    last = replies[-1]
+    reply = messages[last]
+    assert isinstance(reply, AssistantReply)
+    if [c.id for c in reply.message.tool_calls] != [c.id for c in calls]:
+        return False  # the pause was superseded by what happened after the state was written
+    if any(isinstance(m, ToolResults) for m in messages[last + 1 :]):
+        return False
+    turn_data = data["turn"]
+    key, count = turn_data["repetition"]
+    turn = _TurnState(
+        start=min(int(turn_data["start"]), len(messages)),
+        model_calls=turn_data["model_calls"],
+        tool_turns=turn_data["tool_turns"],
+        usage=Usage.model_validate(turn_data["usage"]),
+        text=turn_data["text"],
+    )
+    turn.repetition.key, turn.repetition.count = key, count
+    session._turn = turn
+    session._pending = _PendingBatch(
+        calls=calls,
+        client_calls=[ToolUseBlock.model_validate(c) for c in data["client_calls"]],
+        steering=[UserMessage.model_validate(m) for m in data["steering"]],
+    )
+    session._answered.clear()
+    for done in data["answered"]:
+        call = ToolUseBlock.model_validate(done["call"])
+        session._answered[call.id] = CallOutcome(
+            call, ToolResultBlock.model_validate(done["result"]), done["status"],
+            done["duration"], done["hookable"],
+        )
+    return True
+
+
+def _restore_state(session: AgentSession, state: dict[str, Any]) -> dict[str, Any] | None:
+    version = state.get("version", STATE_VERSION)
+    if version > STATE_VERSION:
+        raise MemoryStoreError(
+            f"Session {session.session_id!r} was saved by a newer agcore (state version {version}, this "
+            f"one reads {STATE_VERSION}): upgrade agcore to load it."
+        )
+    session._steering = deque(UserMessage.model_validate(m) for m in state.get("steering", ()))
+    session._follow_ups = deque(UserMessage.model_validate(m) for m in state.get("follow_ups", ()))
+    session._always_confirmed = set(state.get("always_confirmed", ()))
+    session.plan_step_index = state.get("plan_step_index")
+    last_model = state.get("last_model")
+    session._last_model = (last_model[0], last_model[1]) if last_model else None
+    session.app_state = dict(state.get("app_state") or {})
+    pending: dict[str, Any] | None = state.get("pending")
+    return pending
+
+
+async def load_session(
+    cls: type[AgentSession],
+    store: SessionStore,
+    session_id: str,
+    agent: Agent,
+    bundle: RuntimeBundle,
+    **kwargs: Any,
+) -> AgentSession:
+    """``AgentSession.load``: see its docstring."""
+    record = await store.load(session_id)
+    if record is None:
+        raise LookupError(
+            f"There is no session {session_id!r} in {store!r}: check the id, or start a new session "
+            "with AgentSession(agent, session_id, bundle, store=store)."
+        )
+    # The record is read before the messages: messages are written before the state that refers to
+    # them, so this order never pairs a state with a history that lacks its messages.
+    messages = _decode(session_id, await store.load_messages(session_id))
+    session = cls(agent, session_id, bundle, messages=messages, **kwargs)
+    session.created_at = record.created_at
+    session.turn_index = record.turn_index
+    session.usage = CostTracker.model_validate(record.usage) if record.usage else CostTracker()
+    try:
+        pending = _restore_state(session, record.state)
+        paused = _restore_pending(session, pending)
+    except (ValidationError, KeyError, TypeError, ValueError) as exc:
+        raise MemoryStoreError(
+            f"Session {session_id!r} has a state the store cannot read back ({exc}); it was written by "
+            "an incompatible version or edited by hand. Fix or delete the session."
+        ) from exc
+    persistence = SessionPersistence(
+        store, saved=len(messages), last_id=messages[-1].id if messages else None, created=True
+    )
+    session._persistence = persistence
+    if not paused and session._close_open_calls(INTERRUPTED) is not None:
+        _log.info("session %s: answered calls left open by a stopped process", session_id)
+        await persistence.flush(session)
+    return session

@@ -1,0 +1,335 @@
+"""``TaskAgent``: work on a goal as a plan, one turn per step. ``DefaultTaskAgent`` is the reference.
+
+Two entries (seed 003 §4.4): ``run(session, goal)`` has the model draft the plan (one planning call,
+re-asked once with the parse error if the answer cannot be read), then executes it;
+``execute_plan(session, plan)`` executes a plan supplied from outside (``Plan.load("plan.yaml")``).
+
+Execution, per step, in list order but never before the steps it ``depends_on``:
+
+* the step turns ``running`` (``attempts`` + 1), ``session.plan_step_index`` is its index, and it runs
+  as one ``session.submit_turn()`` whose input holds the goal, the results of the steps completed so
+  far and the step itself (``step_input()``, overridable);
+* a turn that ends ``done`` completes the step with the turn's text; any other ending fails it
+  (``StepError``: the turn's error, and whether it is recoverable);
+* a failure is handled by ``failure_policy``: ``"stop"`` ends the run (later steps stay ``pending``),
+  ``"continue"`` goes on with the steps that do not need the failed one, ``"retry"`` runs the step
+  again while its error is recoverable (``AgentError.is_recoverable()``), at most ``max_retries`` more
+  times, and then stops. Under every policy the steps that need a failed step, directly or not, are
+  ``skipped`` with a reason naming it;
+* each step reaching a final status fires ``on_plan_step_complete(ctx, step)`` with
+  ``ctx.plan_step_index`` set to its index; ``session.plan_step_index`` is None again afterwards.
+
+The plan is updated in place and returned. Running ``execute_plan`` on a plan some of whose steps are
+``completed`` (a plan persisted mid-run) resumes it: completed steps are not run again and their
+results are still given to later steps; every other step (pending, running when the process died,
+failed, skipped) is run again.
+
+``on_update(plan)`` (sync or async), given to the agent or to a call, is called after every status
+change (a step starts, ends or is skipped, and once a drafted plan is read): persist the plan there
+(``plan.to_json()``) to resume it after a crash. The planning call goes to the session's provider
+(``bundle_resolve_provider``), passes the ``on_llm_request``/``on_llm_response`` hooks and is counted in
+``session.usage``, but is not added to the session's history.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from agcore.agent._agent import Agent, BasicAgent
+from agcore.agent._bundle import bundle_resolve_provider
+from agcore.agent._errors import AgentError, PlanParseError
+from agcore.agent._plan import Plan, Step, StepError, StepStatus
+from agcore.agent._plan_parser import PLAN_SHAPE, JsonPlanParser, PlanParser
+from agcore.llm.provider import LLMProvider
+from agcore.llm.types import AssistantMessage, LLMRequest, LLMResponse, ToolDefinition, UserMessage
+from agcore.tools import Tool
+
+if TYPE_CHECKING:
+    from agcore.agent._bundle import RuntimeBundle
+    from agcore.agent._session import AgentSession, TurnResult
+
+__all__ = [
+    "DEFAULT_PLAN_PROMPT",
+    "DEFAULT_REASK_PROMPT",
+    "DefaultTaskAgent",
+    "FailurePolicy",
+    "PlanUpdate",
+    "TaskAgent",
+]
+
+FailurePolicy = Literal["stop", "continue", "retry"]
+#: Called with the plan after every status change; sync or async. Persist the plan here.
+PlanUpdate = Callable[[Plan], "Awaitable[None] | None"]
+#: A planning prompt built from the goal and the tools the steps may use.
+PlanPromptBuilder = Callable[[str, Sequence[ToolDefinition]], str]
+
+#: ``{goal}``, ``{tools}`` and ``{shape}`` are replaced literally (other braces are left alone).
+DEFAULT_PLAN_PROMPT = """\
+Break this goal into a short plan of concrete steps; each step is carried out in one turn, with the \
+results of the earlier steps at hand.
+
+Goal: {goal}
+
+Tools the steps can use:
+{tools}
+
+Answer with only a JSON object, no other text, of this shape:
+{shape}
+`depends_on` lists the ids of the steps whose results a step needs; `tool_hints` names the tools that \
+will likely help. Use as few steps as the goal needs."""
+
+#: ``{error}`` is the parse error's message.
+DEFAULT_REASK_PROMPT = """\
+Your plan could not be read: {error}
+Answer again with only the JSON object."""
+
+_RESULT_CHARS = 4000
+
+
+@runtime_checkable
+class TaskAgent(Agent, Protocol):
+    """An ``Agent`` that works through plans; see the module docstring."""
+
+    async def run(self, session: AgentSession, goal: str) -> Plan:
+        """Draft a plan for ``goal`` with the model, then execute it; the executed plan."""
+        ...
+
+    async def execute_plan(
+        self,
+        session: AgentSession,
+        plan: Plan,
+        *,
+        failure_policy: FailurePolicy | None = None,
+        max_retries: int | None = None,
+    ) -> Plan:
+        """Execute ``plan`` (resuming it if some steps are completed); the plan, updated in place."""
+        ...
+
+
+class DefaultTaskAgent:
+    """The reference ``TaskAgent``; subclass it to change a piece (``step_input``, ``draft_plan``...).
+
+    ``name``, ``system_prompt`` and ``tools`` are as for ``BasicAgent``; the step turns use the
+    session's agent (normally this one). ``parser`` reads the model's plan (``JsonPlanParser()``);
+    ``plan_prompt`` is a template (``{goal}``, ``{tools}``, ``{shape}``) or a function
+    ``(goal, tool_definitions) -> str``; ``reask_prompt`` a template with ``{error}``.
+    ``failure_policy``, ``max_retries`` and ``on_update`` are the defaults of ``execute_plan``.
+    """
+
+    def __init__(
+        self,
+        name: str = "task_agent",
+        system_prompt: str | None = None,
+        *,
+        tools: Sequence[str] | Callable[[Tool], bool] | None = None,
+        parser: PlanParser | None = None,
+        plan_prompt: str | PlanPromptBuilder = DEFAULT_PLAN_PROMPT,
+        reask_prompt: str = DEFAULT_REASK_PROMPT,
+        planning_system_prompt: str | None = None,
+        failure_policy: FailurePolicy = "stop",
+        max_retries: int = 2,
+        on_update: PlanUpdate | None = None,
+    ) -> None:
+        _check_policy(failure_policy, max_retries)
+        self.name = name
+        self.system_prompt = system_prompt
+        self.tools = tools
+        self.parser: PlanParser = parser if parser is not None else JsonPlanParser()
+        self.plan_prompt = plan_prompt
+        self.reask_prompt = reask_prompt
+        self.planning_system_prompt = planning_system_prompt
+        self.failure_policy: FailurePolicy = failure_policy
+        self.max_retries = max_retries
+        self.on_update = on_update
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
+        return BasicAgent(self.name, self.system_prompt, self.tools).tool_definitions(bundle)
+
+    # -------------------------------------------------------------------------- entries
+
+    async def run(self, session: AgentSession, goal: str) -> Plan:
+        plan = await self.draft_plan(session, goal)
+        await self._notify(plan, self.on_update)
+        return await self.execute_plan(session, plan)
+
+    async def draft_plan(self, session: AgentSession, goal: str) -> Plan:
+        """Ask the model for a plan; on a ``PlanParseError`` ask once more, showing it the error.
+        Raises the second ``PlanParseError``, or the model call's ``AgentError``."""
+        tools = session.agent.tool_definitions(session.bundle)
+        prompt = self._plan_prompt(goal, tools)
+        messages: list[UserMessage | AssistantMessage] = [UserMessage(content=prompt)]
+        reply = await self._ask(session, messages)
+        try:
+            return await self.parser.parse(reply.text, goal)
+        except PlanParseError as first:
+            messages += [reply, UserMessage(content=self.reask_prompt.replace("{error}", first.message))]
+        reply = await self._ask(session, messages)
+        try:
+            return await self.parser.parse(reply.text, goal)
+        except PlanParseError as second:
+            raise PlanParseError(
+                f"The model's plan could not be read, even when asked again: {second.message}",
+                raw=second.raw, cause=second,
+            ) from None
+
+    async def execute_plan(
+        self,
+        session: AgentSession,
+        plan: Plan,
+        *,
+        failure_policy: FailurePolicy | None = None,
+        max_retries: int | None = None,
+        on_update: PlanUpdate | None = None,
+    ) -> Plan:
+        policy: FailurePolicy = failure_policy or self.failure_policy
+        retries = self.max_retries if max_retries is None else max_retries
+        _check_policy(policy, retries)
+        update = on_update if on_update is not None else self.on_update
+        plan.check()
+        for step in plan.steps:
+            if not step.done:
+                step.reset()
+        try:
+            while (next_step := _next_step(plan)) is not None:
+                step = next_step
+                session.plan_step_index = plan.index_of(step.id)
+                tries = 0
+                while True:
+                    tries += 1
+                    step.start()
+                    await self._notify(plan, update)
+                    await self.run_step(session, plan, step)
+                    error = step.error
+                    if error is None or not (policy == "retry" and error.recoverable and tries <= retries):
+                        break
+                await self._finished(session, plan, step, update)
+                if step.status is StepStatus.FAILED:
+                    for dependent in plan.dependents(step.id):
+                        if not dependent.done:
+                            dependent.skip(f"{step.label} failed, and this step needs its result")
+                            session.plan_step_index = plan.index_of(dependent.id)
+                            await self._finished(session, plan, dependent, update)
+                    if policy != "continue":
+                        break
+        finally:
+            session.plan_step_index = None
+        return plan
+
+    # ---------------------------------------------------------------------------- pieces
+
+    async def run_step(self, session: AgentSession, plan: Plan, step: Step) -> None:
+        """Run ``step`` as one turn and complete or fail it by how the turn ended."""
+        result = await session.submit_turn(self.step_input(plan, step))
+        if result.stop == "done" and result.error is None:
+            step.complete(result.text)
+        else:
+            step.fail(_turn_error(result))
+
+    def step_input(self, plan: Plan, step: Step) -> str:
+        """The user input of ``step``'s turn: the goal, the completed steps' results, the step."""
+        lines = [f"Goal: {plan.goal}" if plan.goal else "Work through this plan.", ""]
+        earlier = [s for s in plan.steps if s.done and s is not step]
+        if earlier:
+            lines.append("Results of the steps done so far:")
+            for done in earlier:
+                lines.append(f"- Step {done.id} ({done.description}): {_clip(done.result or '')}")
+            lines.append("")
+        lines.append(f"Now carry out step {step.id} of {len(plan.steps)}: {step.description}")
+        if step.tool_hints:
+            lines.append("Tools that will likely help: " + ", ".join(step.tool_hints))
+        lines.append("Do only this step, then answer with its outcome.")
+        return "\n".join(lines)
+
+    def _plan_prompt(self, goal: str, tools: Sequence[ToolDefinition]) -> str:
+        if callable(self.plan_prompt):
+            return self.plan_prompt(goal, tools)
+        listed = "\n".join(f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}"
+                           for t in tools) or "(none: the steps can only think and write)"
+        prompt = self.plan_prompt.replace("{goal}", goal).replace("{tools}", listed)
+        return prompt.replace("{shape}", PLAN_SHAPE)
+
+    async def _ask(
+        self, session: AgentSession, messages: list[UserMessage | AssistantMessage]
+    ) -> AssistantMessage:
+        """One planning call through the session's provider and request hooks, counted in its usage."""
+        config = session.bundle.config()
+        request = LLMRequest.build(
+            messages, system=self.planning_system_prompt or session.agent.system_prompt,
+            max_tokens=config.max_tokens, temperature=config.temperature,
+        )
+        hooks = session.bundle.hook_executor()
+        try:
+            provider = await bundle_resolve_provider(session.bundle, session, request)
+            if hooks.has_impls("on_llm_request"):
+                request = await hooks.on_llm_request(session.hook_context(), request)
+            response = await _complete(provider, request)
+        except Exception as exc:
+            raise AgentError.wrap(exc) from exc
+        session.usage.add(response.message)
+        if hooks.has_impls("on_llm_response"):
+            await hooks.on_llm_response(session.hook_context(), response.message)
+        return response.message
+
+    async def _finished(
+        self, session: AgentSession, plan: Plan, step: Step, update: PlanUpdate | None
+    ) -> None:
+        await self._notify(plan, update)
+        hooks = session.bundle.hook_executor()
+        if hooks.has_impls("on_plan_step_complete"):
+            await hooks.on_plan_step_complete(session.hook_context(), step)
+
+    @staticmethod
+    async def _notify(plan: Plan, update: PlanUpdate | None) -> None:
+        if update is not None:
+            outcome = update(plan)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+
+def _check_policy(policy: str, retries: int) -> None:
+    if policy not in ("stop", "continue", "retry"):
+        raise ValueError(f"failure_policy must be 'stop', 'continue' or 'retry', not {policy!r}")
+    if retries < 0:
+        raise ValueError(f"max_retries must be 0 or more, not {retries}")
+
+
+def _next_step(plan: Plan) -> Step | None:
+    """The first pending step whose dependencies are all completed."""
+    for step in plan.steps:
+        if step.status is StepStatus.PENDING and all(plan.get(d).done for d in step.depends_on):
+            return step
+    return None
+
+
+def _turn_error(result: TurnResult) -> StepError:
+    if result.error is not None:
+        return StepError.from_error(result.error)
+    if result.stop == "client_tools":
+        names = ", ".join(c.name for c in result.pending_tool_calls)
+        message = (f"The step's turn paused for client tools ({names}), which a plan cannot run: "
+                   "offer only server tools to a task agent.")
+    else:
+        message = f"The step's turn ended with {result.stop!r} instead of an answer."
+    return StepError(message=message, type="AgentError", recoverable=False)
+
+
+async def _complete(provider: LLMProvider, request: LLMRequest) -> LLMResponse:
+    # BaseProvider takes the built request as is; any other LLMProvider gets its parts.
+    complete_request = getattr(provider, "complete_request", None)
+    if complete_request is not None:
+        response: LLMResponse = await complete_request(request)
+        return response
+    return await provider.complete(
+        request.messages, system=request.system, tools=request.tools, tool_choice=request.tool_choice,
+        max_tokens=request.max_tokens, temperature=request.temperature,
+        stop_sequences=request.stop_sequences, extra=request.extra,
+    )
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _RESULT_CHARS else text[:_RESULT_CHARS] + " [...]"
