@@ -24,9 +24,11 @@ The plan is updated in place and returned. Running ``execute_plan`` on a plan so
 results are still given to later steps; every other step (pending, running when the process died,
 failed, skipped) is run again.
 
-``on_update(plan)`` (sync or async), given to the agent or to a call, is called after every status
-change (a step starts, ends or is skipped, and once a drafted plan is read): persist the plan there
-(``plan.to_json()``) to resume it after a crash. The planning call goes to the session's provider
+The plan is also kept in ``session.app_state["plan"]`` after every status change (a step starts, ends
+or is skipped, and once a drafted plan is read), and a session with a store is saved right then: after
+``AgentSession.load`` in a new process, ``resume_plan(session)`` continues it, redoing nothing done.
+``on_update(plan)`` (sync or async), given to the agent or to a call, is called at the same points, for
+applications that keep plans elsewhere. The planning call goes to the session's provider
 (``bundle_resolve_provider``), passes the ``on_llm_request``/``on_llm_response`` hooks and is counted in
 ``session.usage``, but is not added to the session's history.
 """
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agcore.agent._agent import Agent, BasicAgent
 from agcore.agent._bundle import bundle_resolve_provider
@@ -54,12 +56,15 @@ __all__ = [
     "DEFAULT_PLAN_PROMPT",
     "DEFAULT_REASK_PROMPT",
     "DefaultTaskAgent",
+    "PLAN_STATE_KEY",
     "FailurePolicy",
     "PlanUpdate",
     "TaskAgent",
 ]
 
 FailurePolicy = Literal["stop", "continue", "retry"]
+#: Where a session keeps its plan's progress (``session.app_state[PLAN_STATE_KEY]``, saved with it).
+PLAN_STATE_KEY = "plan"
 #: Called with the plan after every status change; sync or async. Persist the plan here.
 PlanUpdate = Callable[[Plan], "Awaitable[None] | None"]
 #: A planning prompt built from the goal and the tools the steps may use.
@@ -154,8 +159,19 @@ class DefaultTaskAgent:
 
     async def run(self, session: AgentSession, goal: str) -> Plan:
         plan = await self.draft_plan(session, goal)
-        await self._notify(plan, self.on_update)
+        await self._notify(session, plan, self.on_update)
         return await self.execute_plan(session, plan)
+
+    async def resume_plan(self, session: AgentSession, **options: Any) -> Plan:
+        """Continue the plan saved in the session (``session.app_state["plan"]``), e.g. after
+        ``AgentSession.load`` in a new process: completed steps are not run again."""
+        saved = session.app_state.get(PLAN_STATE_KEY)
+        if saved is None:
+            raise PlanParseError(
+                f"session {session.session_id!r} holds no plan to resume: start one with run() or "
+                "execute_plan()"
+            )
+        return await self.execute_plan(session, Plan.from_dict(saved), **options)
 
     async def draft_plan(self, session: AgentSession, goal: str) -> Plan:
         """Ask the model for a plan; on a ``PlanParseError`` ask once more, showing it the error.
@@ -202,7 +218,7 @@ class DefaultTaskAgent:
                 while True:
                     tries += 1
                     step.start()
-                    await self._notify(plan, update)
+                    await self._notify(session, plan, update)
                     await self.run_step(session, plan, step)
                     error = step.error
                     if error is None or not (policy == "retry" and error.recoverable and tries <= retries):
@@ -278,13 +294,18 @@ class DefaultTaskAgent:
     async def _finished(
         self, session: AgentSession, plan: Plan, step: Step, update: PlanUpdate | None
     ) -> None:
-        await self._notify(plan, update)
+        await self._notify(session, plan, update)
         hooks = session.bundle.hook_executor()
         if hooks.has_impls("on_plan_step_complete"):
             await hooks.on_plan_step_complete(session.hook_context(), step)
 
     @staticmethod
-    async def _notify(plan: Plan, update: PlanUpdate | None) -> None:
+    async def _notify(session: AgentSession, plan: Plan, update: PlanUpdate | None) -> None:
+        # The plan is part of the session's state: a session with a store saves it at every change,
+        # so a process killed mid-plan resumes it (``resume_plan``) without redoing finished steps.
+        session.app_state[PLAN_STATE_KEY] = plan.model_dump(mode="json")
+        if session.store is not None:
+            await session.save()
         if update is not None:
             outcome = update(plan)
             if inspect.isawaitable(outcome):
