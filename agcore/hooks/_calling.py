@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import Any, Final
 
@@ -33,7 +34,7 @@ def _wrapfail(impl: HookImpl, message: str, rule: str = "a wrapper yields exactl
     )
 
 
-class _Teardown:
+class _Teardown(ABC):
     """The part of a started wrapper that runs after the inner implementations."""
 
     __slots__ = ("gen", "impl")
@@ -42,8 +43,9 @@ class _Teardown:
         self.impl = impl
         self.gen = gen
 
+    @abstractmethod
     async def finish(self, result: object, exception: BaseException | None) -> object:
-        raise NotImplementedError
+        """Resume the wrapper with the inner result (or exception); return the result that stands."""
 
 
 class _SyncWrapper(_Teardown):
