@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from agcore.agent import _events as ev
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
-from agcore.agent._messages import AgentMessage, AssistantReply, ToolResults, UserInput, convert_to_llm
+from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
 from agcore.agent._session import (
     CANCELLED,
     UNANSWERED_CLIENT,
@@ -126,7 +126,7 @@ async def run_loop(
             if text_mode:
                 message = text_mode_message(message)
             session.usage.add(message)  # before recording: a saved reply is saved with its usage
-            await _record(session, hooks, AssistantReply(message=message))
+            await session._record(AssistantReply(message=message))
             turn.usage = turn.usage + message.usage
             turn.text = message.text
             if hooks.has_impls("on_llm_response"):
@@ -157,7 +157,7 @@ async def run_loop(
                 if not follow_ups:
                     break
                 for follow in follow_ups:
-                    await _record(session, hooks, UserInput(content=follow.content))
+                    await session._record(UserInput(content=follow.content))
                 continue
             if turn.tool_turns >= config.max_tool_turns:
                 await _record_outcomes(session, hooks, calls, {
@@ -239,7 +239,7 @@ async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserM
         leftover = session._pending.steering
         session._close_open_calls(UNANSWERED_CLIENT)
         for steer in leftover:
-            await _record(session, hooks, UserInput(content=steer.content))
+            await session._record(UserInput(content=steer.content))
     else:
         session._close_open_calls(CANCELLED)  # a history loaded from elsewhere may end mid-batch
     session._pending = None
@@ -253,9 +253,9 @@ async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserM
             await hooks.on_session_start(session.hook_context())
     if hooks.has_impls("on_turn_start"):
         await hooks.on_turn_start(session.hook_context(), message)
-    await _record(session, hooks, UserInput(content=message.content))
+    await session._record(UserInput(content=message.content))
     for early in session._drain(session._steering):  # steered between turns: it is input too
-        await _record(session, hooks, UserInput(content=early.content))
+        await session._record(UserInput(content=early.content))
     return turn
 
 
@@ -369,14 +369,6 @@ def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn
     )
 
 
-async def _record(session: AgentSession, hooks: HookExecutor, message: AgentMessage) -> None:
-    session.messages.append(message)
-    if session._persistence is not None:
-        await session._persistence.flush(session)
-    if hooks.has_impls("on_message"):
-        await hooks.on_message(session.hook_context(), message)
-
-
 async def _record_outcomes(
     session: AgentSession,
     hooks: HookExecutor,
@@ -389,7 +381,7 @@ async def _record_outcomes(
         answered.get(c.id) or CallOutcome(c, error_result(c.id, CANCELLED), "cancelled") for c in calls
     ]
     answered.clear()
-    await _record(session, hooks, ToolResults(results=[o.result for o in outcomes]))
+    await session._record(ToolResults(results=[o.result for o in outcomes]))
     return [_result_event(o) for o in outcomes] if emit else []
 
 
@@ -397,7 +389,7 @@ async def _steer(
     session: AgentSession, hooks: HookExecutor, steering: list[UserMessage], skipped: list[str]
 ) -> ev.Steered:
     for message in steering:
-        await _record(session, hooks, UserInput(content=message.content))
+        await session._record(UserInput(content=message.content))
     text = "\n".join(m.content if isinstance(m.content, str) else "" for m in steering)
     return ev.Steered(skipped=skipped, text=text)
 

@@ -328,15 +328,21 @@ class AgentSession:
                 await hooks.on_session_end(self.hook_context())
             self._started = False
 
-    async def _record_progress(self, update: ToolProgress) -> None:
-        log = ToolLog(
-            text=update.message, tool_use_id=update.tool_call_id or None,
-            tool_name=update.tool_name or None, fraction=update.fraction,
-        )
-        self.messages.append(log)
+    async def _record(self, message: AgentMessage) -> None:
+        """The one way a message enters the history: appended, saved (with a store), then shown to
+        the ``on_message`` hooks."""
+        self.messages.append(message)
+        if self._persistence is not None:
+            await self._persistence.flush(self)
         hooks = self.bundle.hook_executor()
         if hooks.has_impls("on_message"):
-            await hooks.on_message(self.hook_context(), log)
+            await hooks.on_message(self.hook_context(), message)
+
+    async def _record_progress(self, update: ToolProgress) -> None:
+        await self._record(ToolLog(
+            text=update.message, tool_use_id=update.tool_call_id or None,
+            tool_name=update.tool_name or None, fraction=update.fraction,
+        ))
 
     def hook_context(self) -> HookContext:
         from agcore.hooks import HookContext
@@ -384,16 +390,8 @@ class AgentSession:
 
 def turn_cost(session: AgentSession, turn: _TurnState) -> float | None:
     """USD of this turn's replies whose model has a known price (None if none has)."""
-    by_model: dict[str, Usage] = {}
+    tracker = CostTracker(registry=session.usage.registry)
     for message in session.messages[turn.start :]:
         if isinstance(message, AssistantReply):
-            reply = message.message
-            previous = by_model.get(reply.model)
-            by_model[reply.model] = reply.usage if previous is None else previous + reply.usage
-    registry = session.usage.registry
-    total: float | None = None
-    for model, usage in by_model.items():
-        info = registry.get(model) if model else None
-        if info is not None:
-            total = (total or 0.0) + info.cost_usd(usage)
-    return total if total is not None or not by_model else None
+            tracker.add(message.message)
+    return tracker.cost_usd if tracker.by_model else None
