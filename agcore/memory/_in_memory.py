@@ -78,11 +78,7 @@ class InMemoryStore:
         metadata: Mapping[str, Any] | None = None,
         id: str | None = None,
     ) -> MemoryItem:
-        fields: dict[str, Any] = {"content": content, "namespace": namespace,
-                                  "metadata": dict(metadata or {})}
-        if id is not None:
-            fields["id"] = id
-        item = MemoryItem(**fields)
+        item = MemoryItem.new(content, namespace=namespace, metadata=metadata, id=id)
         # Re-insert so that a replaced item is ordered by its new created_at like in SQLite.
         self._items.pop(item.id, None)
         self._items[item.id] = item

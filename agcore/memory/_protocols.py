@@ -60,6 +60,19 @@ class MemoryItem(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=_now)
 
+    @classmethod
+    def new(
+        cls,
+        content: str,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        metadata: Mapping[str, Any] | None = None,
+        id: str | None = None,
+    ) -> MemoryItem:
+        """The item ``MemoryStore.add`` stores: a fresh id unless one is given, created now."""
+        return cls(id=_new_id() if id is None else id, content=content, namespace=namespace,
+                   metadata=dict(metadata or {}))
+
 
 class RetrievedItem(BaseModel):
     """A search hit: the item and how well it matched (higher is better; the scale is the retriever's)."""

@@ -241,12 +241,7 @@ class SqliteSessionStore:
             raise ValueError(f"record is for {record.session_id!r}, not {session_id!r}")
 
         def body(conn: sqlite3.Connection) -> int:
-            if record is not None:
-                self._update_record(conn, record)
-            elif conn.execute(
-                "UPDATE agcore_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id)
-            ).rowcount == 0:
-                raise _missing(session_id)
+            self._touch(conn, session_id, record)
             (last,) = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM agcore_session_messages WHERE session_id = ?",
                 (session_id,),
@@ -259,6 +254,15 @@ class SqliteSessionStore:
 
         return await self._run(lambda conn: self._write(conn, body))
 
+    def _touch(self, conn: sqlite3.Connection, session_id: str, record: SessionRecord | None) -> None:
+        """Before writing messages: save ``record`` with them, or at least mark the session updated."""
+        if record is not None:
+            self._update_record(conn, record)
+        elif conn.execute(
+            "UPDATE agcore_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id)
+        ).rowcount == 0:
+            raise _missing(session_id)
+
     async def replace_messages(
         self, session_id: str, messages: Sequence[str], *, record: SessionRecord | None = None
     ) -> int:
@@ -267,12 +271,7 @@ class SqliteSessionStore:
             raise ValueError(f"record is for {record.session_id!r}, not {session_id!r}")
 
         def body(conn: sqlite3.Connection) -> int:
-            if record is not None:
-                self._update_record(conn, record)
-            elif conn.execute(
-                "UPDATE agcore_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id)
-            ).rowcount == 0:
-                raise _missing(session_id)
+            self._touch(conn, session_id, record)
             conn.execute("DELETE FROM agcore_session_messages WHERE session_id = ?", (session_id,))
             conn.executemany(
                 "INSERT INTO agcore_session_messages (session_id, seq, data) VALUES (?, ?, ?)",

@@ -326,11 +326,7 @@ class SqliteMemoryStore:
         metadata: Mapping[str, Any] | None = None,
         id: str | None = None,
     ) -> MemoryItem:
-        fields: dict[str, Any] = {"content": content, "namespace": namespace,
-                                  "metadata": dict(metadata or {})}
-        if id is not None:
-            fields["id"] = id
-        item = MemoryItem(**fields)
+        item = MemoryItem.new(content, namespace=namespace, metadata=metadata, id=id)
         batch = [(item, _dump_metadata(item.metadata))]
         await self._run(lambda conn: self._write(conn, batch))
         return item
