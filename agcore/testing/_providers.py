@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import uuid
 from abc import abstractmethod
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -39,6 +38,7 @@ from agcore.llm import (
     UserMessage,
     message_to_events,
 )
+from agcore.llm._identifiers import new_call_id
 
 __all__ = [
     "FunctionProvider",
@@ -69,10 +69,6 @@ class ScriptExhaustedError(LLMError):
     """A ``ScriptedProvider`` was called more times than its script has responses."""
 
 
-def _call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
 def text_reply(text: str, *, usage: Usage | None = None) -> AssistantMessage:
     """A plain text answer that ends the turn."""
     return AssistantMessage(content=[TextBlock(text=text)], stop_reason=StopReason.END_TURN,
@@ -90,7 +86,7 @@ def tool_calls_reply(
             content.append(call)
         else:
             name, arguments = call
-            content.append(ToolUseBlock(id=_call_id(), name=name, input=dict(arguments)))
+            content.append(ToolUseBlock(id=new_call_id(), name=name, input=dict(arguments)))
     return AssistantMessage(content=content, stop_reason=StopReason.TOOL_USE)
 
 
@@ -102,7 +98,7 @@ def tool_call_reply(
     text: str | None = None,
 ) -> AssistantMessage:
     """A reply calling one tool; ``id`` is generated (``call_<24 hex>``) unless given."""
-    call = ToolUseBlock(id=id or _call_id(), name=name, input=dict(arguments or {}))
+    call = ToolUseBlock(id=id or new_call_id(), name=name, input=dict(arguments or {}))
     return tool_calls_reply([call], text=text)
 
 

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
 
 import mcp_types
 
+from agcore.llm._identifiers import fit_identifier
 from agcore.llm.types import ImageBlock, TextBlock
 from agcore.tools import ToolError
 
 __all__ = ["convert_result", "namespaced_tool_name"]
 
 # The strictest vendor rule (Anthropic's); OpenAI and Gemini accept every name that passes it.
-_VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _INVALID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
-_HASH_LEN = 8
 
 
 def namespaced_tool_name(server: str, tool: str) -> str:
@@ -28,12 +26,7 @@ def namespaced_tool_name(server: str, tool: str) -> str:
     result is cut to length) and suffixed with a short hash of the original, so it is deterministic
     and two names that clean to the same text (``a.b`` and ``a_b``) still differ.
     """
-    raw = f"{server}__{tool}"
-    if _VALID_NAME.match(raw):
-        return raw
-    digest = hashlib.sha256(raw.encode()).hexdigest()[:_HASH_LEN]
-    cleaned = _INVALID_CHAR.sub("_", raw)[: 64 - _HASH_LEN - 1]
-    return f"{cleaned}_{digest}"
+    return fit_identifier(f"{server}__{tool}", max_length=64, invalid=_INVALID_CHAR)
 
 
 def _blob_size(data: str) -> int:

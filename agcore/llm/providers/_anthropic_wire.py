@@ -6,12 +6,12 @@ conversion can be read (and tested) without the HTTP machinery around it.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from agcore.llm._arguments import parse_tool_arguments
+from agcore.llm._identifiers import fit_identifier
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -51,7 +51,6 @@ def _ephemeral() -> dict[str, str]:
 
 # ---------------------------------------------------------------------------------------- tool ids
 
-_VALID_TOOL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _INVALID_TOOL_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -61,11 +60,7 @@ def sanitize_tool_id(tool_id: str) -> str:
     Valid ids pass unchanged. Others are cleaned and get a hash of the original, so two ids that
     clean to the same text stay distinct and the tool_use and its tool_result still agree.
     """
-    if _VALID_TOOL_ID.fullmatch(tool_id):
-        return tool_id
-    digest = hashlib.sha256(tool_id.encode()).hexdigest()[:8]
-    base = _INVALID_TOOL_ID_CHARS.sub("_", tool_id)[:55]
-    return f"{base}_{digest}" if base else f"toolu_{digest}"
+    return fit_identifier(tool_id, max_length=64, invalid=_INVALID_TOOL_ID_CHARS, empty_prefix="toolu")
 
 
 # ---------------------------------------------------------------------------------------- requests

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from agcore.llm._arguments import parse_tool_arguments
+from agcore.llm._identifiers import new_call_id
 from agcore.llm.events import (
     StreamEvent,
     TextDelta,
@@ -208,7 +208,7 @@ def _tool_use(call: Mapping[str, Any]) -> tuple[ToolUseBlock, str]:
         raw = json.dumps(raw)  # a list or scalar: parse_tool_arguments reports it is not an object
     arguments, error = parse_tool_arguments(raw)
     block = ToolUseBlock(
-        id=str(call.get("id") or f"call_{secrets.token_hex(12)}"),
+        id=str(call.get("id") or new_call_id()),
         name=str(function.get("name") or ""),
         input=arguments,
         parse_error=error,

@@ -7,13 +7,12 @@ send with another type is tolerated here, in one place, for ``complete()`` and `
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
 from agcore.llm._arguments import parse_tool_arguments
+from agcore.llm._identifiers import fit_identifier, new_call_id
 from agcore.llm.errors import LLMError, ResponseFormatError, error_from_status
 from agcore.llm.types import (
     AssistantMessage,
@@ -64,10 +63,7 @@ _FINISH: dict[str, StopReason] = {
 def sanitize_tool_id(tool_id: str) -> str:
     """``tool_id`` cut to fit OpenAI's limit; the hash suffix keeps ids that share a prefix apart and
     makes the result the same for the tool call and its result."""
-    if len(tool_id) <= MAX_TOOL_ID_LENGTH:
-        return tool_id
-    digest = hashlib.sha256(tool_id.encode()).hexdigest()[:8]
-    return f"{tool_id[: MAX_TOOL_ID_LENGTH - 9]}_{digest}"
+    return fit_identifier(tool_id, max_length=MAX_TOOL_ID_LENGTH, empty_prefix="call")
 
 
 def _image_part(block: ImageBlock) -> dict[str, Any]:
@@ -186,11 +182,6 @@ def build_params(
 # ----------------------------------------------------------------------------- response
 # Replies are read as decoded JSON, not as SDK models: the SDK's per-chunk model building costs more
 # than all of agcore's streaming work, and plain dicts take the servers' variations in stride.
-
-
-def new_call_id() -> str:
-    """An id for a tool call the server sent without one (some compatible servers do)."""
-    return f"call_{secrets.token_hex(12)}"
 
 
 def text_of(content: object) -> str:
