@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agcore.context import SUMMARY_CLOSE, SUMMARY_OPEN
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -121,7 +122,8 @@ class Summary(_AgentMessageBase):
     text: str
 
     def to_llm_text(self) -> str:
-        return f"<conversation_summary>\n{self.text}\n</conversation_summary>"
+        # The same wrapper agcore.context writes, so either kind of summary reads alike to the model.
+        return f"{SUMMARY_OPEN}\n{self.text}\n{SUMMARY_CLOSE}"
 
 
 class ContextNote(_AgentMessageBase):
