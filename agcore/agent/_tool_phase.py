@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -122,7 +121,7 @@ class ToolPhase:
     async def run(self, calls: list[ToolUseBlock]) -> PhaseOutcome:
         outcome = PhaseOutcome()
         parallel = self._config.parallel_tool_calls
-        runnable: list[tuple[ToolUseBlock, ToolUseBlock, Tool]] = []  # (original, to run, tool)
+        runnable: list[tuple[ToolUseBlock, ToolUseBlock]] = []  # (original, to run)
         wants_before = self._hooks.has_impls("before_tool_call")
         for i, call in enumerate(calls):
             steering = self._drain_steering()
@@ -154,7 +153,7 @@ class ToolPhase:
             tool = self._registry.get(call.name)
             if tool is None or call.parse_error is not None:
                 # Unknown tool or unreadable arguments: the registry words the error for the model.
-                await self._execute(call, call, None)
+                await self._execute(call, call)
                 continue
             to_run = call
             if wants_before:
@@ -174,15 +173,15 @@ class ToolPhase:
             if tool.mode == "client":
                 outcome.client_calls.append(to_run)
             elif parallel:
-                runnable.append((call, to_run, tool))
+                runnable.append((call, to_run))
             else:
-                await self._execute(call, to_run, tool)
+                await self._execute(call, to_run)
         if len(runnable) == 1:
             await self._execute(*runnable[0])
         elif runnable:
             async with anyio.create_task_group() as group:
-                for original, to_run, tool in runnable:
-                    group.start_soon(self._execute, original, to_run, tool)
+                for original, to_run in runnable:
+                    group.start_soon(self._execute, original, to_run)
         if self._hooks.has_impls("after_tool_call"):
             await self._after_hooks(calls)
         return outcome
@@ -213,23 +212,11 @@ class ToolPhase:
             "or try something else."
         )
 
-    async def _execute(self, original: ToolUseBlock, call: ToolUseBlock, tool: Tool | None) -> None:
-        registry = self._registry
-        timeout = self._config.tool_timeout
-        started = time.perf_counter()
-        if tool is None or tool.timeout is not None or registry.default_timeout is not None or not timeout:
-            execution = await registry.execute_detailed(call, self._tool_context)
-        else:
-            with anyio.move_on_after(timeout) as scope:
-                execution = await registry.execute_detailed(call, self._tool_context)
-            if scope.cancelled_caught:
-                message = (
-                    f"Tool '{call.name}' timed out after {timeout:g}s. "
-                    "Try again with a smaller request or different arguments."
-                )
-                self._answer(original, error_result(original.id, message), "timeout",
-                             duration=time.perf_counter() - started)
-                return
+    async def _execute(self, original: ToolUseBlock, call: ToolUseBlock) -> None:
+        # The registry applies the timeout: the tool's own, else its default, else the config's.
+        execution = await self._registry.execute_detailed(
+            call, self._tool_context, default_timeout=self._config.tool_timeout
+        )
         result = execution.result
         if call.id != original.id:  # defensive: results always answer the recorded call
             result = result.model_copy(update={"tool_use_id": original.id})

@@ -177,14 +177,20 @@ class ToolRegistry:
 
     # -------------------------------------------------------------------------------- execution
 
-    async def execute(self, call: ToolUseBlock, ctx: ToolContext) -> ToolResultBlock:
+    async def execute(
+        self, call: ToolUseBlock, ctx: ToolContext, *, default_timeout: float | None = None
+    ) -> ToolResultBlock:
         """Run one call and return its result; tool-side failures become ``is_error`` results.
 
+        The timeout per attempt is the tool's own, else the registry's ``default_timeout``, else the
+        ``default_timeout`` given here (the agent loop passes ``AgentConfig.tool_timeout``).
         Cancellation from outside propagates (no result is returned for a cancelled call).
         """
-        return (await self.execute_detailed(call, ctx)).result
+        return (await self.execute_detailed(call, ctx, default_timeout=default_timeout)).result
 
-    async def execute_detailed(self, call: ToolUseBlock, ctx: ToolContext) -> ToolExecution:
+    async def execute_detailed(
+        self, call: ToolUseBlock, ctx: ToolContext, *, default_timeout: float | None = None
+    ) -> ToolExecution:
         """``execute()``, also reporting the status, attempts, duration and the exception."""
         started = time.perf_counter()
         tool = self._tools.get(call.name)
@@ -205,6 +211,8 @@ class ToolRegistry:
         if tool.wants_context:
             ctx = ctx.for_call(call)
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
+        if timeout is None:
+            timeout = default_timeout
         attempts = 0
         while True:
             attempts += 1
