@@ -217,10 +217,8 @@ class ToolPhase:
         execution = await self._registry.execute_detailed(
             call, self._tool_context, default_timeout=self._config.tool_timeout
         )
-        result = execution.result
-        if call.id != original.id:  # defensive: results always answer the recorded call
-            result = result.model_copy(update={"tool_use_id": original.id})
-        self._answer(original, result, execution.status, duration=execution.duration)
+        # A before_tool_call rewrite changes only the arguments, so the result answers ``original``.
+        self._answer(original, execution.result, execution.status, duration=execution.duration)
 
     async def _after_hooks(self, calls: list[ToolUseBlock]) -> None:
         for call in calls:
