@@ -21,6 +21,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+import anyio
+
 from agcore.agent import _events as ev
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
@@ -194,11 +196,13 @@ async def run_loop(
                 raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
         finished = True
         result = _finish(session, turn, "done")
+        await _report_result(session, hooks, result)
         if emit:
             yield ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop="done")
     except _Stop as stop:
         finished = True
         result = _finish(session, turn, stop.stop, stop.error)
+        await _report_result(session, hooks, result)
         if not emit:
             pass
         elif stop.error is None:
@@ -215,13 +219,17 @@ async def run_loop(
         result = _finish(session, turn, "error", error)
         if session._persistence is not None:
             await _save_repair(session)
+        await _report_result(session, hooks, result)
         if emit:
             yield _failed(result)
     finally:
         if not finished:
-            # Cancelled, or the consumer closed the stream: no awaiting here, just repair and record.
+            # Cancelled, or the consumer closed the stream: repair and record first, so the history is
+            # valid whatever the observers do; they then run shielded (spans and logs must close).
             session._close_open_calls(CANCELLED)
-            _finish(session, turn, "cancelled", Cancelled())
+            cancelled = _finish(session, turn, "cancelled", Cancelled())
+            if hooks.has_impls("on_turn_result"):
+                await _report_cancelled(session, hooks, cancelled)
         session._running = False
 
 
@@ -275,7 +283,7 @@ async def _finish_client_batch(
             call.id, f"The client returned no result for this call to '{call.name}'."
         )
         if wants_after:
-            result = await hooks.after_tool_call(session.hook_context(), call, result)
+            result = await hooks.after_tool_call(session.hook_context(), call, result, "client")
         session._answered[call.id] = CallOutcome(call, result, "error" if result.is_error else "ok")
     session._pending = None
     events = await _record_outcomes(session, hooks, pending.calls, session._answered)
@@ -409,6 +417,19 @@ async def _save_repair(session: AgentSession) -> None:
         await session._persistence.flush(session)
     except Exception as exc:
         _log.warning("session %s: could not save after a failed turn: %s", session.session_id, exc)
+
+
+async def _report_result(session: AgentSession, hooks: HookExecutor, result: TurnResult) -> None:
+    if hooks.has_impls("on_turn_result"):
+        await hooks.on_turn_result(session.hook_context(), result)
+
+
+async def _report_cancelled(session: AgentSession, hooks: HookExecutor, result: TurnResult) -> None:
+    try:
+        with anyio.CancelScope(shield=True):
+            await hooks.on_turn_result(session.hook_context(), result)
+    except Exception:  # e.g. a stream closed by the garbage collector, outside any event loop
+        _log.debug("on_turn_result could not run for a cancelled turn", exc_info=True)
 
 
 def _finish(

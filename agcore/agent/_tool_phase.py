@@ -25,7 +25,7 @@ from agcore.tools import Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
-    from agcore.hooks import HookContext, HookExecutor
+    from agcore.hooks import ConfirmationAnswer, HookContext, HookExecutor
 
 __all__ = ["CallOutcome", "PhaseOutcome", "RepetitionTracker", "ToolPhase", "error_result"]
 
@@ -195,6 +195,7 @@ class ToolPhase:
     async def _ask(self, call: ToolUseBlock, tool: Tool) -> str | None:
         """None when approved; otherwise the result text telling the model it was not approved."""
         if self._confirm is None:
+            await self._report_confirmation(call, "unavailable")
             return (
                 f"Not run: '{tool.name}' needs the user's approval and this session has no way to ask, "
                 "so it was not run. Tell the user what you wanted to do, or reach the goal another way."
@@ -204,13 +205,20 @@ class ToolPhase:
             answer = await answer
         if answer == "always":
             self._always.add(tool.name)
+            await self._report_confirmation(call, "always")
             return None
         if answer is True:
+            await self._report_confirmation(call, "yes")
             return None
+        await self._report_confirmation(call, "no")
         return (
             f"Not run: the user did not approve this call to '{tool.name}'. Ask the user how to proceed, "
             "or try something else."
         )
+
+    async def _report_confirmation(self, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:
+        if self._hooks.has_impls("on_confirmation"):
+            await self._hooks.on_confirmation(self._hook_context(), call, answer)
 
     async def _execute(self, original: ToolUseBlock, call: ToolUseBlock) -> None:
         # The registry applies the timeout: the tool's own, else its default, else the config's.
@@ -225,7 +233,9 @@ class ToolPhase:
             done = self.answered.get(call.id)
             if done is None or not done.hookable:
                 continue
-            rewritten = await self._hooks.after_tool_call(self._hook_context(), call, done.result)
+            rewritten = await self._hooks.after_tool_call(
+                self._hook_context(), call, done.result, done.status
+            )
             if rewritten is not done.result:
                 if rewritten.tool_use_id != call.id:
                     rewritten = rewritten.model_copy(update={"tool_use_id": call.id})

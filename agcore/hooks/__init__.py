@@ -24,12 +24,15 @@ before_tool_call        ``ToolCallDecision``: the first deny  gatekeeper: ``Hook
                         wins (and ends the call), rewrites
                         chain (later plugins see the new
                         arguments), else allow
-after_tool_call         the result, rewrites chained          observer: logged, the result is kept as it
-                                                              was before that plugin
+after_tool_call         the result, rewrites chained (also    observer: logged, the result is kept as it
+                        gets ``status``: how the call ended)  was before that plugin
+on_confirmation         None                                  observer: logged, the run goes on
 on_message              None                                  observer: logged, the run goes on (the
                                                               message is already in the history)
 on_plan_step_complete   None                                  observer: logged, the run goes on
 on_error                None                                  observer: logged, never masks the error
+on_turn_result          None (gets the ``TurnResult``; runs   observer: logged, the run goes on
+                        even after a cancellation)
 ======================  ====================================  ============================================
 
 "Logged" means logger ``agcore.hooks``, level WARNING, with the traceback, the plugin's and the hook's
@@ -49,17 +52,19 @@ from agcore.hooks._context import HookContext, ToolCallDecision
 from agcore.hooks._errors import HookFailure
 from agcore.hooks._executor import HookExecutor, PluginInfo
 from agcore.hooks._markers import ENTRYPOINT_GROUP, PROJECT_NAME, hookimpl, hookspec
-from agcore.hooks._specs import HOOK_KINDS, AgcoreHookSpecs, HookKind
+from agcore.hooks._specs import HOOK_KINDS, AgcoreHookSpecs, ConfirmationAnswer, HookKind, ToolCallStatus
 
 __all__ = [
     "ENTRYPOINT_GROUP",
     "HOOK_KINDS",
     "PROJECT_NAME",
     "AgcoreHookSpecs",
+    "ConfirmationAnswer",
     "HookContext",
     "HookExecutor",
     "HookFailure",
     "HookKind",
+    "ToolCallStatus",
     "PluginInfo",
     "ToolCallDecision",
     "hookimpl",

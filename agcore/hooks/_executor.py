@@ -13,7 +13,7 @@ from agcore.hooks._context import HookContext, ToolCallDecision
 from agcore.hooks._folds import AllTrue, Chain, Collect, Decide, First, Fold, Ignore
 from agcore.hooks._markers import ENTRYPOINT_GROUP, PROJECT_NAME
 from agcore.hooks._plugins import allow_async_wrappers, check_plugin, default_plugin_name
-from agcore.hooks._specs import HOOK_KINDS, AgcoreHookSpecs
+from agcore.hooks._specs import HOOK_KINDS, AgcoreHookSpecs, ConfirmationAnswer
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
 
 __all__ = ["HookExecutor", "PluginInfo"]
@@ -69,6 +69,8 @@ class HookExecutor:
         self._on_message: Final[HookCaller] = hook.on_message
         self._on_plan_step_complete: Final[HookCaller] = hook.on_plan_step_complete
         self._on_error: Final[HookCaller] = hook.on_error
+        self._on_confirmation: Final[HookCaller] = hook.on_confirmation
+        self._on_turn_result: Final[HookCaller] = hook.on_turn_result
         self._callers: Final[dict[str, HookCaller]] = {name: getattr(hook, name) for name in HOOK_KINDS}
         if load_entrypoints:
             self.load_entrypoints()
@@ -219,13 +221,13 @@ class HookExecutor:
         )
 
     async def after_tool_call(
-        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock
+        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock, status: str = "ok"
     ) -> ToolResultBlock:
         """The result to record: ``result`` as the plugins rewrote it (itself when none did)."""
         impls = self._after_tool_call._hookimpls
         if not impls:
             return result
-        kwargs: dict[str, object] = {"ctx": ctx, "call": call, "result": result}
+        kwargs: dict[str, object] = {"ctx": ctx, "call": call, "result": result, "status": status}
         return cast(
             ToolResultBlock, await multicall("after_tool_call", impls.copy(), kwargs, _CHAIN_RESULT, True)
         )
@@ -238,6 +240,14 @@ class HookExecutor:
         if impls := self._on_plan_step_complete._hookimpls:
             await self._observe("on_plan_step_complete", impls, {"ctx": ctx, "step": step})
 
+    async def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:
+        if impls := self._on_confirmation._hookimpls:
+            await self._observe("on_confirmation", impls, {"ctx": ctx, "call": call, "answer": answer})
+
     async def on_error(self, ctx: HookContext, error: BaseException) -> None:
         if impls := self._on_error._hookimpls:
             await self._observe("on_error", impls, {"ctx": ctx, "error": error})
+
+    async def on_turn_result(self, ctx: HookContext, result: Any) -> None:
+        if impls := self._on_turn_result._hookimpls:
+            await self._observe("on_turn_result", impls, {"ctx": ctx, "result": result})

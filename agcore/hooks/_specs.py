@@ -13,7 +13,7 @@ from agcore.hooks._context import HookContext, ToolCallDecision
 from agcore.hooks._markers import hookspec
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
 
-__all__ = ["HOOK_KINDS", "AgcoreHookSpecs", "HookKind"]
+__all__ = ["HOOK_KINDS", "AgcoreHookSpecs", "ConfirmationAnswer", "HookKind", "ToolCallStatus"]
 
 HookKind = Literal["observer", "gatekeeper"]
 
@@ -28,10 +28,21 @@ HOOK_KINDS: Final[dict[str, HookKind]] = {
     "on_llm_response": "observer",
     "before_tool_call": "gatekeeper",
     "after_tool_call": "observer",
+    "on_confirmation": "observer",
     "on_message": "observer",
     "on_plan_step_complete": "observer",
     "on_error": "observer",
+    "on_turn_result": "observer",
 }
+
+#: How a tool call ended, as ``after_tool_call`` receives it. The registry's statuses (``ok``,
+#: ``error``, ``timeout``, ``unknown_tool``, ``invalid_arguments``, ``parse_error``, ...), then the loop's:
+#: ``denied`` (a ``before_tool_call`` veto), ``not_approved`` (the confirmation said no), ``repeated``
+#: (repetition detection answered instead of running it) and ``client`` (the client returned it).
+ToolCallStatus = str
+
+#: The answers ``on_confirmation`` reports: ``unavailable`` means the session had no way to ask.
+ConfirmationAnswer = Literal["yes", "no", "always", "unavailable"]
 
 
 class AgcoreHookSpecs:
@@ -72,11 +83,19 @@ class AgcoreHookSpecs:
 
     @hookspec
     def after_tool_call(
-        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock
+        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock, status: ToolCallStatus
     ) -> ToolResultBlock | None:
-        """``call`` produced ``result``: return a rewritten result, or None (observer with rewrite).
+        """``call`` ended with ``result``: return a rewritten result, or None (observer with rewrite).
 
-        Rewrites chain; an implementation that raises is logged and leaves the result as it was."""
+        ``status`` says how it ended (``ToolCallStatus``: ``ok``, ``error``, ``timeout``, ``denied``,
+        ``not_approved``...). Rewrites chain; an implementation that raises is logged and leaves the
+        result as it was."""
+
+    @hookspec
+    def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:
+        """The user was asked to approve ``call`` and gave ``answer`` (observer): ``yes``, ``no``,
+        ``always`` (this tool is approved for the rest of the session) or ``unavailable`` (the session
+        has no confirm callback, so the call was not run)."""
 
     @hookspec
     def on_message(self, ctx: HookContext, message: Any) -> None:
@@ -89,3 +108,9 @@ class AgcoreHookSpecs:
     @hookspec
     def on_error(self, ctx: HookContext, error: BaseException) -> None:
         """The run hit ``error`` (observer). A failing implementation never masks the original error."""
+
+    @hookspec
+    def on_turn_result(self, ctx: HookContext, result: Any) -> None:
+        """A turn finished with ``result``, its ``TurnResult`` (observer): ``result.stop`` says how
+        (done, client_tools, stopped_by_hook, limit, cancelled, error). It runs after every turn, a
+        cancelled one included (shielded from the cancellation), so spans and trace records can close."""
