@@ -7,12 +7,14 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test demo lint typecheck layers docs pytest bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tests/downstream_pkg/pyproject.toml examples/agcore_example_pkg/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	# A downstream package (Agent subclass + entry-point plugin) the tests prove agcore works with.
 	$(PY) -m pip install --quiet --no-deps -e tests/downstream_pkg
+	# The downstream package shipped as an example (examples/agcore_example_pkg); the tests run it.
+	$(PY) -m pip install --quiet --no-deps -e examples/agcore_example_pkg
 	touch $(STAMP)
 
 test: $(STAMP) lint typecheck layers docs pytest
@@ -33,7 +35,7 @@ pytest: $(STAMP)
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
-	$(PY) examples/tour.py
+	$(PY) examples/demo.py
 
 bench: $(STAMP)
 	$(PY) bench/llm_overhead.py

@@ -159,7 +159,8 @@ async def main(base_url: str | None) -> None:
     flaky = ScriptedProvider([OverloadedError("overloaded (529)"), "Back on my feet."], retry_policy=quick)
     reply = await flaky.complete([UserMessage(content="hello?")])
     print(f"  retried: {reply.text!r} after {flaky.calls} calls")
-    print("\nDone. Next: the agcore command line and the full showcase (see roadmap.md).")
+    print("\nDone. Next: the full showcase, `python examples/demo.py` (`make demo`), and the command line,\n"
+          "`agcore --help`.")
 
 
 if __name__ == "__main__":

@@ -10,16 +10,11 @@ agent = BasicAgent(name="helper", system_prompt="You help with the repository.")
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
 from agcore.agent._builder import AgentBuilder
-from agcore.agent._bundle import (
-    ProviderResolver,
-    RuntimeBundle,
-    bundle_resolve_provider,
-    register_memory_tools,
-    remember_tool,
-    retrieve_tool,
-)
 from agcore.agent._config import AgentConfig
 from agcore.agent._cost import CostTracker
 from agcore.agent._errors import (
@@ -63,22 +58,55 @@ from agcore.agent._messages import (
     messages_from_json,
     messages_to_json,
 )
-from agcore.agent._plan import Plan, Step, StepError, StepStatus
-from agcore.agent._plan_parser import JsonPlanParser, PlanParser
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
 from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform, TurnResult
 
 # ---- end of session and loop exports ----
-from agcore.agent._task_agent import (
-    DEFAULT_PLAN_PROMPT,
-    DEFAULT_REASK_PROMPT,
-    DefaultTaskAgent,
-    FailurePolicy,
-    PlanUpdate,
-    TaskAgent,
-)
+
+if TYPE_CHECKING:
+    from agcore.agent._bundle import (
+        ProviderResolver,
+        RuntimeBundle,
+        bundle_resolve_provider,
+        register_memory_tools,
+        remember_tool,
+        retrieve_tool,
+    )
+    from agcore.agent._plan import Plan, Step, StepError, StepStatus
+    from agcore.agent._plan_parser import JsonPlanParser, PlanParser
+    from agcore.agent._task_agent import (
+        DEFAULT_PLAN_PROMPT,
+        DEFAULT_REASK_PROMPT,
+        DefaultTaskAgent,
+        FailurePolicy,
+        PlanUpdate,
+        TaskAgent,
+    )
+
+# Loaded on first use: the bundle (dependency-injector, which pulls in asyncio, yaml and, where
+# installed, starlette) is needed once AgentBuilder.build() runs; plans and task agents by few runs.
+_LAZY = {
+    "ProviderResolver": "agcore.agent._bundle",
+    "RuntimeBundle": "agcore.agent._bundle",
+    "bundle_resolve_provider": "agcore.agent._bundle",
+    "register_memory_tools": "agcore.agent._bundle",
+    "remember_tool": "agcore.agent._bundle",
+    "retrieve_tool": "agcore.agent._bundle",
+    "Plan": "agcore.agent._plan",
+    "Step": "agcore.agent._plan",
+    "StepError": "agcore.agent._plan",
+    "StepStatus": "agcore.agent._plan",
+    "JsonPlanParser": "agcore.agent._plan_parser",
+    "PlanParser": "agcore.agent._plan_parser",
+    "DEFAULT_PLAN_PROMPT": "agcore.agent._task_agent",
+    "DEFAULT_REASK_PROMPT": "agcore.agent._task_agent",
+    "DefaultTaskAgent": "agcore.agent._task_agent",
+    "FailurePolicy": "agcore.agent._task_agent",
+    "PlanUpdate": "agcore.agent._task_agent",
+    "TaskAgent": "agcore.agent._task_agent",
+}
 
 __all__ = [
     "DEFAULT_PLAN_PROMPT",
@@ -150,3 +178,11 @@ __all__ = [
     "TurnStarted",
     "TurnStop",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_getattr(__name__, _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return lazy_dir(__name__, _LAZY)

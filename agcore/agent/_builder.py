@@ -21,13 +21,11 @@ range. Tools given with ``.tools()`` are added to the ``.tool_registry()`` regis
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
-from dependency_injector import providers
 from pydantic import ValidationError
 
-from agcore.agent._bundle import ProviderResolver, RuntimeBundle, register_memory_tools
 from agcore.agent._config import AgentConfig
 from agcore.agent._errors import ConfigError
 from agcore.hooks import HookExecutor
@@ -36,6 +34,9 @@ from agcore.llm.factory import create_provider
 from agcore.llm.provider import LLMProvider
 from agcore.memory import MemoryStore, Retriever
 from agcore.tools import Tool, ToolNameCollisionError, ToolRegistry
+
+if TYPE_CHECKING:
+    from agcore.agent._bundle import ProviderResolver, RuntimeBundle
 
 __all__ = ["AgentBuilder"]
 
@@ -145,6 +146,12 @@ class AgentBuilder:
 
     def build(self) -> RuntimeBundle:
         """Validate the parts and return a new bundle holding them. ``ConfigError`` names what to fix."""
+        # Imported here: dependency-injector is the costliest import of the kernel, and a program
+        # that imports agcore.agent without building (a CLI's --help, type checks) need not pay it.
+        from dependency_injector import providers
+
+        from agcore.agent._bundle import RuntimeBundle, register_memory_tools
+
         config = self._build_config()
         provider = self._build_provider()
         self._check_memory()

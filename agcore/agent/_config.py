@@ -31,7 +31,7 @@ class AgentConfig(BaseModel):
       (``stream_turn`` then yields the text in one delta per reply).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     max_turns: int = Field(default=50, ge=1)
     max_tool_turns: int = Field(default=25, ge=1)

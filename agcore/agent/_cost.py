@@ -23,7 +23,7 @@ class CostTracker(BaseModel):
     the data.
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, defer_build=True)
 
     usage: Usage = Field(default_factory=Usage)
     by_model: dict[str, Usage] = Field(default_factory=dict)

@@ -136,7 +136,8 @@ def _llm_message(cause: LLMError) -> str:
         advice = "It is transient: run the turn again later (the session history is intact)."
     else:
         advice = "Check the provider's configuration, then run the turn again."
-    return f"The model call failed: {cause}. {advice}"
+    # The cause's own message usually ends in a sentence of advice: no second full stop after it.
+    return f"The model call failed: {str(cause).rstrip('.')}. {advice}"
 
 
 class AgentToolError(AgentError):

@@ -39,7 +39,8 @@ TurnStop = Literal["done", "client_tools", "stopped_by_hook", "limit", "cancelle
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: built on first use, not at import (see agcore.llm.types._Frozen).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TurnStarted(_Event):
@@ -153,4 +154,4 @@ AgentEvent = Annotated[
 ]
 
 #: Validates a serialised event (``AgentEventAdapter.validate_json(line)``) back into its class.
-AgentEventAdapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+AgentEventAdapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent, config=ConfigDict(defer_build=True))

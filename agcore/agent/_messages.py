@@ -26,7 +26,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agcore.context import SUMMARY_CLOSE, SUMMARY_OPEN
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -61,7 +60,8 @@ def _now() -> datetime:
 
 
 class _AgentMessageBase(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: built on first use, not at import (see agcore.llm.types._Frozen).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     # convert_to_llm caches an item's UserMessage here. A slot, not a field or private attribute, so
     # it is invisible to equality, serialisation, copies and pickling; the item is frozen, so the
     # cached message never goes stale.
@@ -123,6 +123,9 @@ class Summary(_AgentMessageBase):
 
     def to_llm_text(self) -> str:
         # The same wrapper agcore.context writes, so either kind of summary reads alike to the model.
+        # Imported here: agcore.context is loaded only by runs that compact (or hold a summary).
+        from agcore.context import SUMMARY_CLOSE, SUMMARY_OPEN
+
         return f"{SUMMARY_OPEN}\n{self.text}\n{SUMMARY_CLOSE}"
 
 
@@ -160,7 +163,9 @@ AgentMessage = Annotated[
 ]
 
 #: Validates serialised messages: ``AgentMessageAdapter.validate_json(data)``.
-AgentMessageAdapter: TypeAdapter[list[AgentMessage]] = TypeAdapter(list[AgentMessage])
+AgentMessageAdapter: TypeAdapter[list[AgentMessage]] = TypeAdapter(
+    list[AgentMessage], config=ConfigDict(defer_build=True)
+)
 
 
 def messages_to_json(messages: Sequence[AgentMessage]) -> bytes:

@@ -348,6 +348,7 @@ class AgentSession:
         from agcore.hooks import HookContext
 
         usage = self.usage
+        last = self._last_model
         return HookContext(
             session_id=self.session_id,
             agent_name=self.agent.name,
@@ -355,6 +356,8 @@ class AgentSession:
             plan_step_index=self.plan_step_index,
             usage=usage.usage,
             cost_usd=usage.cost_usd,
+            model=last[1] if last is not None else None,
+            provider=last[0] if last is not None else None,
         )
 
     # --------------------------------------------------------------------- history repair

@@ -282,7 +282,8 @@ class DefaultTaskAgent:
         try:
             provider = await bundle_resolve_provider(session.bundle, session, request)
             if hooks.has_impls("on_llm_request"):
-                request = await hooks.on_llm_request(session.hook_context(), request)
+                ctx = session.hook_context().replace(model=provider.model_id, provider=provider.provider_name)
+                request = await hooks.on_llm_request(ctx, request)
             response = await _complete(provider, request)
         except Exception as exc:
             raise AgentError.wrap(exc) from exc

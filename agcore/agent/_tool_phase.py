@@ -234,7 +234,7 @@ class ToolPhase:
             if done is None or not done.hookable:
                 continue
             rewritten = await self._hooks.after_tool_call(
-                self._hook_context(), call, done.result, done.status
+                self._hook_context(), call, done.result, done.status, done.duration
             )
             if rewritten is not done.result:
                 if rewritten.tool_use_id != call.id:

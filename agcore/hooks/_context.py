@@ -13,7 +13,9 @@ from agcore.llm import Usage
 
 __all__ = ["HookContext", "ToolCallDecision"]
 
-_NO_USAGE: Final = Usage()
+# model_construct: an all-zero constant; validating it would build the model (and run pydantic's plugin
+# scan) at import, before anything needs it.
+_NO_USAGE: Final = Usage.model_construct()
 # One shared read-only mapping: a context is built per turn and per tool call, most carry no metadata.
 _NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -24,7 +26,9 @@ def _no_metadata() -> Mapping[str, Any]:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class HookContext:
-    """Where a hook call happens: the session, the agent, the turn (and plan step), the spend so far.
+    """Where a hook call happens: the session, the agent, the turn (and plan step), the spend so far,
+    and the model of the session's current (or latest) model call — already the one about to be called
+    in ``on_llm_request`` — as ``model`` and ``provider`` (None before the first call).
 
     ``metadata`` carries application data (tenant, user id, trace ids) through to plugins unchanged.
     """
@@ -36,6 +40,8 @@ class HookContext:
     usage: Usage = _NO_USAGE
     cost_usd: float | None = None
     metadata: Mapping[str, Any] = dataclasses.field(default_factory=_no_metadata)
+    model: str | None = None
+    provider: str | None = None
 
     def replace(self, **changes: Any) -> HookContext:
         """A copy with ``changes`` applied (the context itself is immutable)."""
@@ -47,7 +53,7 @@ class ToolCallDecision(BaseModel):
     an error result), or run it with other ``arguments``. Build one with ``allow()``, ``deny(reason)``
     or ``rewrite(arguments)``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     action: Literal["allow", "deny", "rewrite"]
     reason: str | None = None
@@ -82,4 +88,5 @@ class ToolCallDecision(BaseModel):
         return self.action == "deny"
 
 
-_ALLOW: Final = ToolCallDecision(action="allow")
+# model_construct: a constant that is valid by construction; validating it would build the model at import.
+_ALLOW: Final = ToolCallDecision.model_construct(action="allow")

@@ -221,13 +221,20 @@ class HookExecutor:
         )
 
     async def after_tool_call(
-        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock, status: str = "ok"
+        self,
+        ctx: HookContext,
+        call: ToolUseBlock,
+        result: ToolResultBlock,
+        status: str = "ok",
+        duration: float = 0.0,
     ) -> ToolResultBlock:
         """The result to record: ``result`` as the plugins rewrote it (itself when none did)."""
         impls = self._after_tool_call._hookimpls
         if not impls:
             return result
-        kwargs: dict[str, object] = {"ctx": ctx, "call": call, "result": result, "status": status}
+        kwargs: dict[str, object] = {
+            "ctx": ctx, "call": call, "result": result, "status": status, "duration": duration,
+        }
         return cast(
             ToolResultBlock, await multicall("after_tool_call", impls.copy(), kwargs, _CHAIN_RESULT, True)
         )

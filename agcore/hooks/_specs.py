@@ -36,9 +36,10 @@ HOOK_KINDS: Final[dict[str, HookKind]] = {
 }
 
 #: How a tool call ended, as ``after_tool_call`` receives it. The registry's statuses (``ok``,
-#: ``error``, ``timeout``, ``unknown_tool``, ``invalid_arguments``, ``parse_error``, ...), then the loop's:
-#: ``denied`` (a ``before_tool_call`` veto), ``not_approved`` (the confirmation said no), ``repeated``
-#: (repetition detection answered instead of running it) and ``client`` (the client returned it).
+#: ``error``, ``timeout``, ``unknown_tool``, ``invalid_arguments``, ``parse_error``, and ``denied`` when a
+#: guard such as ``CommandGuard`` refused it), then the loop's: ``denied`` (a ``before_tool_call`` veto),
+#: ``not_approved`` (the confirmation said no), ``repeated`` (repetition detection answered instead of
+#: running it) and ``client`` (the client returned it).
 ToolCallStatus = str
 
 #: The answers ``on_confirmation`` reports: ``unavailable`` means the session had no way to ask.
@@ -83,13 +84,19 @@ class AgcoreHookSpecs:
 
     @hookspec
     def after_tool_call(
-        self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock, status: ToolCallStatus
+        self,
+        ctx: HookContext,
+        call: ToolUseBlock,
+        result: ToolResultBlock,
+        status: ToolCallStatus,
+        duration: float,
     ) -> ToolResultBlock | None:
         """``call`` ended with ``result``: return a rewritten result, or None (observer with rewrite).
 
         ``status`` says how it ended (``ToolCallStatus``: ``ok``, ``error``, ``timeout``, ``denied``,
-        ``not_approved``...). Rewrites chain; an implementation that raises is logged and leaves the
-        result as it was."""
+        ``not_approved``...); ``duration`` is how long the tool itself ran, in seconds (0 when it did not
+        run). The hook runs once the whole batch of calls has finished, in the model's order. Rewrites
+        chain; an implementation that raises is logged and leaves the result as it was."""
 
     @hookspec
     def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:

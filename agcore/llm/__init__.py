@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm.errors import (
@@ -86,11 +87,11 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    return lazy_getattr(__name__, _LAZY, name)
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agcore.llm' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return lazy_dir(__name__, _LAZY)
 
 
 __all__ = [

@@ -11,8 +11,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import json_repair
-
 __all__ = ["parse_tool_arguments"]
 
 
@@ -27,6 +25,8 @@ def parse_tool_arguments(raw: str | Mapping[str, Any] | None) -> tuple[dict[str,
     try:
         value = json.loads(raw)
     except ValueError:
+        import json_repair  # only for broken JSON: most calls never pay its import
+
         value = json_repair.loads(raw)
         if isinstance(value, list) and len(value) == 1:
             value = value[0]

@@ -22,7 +22,6 @@ request may succeed later. Messages say what to do, not only what happened.
 
 from __future__ import annotations
 
-import email.utils
 import re
 import time
 from collections.abc import Mapping
@@ -175,6 +174,8 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        import email.utils  # only for an HTTP-date Retry-After, which few servers send
+
         parsed = email.utils.parsedate_tz(value)
         if parsed is None:
             return None

@@ -40,7 +40,8 @@ __all__ = [
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: built on first use, not at import (see agcore.llm.types._Frozen).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TextStart(_Event):

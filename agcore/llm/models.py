@@ -28,7 +28,7 @@ __all__ = [
 
 
 class ModelInfo(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     provider: str
@@ -102,7 +102,9 @@ def _anthropic(
 ) -> ModelInfo:
     # Anthropic prices 5-minute cache writes at 1.25x input and, by default, cache reads at 0.1x
     # input; some newer models read cheaper, so ``read`` overrides the read price.
-    return ModelInfo(
+    # model_construct (here and in _openai): these typed helpers are the table's check, and
+    # validating it at import would build ModelInfo's validator before anything needs it.
+    return ModelInfo.model_construct(
         id=id, provider="anthropic", context_window=window, max_output_tokens=out,
         input_usd_per_mtok=inp, output_usd_per_mtok=outp,
         cache_read_usd_per_mtok=round(inp * 0.1, 6) if read is None else read,
@@ -117,7 +119,7 @@ def _openai(
 ) -> ModelInfo:
     # OpenAI discounts cached input; writes cost nothing extra except on GPT-5.6 and later, which
     # bill a 30-minute cache write at 1.25x input (``write``).
-    return ModelInfo(
+    return ModelInfo.model_construct(
         id=id, provider="openai", context_window=window, max_output_tokens=out,
         input_usd_per_mtok=inp, output_usd_per_mtok=outp, cache_read_usd_per_mtok=cached,
         cache_write_usd_per_mtok=write, supports_thinking=thinking,

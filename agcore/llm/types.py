@@ -34,7 +34,9 @@ __all__ = [
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: a model's validator is built when it is first used, not at import (issue 4's
+    # import budget), and a run builds only the models it validates.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TextBlock(_Frozen):

@@ -7,8 +7,9 @@ and the session stores that let an agent session survive its process (``SqliteSe
 
 from __future__ import annotations
 
-from agcore.memory._embedding import Embedder, HashingEmbedder
-from agcore.memory._in_memory import InMemoryStore
+from typing import TYPE_CHECKING, Any
+
+from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.memory._protocols import (
     DEFAULT_NAMESPACE,
     MemoryItem,
@@ -17,14 +18,34 @@ from agcore.memory._protocols import (
     RetrievedItem,
     Retriever,
 )
-from agcore.memory._retrievers import EmbeddingRetriever, HybridRetriever, KeywordRetriever
-from agcore.memory._session_store import (
-    InMemorySessionStore,
-    SessionRecord,
-    SessionStore,
-    SqliteSessionStore,
-)
-from agcore.memory._sqlite import SqliteMemoryStore
+
+if TYPE_CHECKING:
+    from agcore.memory._embedding import Embedder, HashingEmbedder
+    from agcore.memory._in_memory import InMemoryStore
+    from agcore.memory._retrievers import EmbeddingRetriever, HybridRetriever, KeywordRetriever
+    from agcore.memory._session_store import (
+        InMemorySessionStore,
+        SessionRecord,
+        SessionStore,
+        SqliteSessionStore,
+    )
+    from agcore.memory._sqlite import SqliteMemoryStore
+
+# The protocols are what the kernel needs; the stores, retrievers (sqlite3, tokenizer tables) and
+# session stores load on first use.
+_LAZY = {
+    "Embedder": "agcore.memory._embedding",
+    "HashingEmbedder": "agcore.memory._embedding",
+    "InMemoryStore": "agcore.memory._in_memory",
+    "EmbeddingRetriever": "agcore.memory._retrievers",
+    "HybridRetriever": "agcore.memory._retrievers",
+    "KeywordRetriever": "agcore.memory._retrievers",
+    "InMemorySessionStore": "agcore.memory._session_store",
+    "SessionRecord": "agcore.memory._session_store",
+    "SessionStore": "agcore.memory._session_store",
+    "SqliteSessionStore": "agcore.memory._session_store",
+    "SqliteMemoryStore": "agcore.memory._sqlite",
+}
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -45,3 +66,11 @@ __all__ = [
     "SqliteMemoryStore",
     "SqliteSessionStore",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_getattr(__name__, _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return lazy_dir(__name__, _LAZY)

@@ -52,7 +52,7 @@ def _now() -> datetime:
 class MemoryItem(BaseModel):
     """One remembered piece of text. ``metadata`` must be JSON-able: stores persist it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(default_factory=_new_id)
     content: str
@@ -77,7 +77,7 @@ class MemoryItem(BaseModel):
 class RetrievedItem(BaseModel):
     """A search hit: the item and how well it matched (higher is better; the scale is the retriever's)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     item: MemoryItem
     score: float

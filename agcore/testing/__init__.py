@@ -9,6 +9,7 @@ answers with a Python function of the messages and tools. Both are real provider
 from agcore.testing import ScriptedProvider, tool_call_reply
 
 model = ScriptedProvider([tool_call_reply("read_file", {"path": "README.md"}), "It is a kernel."])
+model = load_script("replies.yaml")   # the same from a JSON/YAML file (the CLI's --model scripted:PATH)
 ```
 """
 
@@ -26,15 +27,25 @@ from agcore.testing._providers import (
     tool_call_reply,
     tool_calls_reply,
 )
+from agcore.testing._script_file import (
+    ScriptExpectationError,
+    ScriptFileError,
+    load_script,
+    script_responses,
+)
 
 __all__ = [
     "FunctionProvider",
     "ReplyFunction",
     "Responder",
     "ScriptExhaustedError",
+    "ScriptExpectationError",
+    "ScriptFileError",
     "ScriptedProvider",
     "ScriptedReply",
     "ScriptedResponse",
+    "load_script",
+    "script_responses",
     "text_reply",
     "tool_call_reply",
     "tool_calls_reply",

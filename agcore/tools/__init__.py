@@ -20,7 +20,9 @@ result = await registry.execute(call, ToolContext(session_id="s1"))   # a ToolRe
 
 from __future__ import annotations
 
-from agcore.tools._command_guard import CommandDenied, CommandGuard
+from typing import TYPE_CHECKING, Any
+
+from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.tools._context import ToolContext, ToolProgress
 from agcore.tools._errors import (
     MissingDependencyError,
@@ -30,10 +32,23 @@ from agcore.tools._errors import (
     ToolNameCollisionError,
     UnknownToolError,
 )
-from agcore.tools._path_guard import PathDenied, PathGuard
 from agcore.tools._registry import ToolExecution, ToolRegistry, ToolStatus
 from agcore.tools._tool import Tool, ToolHandler, ToolOutput, tool
-from agcore.tools.workspace import Workspace, workspace_tools
+
+if TYPE_CHECKING:
+    from agcore.tools._command_guard import CommandDenied, CommandGuard
+    from agcore.tools._path_guard import PathDenied, PathGuard
+    from agcore.tools.workspace import Workspace, workspace_tools
+
+# The guards and the workspace (shell parser, unidiff, subprocess plumbing) load on first use.
+_LAZY = {
+    "CommandDenied": "agcore.tools._command_guard",
+    "CommandGuard": "agcore.tools._command_guard",
+    "PathDenied": "agcore.tools._path_guard",
+    "PathGuard": "agcore.tools._path_guard",
+    "Workspace": "agcore.tools.workspace",
+    "workspace_tools": "agcore.tools.workspace",
+}
 
 __all__ = [
     "CommandDenied",
@@ -58,3 +73,11 @@ __all__ = [
     "tool",
     "workspace_tools",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_getattr(__name__, _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return lazy_dir(__name__, _LAZY)

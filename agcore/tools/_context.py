@@ -25,7 +25,7 @@ _log = logging.getLogger("agcore.tools")
 class ToolProgress(BaseModel):
     """One progress report from a running tool; ``fraction`` is in [0, 1] when the tool knows it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     tool_call_id: str = ""
     tool_name: str = ""

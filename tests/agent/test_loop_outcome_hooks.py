@@ -37,10 +37,12 @@ class Outcomes:
         self.statuses: list[tuple[str, str]] = []
         self.answers: list[tuple[str, str]] = []
         self.results: list[TurnResult] = []
+        self.durations: dict[str, float] = {}
 
     @hookimpl
-    def after_tool_call(self, call: ToolUseBlock, status: str) -> None:
+    def after_tool_call(self, call: ToolUseBlock, status: str, duration: float) -> None:
         self.statuses.append((call.id, status))
+        self.durations[call.id] = duration
 
     @hookimpl
     def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: str) -> None:
@@ -83,6 +85,8 @@ async def test_after_tool_call_reports_how_each_call_ended() -> None:
         "no": "not_approved", "missing": "unknown_tool",
     }
     assert out.answers == [("no", "no")]
+    assert out.durations["ok"] > 0  # the tool ran (in a worker thread: never zero)
+    assert out.durations["d"] == out.durations["no"] == 0.0  # refused before running
 
 
 async def test_on_confirmation_reports_yes_always_and_unavailable() -> None:

@@ -1,6 +1,8 @@
 """The package's hook plugin, found by agcore through the ``agcore`` entry-point group.
 
-It counts the turns it sees and denies any tool call that would write, whatever agent runs.
+It counts the turns it sees and denies any tool call that would write while the package's own
+``reviewer`` agent runs. Entry-point plugins load into every app of the environment, so a policy
+plugin scopes itself to the agents it is meant for (this package is installed in agcore's dev venv).
 """
 
 from __future__ import annotations
@@ -19,6 +21,6 @@ def on_turn_start(ctx: HookContext, user_input: UserMessage) -> None:
 
 @hookimpl
 def before_tool_call(ctx: HookContext, call: ToolUseBlock) -> ToolCallDecision | None:
-    if call.name in WRITING_TOOLS:
+    if ctx.agent_name == "reviewer" and call.name in WRITING_TOOLS:
         return ToolCallDecision.deny(f"the {ctx.agent_name} agent may only read: {call.name} is not allowed")
     return None

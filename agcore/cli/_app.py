@@ -1,0 +1,217 @@
+"""The typer application: commands, their options, and how a command's outcome becomes an exit code.
+
+Each command builds its consoles, runs its coroutine with ``anyio.run`` and exits with the code it
+returns. Expected failures are ``CliError``s: their message goes to stderr, without a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, cast
+
+import anyio
+import typer
+from rich.console import Console
+
+from agcore import __version__
+from agcore.cli._errors import EXIT_CODES_HELP, CliError, ExitCode
+
+if TYPE_CHECKING:
+    from agcore.agent import FailurePolicy
+
+__all__ = ["app", "run_app"]
+
+app = typer.Typer(
+    name="agcore",
+    help="agcore: run a coding agent, chat with it, execute plans, and inspect models and plugins.",
+    epilog=EXIT_CODES_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+plan_app = typer.Typer(
+    help="Execute a plan file, or have the model draft one.", no_args_is_help=True, epilog=EXIT_CODES_HELP,
+    rich_markup_mode=None,
+)
+app.add_typer(plan_app, name="plan")
+
+Model = Annotated[str | None, typer.Option(
+    "--model", "-m", metavar="SPEC",
+    help="vendor:model (anthropic:claude-sonnet-4-6, openai:gpt-5.5, ollama:llama3.1), a model id from "
+         "`agcore models`, or scripted:PATH (a JSON/YAML script of replies, offline). Default: "
+         "$AGCORE_MODEL, else by which of ANTHROPIC_API_KEY / OPENAI_API_KEY is set.",
+)]
+BaseUrl = Annotated[str | None, typer.Option(
+    "--base-url", metavar="URL", help="An OpenAI-compatible server, e.g. http://localhost:8000/v1.",
+)]
+WorkspaceDir = Annotated[Path | None, typer.Option(
+    "--workspace", "-w", metavar="DIR", help="The directory the agent works in (default: the current one).",
+)]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every write and command without asking.")]
+Plugins = Annotated[bool, typer.Option(
+    "--plugins/--no-plugins", help="Load the hook plugins installed in the 'agcore' entry-point group.",
+)]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agcore {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
+) -> None:
+    """agcore: run a coding agent, chat with it, execute plans, and inspect models and plugins."""
+
+
+def _execute(command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Console], ExitCode]) -> None:
+    """Run ``command`` with a console; exit with its code, or with a ``CliError``'s after its message."""
+    console = Console(highlight=False, soft_wrap=True)
+    errors = Console(stderr=True, highlight=False)
+    try:
+        code = anyio.run(_as_async, command, console)
+    except KeyboardInterrupt:
+        errors.print("interrupted", style="yellow")
+        code = ExitCode.INTERRUPTED
+    except BaseException as exc:
+        error = _cli_error(exc)
+        if error is None:
+            raise
+        errors.print(f"error: {error.message}", style="red", markup=False, soft_wrap=True)
+        code = error.code
+    raise typer.Exit(int(code))
+
+
+async def _as_async(
+    command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Console], ExitCode], console: Console
+) -> ExitCode:
+    outcome = command(console)
+    return await outcome if isinstance(outcome, Awaitable) else outcome
+
+
+def _cli_error(exc: BaseException) -> CliError | None:
+    """The ``CliError`` ``exc`` is, or the one a task group wrapped in an exception group."""
+    if isinstance(exc, CliError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _cli_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
+# ------------------------------------------------------------------------------------ commands
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def run(
+    task: Annotated[str, typer.Argument(help="What the agent should do.")],
+    model: Model = None,
+    base_url: BaseUrl = None,
+    workspace: WorkspaceDir = None,
+    yes: Yes = False,
+    plugins: Plugins = True,
+) -> None:
+    """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
+    asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
+    from agcore.cli._run import run_task
+
+    _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
+                               yes=yes, plugins=plugins))
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def chat(
+    session: Annotated[str | None, typer.Option(
+        "--session", "-s", metavar="ID", help="Resume this session (its id is shown at the start).")] = None,
+    db: Annotated[Path | None, typer.Option(
+        "--db", metavar="PATH", help="The session database (default: $AGCORE_HOME/sessions.db, "
+                                     "AGCORE_HOME defaulting to ~/.agcore).")] = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    workspace: WorkspaceDir = None,
+    yes: Yes = False,
+    plugins: Plugins = True,
+) -> None:
+    """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
+    Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
+    from agcore.cli._chat import chat as chat_main
+
+    _execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
+                               workspace=workspace, yes=yes, plugins=plugins))
+
+
+@plan_app.command("run", epilog=EXIT_CODES_HELP)
+def plan_run(
+    file: Annotated[Path, typer.Argument(
+        metavar="FILE", help="A plan as JSON or YAML (.json, .yaml, .yml).")],
+    model: Model = None,
+    base_url: BaseUrl = None,
+    workspace: WorkspaceDir = None,
+    yes: Yes = False,
+    plugins: Plugins = True,
+    on_failure: Annotated[str, typer.Option(
+        "--on-failure", metavar="POLICY",
+        help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
+             "retry: run a step again while its error is transient.")] = "stop",
+) -> None:
+    """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
+    if a step failed."""
+    from agcore.cli._plan import run_plan
+
+    policy = _policy(on_failure)
+    _execute(functools.partial(run_plan, file=file, model=model, base_url=base_url, workspace=workspace,
+                               yes=yes, plugins=plugins, on_failure=policy))
+
+
+def _policy(value: str) -> FailurePolicy:
+    if value in ("stop", "continue", "retry"):
+        return cast("FailurePolicy", value)
+    raise typer.BadParameter("choose stop, continue or retry", param_hint="--on-failure")
+
+
+@plan_app.command("draft", epilog=EXIT_CODES_HELP)
+def plan_draft(
+    goal: Annotated[str, typer.Argument(help="What the plan should achieve.")],
+    save: Annotated[Path | None, typer.Option(
+        "--save", metavar="FILE", help="Also save the plan, as JSON or YAML by FILE's suffix.")] = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    workspace: WorkspaceDir = None,
+    plugins: Plugins = True,
+) -> None:
+    """Have the model draft a plan for GOAL and print it as a table (nothing is executed)."""
+    from agcore.cli._plan import draft_plan
+
+    _execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
+                               workspace=workspace, plugins=plugins))
+
+
+@app.command()
+def models(
+    provider: Annotated[str | None, typer.Option(
+        "--provider", "-p", metavar="NAME", help="Only this provider's models (anthropic...).")] = None,
+) -> None:
+    """The model registry: context window, max output, prices per million tokens, capabilities."""
+    from agcore.cli._catalog import list_models
+
+    _execute(functools.partial(list_models, provider=provider))
+
+
+@app.command()
+def plugins() -> None:
+    """The hook plugins installed in the 'agcore' entry-point group and the hooks each implements."""
+    from agcore.cli._catalog import list_plugins
+
+    _execute(list_plugins)
+
+
+def run_app(argv: list[str] | None = None) -> None:
+    app(args=argv, prog_name="agcore")

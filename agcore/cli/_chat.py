@@ -1,0 +1,149 @@
+"""``agcore chat``: an interactive session, saved as it goes, resumable by id.
+
+While a turn runs, a typed line steers it (``session.steer``); Ctrl-C cancels just that turn (the
+history is repaired by the session, so the next prompt works); Ctrl-C or Ctrl-D at the prompt ends the
+chat. Every line — prompts, confirmations, steering — comes from the one ``Terminal`` reader.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+from rich.console import Console
+
+from agcore.agent import AgentSession, AssistantReply, BasicAgent, UserInput
+from agcore.cli._errors import CliError, ExitCode
+from agcore.cli._models import close_provider, resolve_provider
+from agcore.cli._render import Renderer, shorten
+from agcore.cli._run import stream_turn
+from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
+from agcore.cli._terminal import Terminal, interrupts
+from agcore.memory import MemoryStoreError, SqliteSessionStore
+
+__all__ = ["chat", "default_db_path"]
+
+_PROMPT = "you> "
+_HISTORY_SHOWN = 6
+
+
+def default_db_path() -> Path:
+    """``$AGCORE_HOME/sessions.db``, ``AGCORE_HOME`` defaulting to ``~/.agcore``."""
+    home = os.environ.get("AGCORE_HOME") or "~/.agcore"
+    return Path(home).expanduser() / "sessions.db"
+
+
+async def chat(
+    console: Console,
+    *,
+    session_id: str | None,
+    db: Path | None,
+    model: str | None,
+    base_url: str | None,
+    workspace: Path | None,
+    yes: bool,
+    plugins: bool,
+) -> ExitCode:
+    space = open_workspace(workspace)
+    path = db or default_db_path()
+    provider = resolve_provider(model, base_url)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins)
+        agent = BasicAgent("agcore", coding_prompt(space))
+        renderer = Renderer(console)
+        async with SqliteSessionStore(path) as store, Terminal(console) as terminal:
+            confirm = confirm_callback(terminal, renderer, yes=yes)
+            try:
+                if session_id:
+                    session = await AgentSession.load(store, session_id, agent, bundle, confirm=confirm)
+                    _show_history(renderer, session)
+                else:
+                    session = AgentSession(agent, bundle=bundle, confirm=confirm, store=store)
+                    await session.save()  # so the id printed below can be resumed even before a turn
+            except LookupError:
+                raise CliError(
+                    f"No session {session_id!r} in {path}: check the id, or --db if it was saved elsewhere "
+                    "(run `agcore chat` without --session to start a new one).", ExitCode.USAGE,
+                ) from None
+            except MemoryStoreError as exc:
+                raise CliError(f"Cannot use the session store {path}: {exc}", ExitCode.CONFIG) from None
+            console.print(f"session {session.session_id} · resume with: agcore chat --session "
+                          f"{session.session_id}", style="dim", markup=False, highlight=False)
+            console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "
+                          "quits.", style="dim", markup=False)
+            try:
+                await _Chat(session, terminal, renderer).loop()
+            finally:
+                await session.close()
+        console.print("bye")
+        return ExitCode.OK
+    except OSError as exc:
+        raise CliError(f"Cannot open the session store {path}: {exc}", ExitCode.CONFIG) from None
+    finally:
+        await close_provider(provider)
+
+
+class _Chat:
+    def __init__(self, session: AgentSession, terminal: Terminal, renderer: Renderer) -> None:
+        self.session = session
+        self.terminal = terminal
+        self.renderer = renderer
+        self._turn: anyio.CancelScope | None = None
+        self._quit = anyio.CancelScope()
+
+    def _interrupt(self) -> None:
+        if self._turn is not None:
+            self._turn.cancel()
+        else:
+            self._quit.cancel()
+
+    def _steer(self, line: str) -> None:
+        text = line.strip()
+        if text:
+            self.session.steer(text)
+            self.renderer.line(f"↪ steering taken: {shorten(text, 120)}", style="magenta")
+
+    async def loop(self) -> None:
+        with self._quit:
+            async with interrupts(self._interrupt):
+                while True:
+                    line = await self.terminal.read_line(_PROMPT)
+                    if line is None:
+                        self.renderer.line("")
+                        return
+                    text = line.strip()
+                    if text in ("/exit", "/quit"):
+                        return
+                    if text:
+                        await self._run_turn(text)
+        self.renderer.line("")  # Ctrl-C at the prompt: end the prompt's line before leaving
+
+    async def _run_turn(self, text: str) -> None:
+        with anyio.CancelScope() as scope:
+            self._turn = scope
+            self.terminal.on_line = self._steer
+            try:
+                await stream_turn(self.session, text, self.renderer)
+            finally:
+                self.terminal.on_line = None
+                self._turn = None
+        result = self.session.last_result
+        if scope.cancelled_caught and self.renderer.console.is_terminal:
+            self.renderer.line("")  # the terminal echoed ^C: start the summary on a line of its own
+        if result is not None:
+            self.renderer.summary(result)
+        # A cancelled turn's history is repaired in memory; write the repair now, not with the next turn.
+        await self.session.save()
+
+
+def _show_history(renderer: Renderer, session: AgentSession) -> None:
+    shown = [m for m in session.messages if isinstance(m, UserInput | AssistantReply)]
+    renderer.line(f"resumed session {session.session_id} ({len(session.messages)} messages)", style="dim")
+    for message in shown[-_HISTORY_SHOWN:]:
+        if isinstance(message, UserInput):
+            content = message.content if isinstance(message.content, str) else "(non-text input)"
+            renderer.line(f"you: {shorten(content, 120)}", style="dim")
+        elif message.message.text:
+            renderer.line(f"assistant: {shorten(message.message.text, 120)}", style="dim")

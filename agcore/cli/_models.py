@@ -1,0 +1,90 @@
+"""Turning ``--model``/``--base-url`` into a provider, with errors that say what to set.
+
+Specs: ``vendor:model`` and bare registry ids go to ``agcore.llm.create_provider``; ``scripted:PATH``
+loads a script file (``agcore.testing.load_script``) for offline runs. With ``--base-url`` a model
+without a known vendor prefix (``qwen2.5-coder``, ``llama3.1:8b``) is served by the OpenAI-compatible
+provider at that URL.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agcore.cli._errors import CliError, ExitCode
+from agcore.llm.errors import LLMError
+from agcore.llm.factory import create_provider, parse_model_spec
+from agcore.llm.provider import LLMProvider
+
+__all__ = ["DEFAULT_MODELS", "close_provider", "default_model_spec", "resolve_provider"]
+
+#: The model used when ``--model`` and ``AGCORE_MODEL`` are absent, by which key is set.
+DEFAULT_MODELS = (("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-6"), ("OPENAI_API_KEY", "openai:gpt-5.5"))
+
+_SCRIPTED = "scripted:"
+
+
+def default_model_spec(base_url: str | None) -> str:
+    """The spec to use when none is given; ``CliError`` (exit 3) if nothing says which model."""
+    spec = os.environ.get("AGCORE_MODEL", "").strip()
+    if spec:
+        return spec
+    if base_url:
+        raise CliError(
+            f"--base-url {base_url} needs the model to ask the server for: pass --model NAME "
+            "(the name the server knows, e.g. --model qwen2.5-coder) or set AGCORE_MODEL.",
+            ExitCode.CONFIG,
+        )
+    for variable, model in DEFAULT_MODELS:
+        if os.environ.get(variable):
+            return model
+    raise CliError(
+        "No model to use: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or AGCORE_MODEL), or pass "
+        "--model (e.g. --model anthropic:claude-sonnet-4-6, --model ollama:llama3.1 or, offline, "
+        "--model scripted:replies.json).",
+        ExitCode.CONFIG,
+    )
+
+
+def resolve_provider(spec: str | None, base_url: str | None = None) -> LLMProvider:
+    """The provider for ``--model spec`` and ``--base-url``; ``CliError`` (exit 3) naming the fix."""
+    spec = spec.strip() if spec else default_model_spec(base_url)
+    if spec.startswith(_SCRIPTED):
+        return _scripted(spec.removeprefix(_SCRIPTED))
+    if base_url:
+        spec = _with_base_url(spec)
+    options = {"base_url": base_url} if base_url else {}
+    try:
+        return create_provider(spec, cache=False, **options)
+    except LLMError as exc:  # MissingCredentialsError: its message names the variable to set
+        raise CliError(f"Cannot use model {spec!r}: {exc.message}", ExitCode.CONFIG) from None
+    except (ValueError, TypeError) as exc:
+        raise CliError(f"Bad --model {spec!r}: {exc}", ExitCode.CONFIG) from None
+
+
+def _with_base_url(spec: str) -> str:
+    try:
+        vendor, _ = parse_model_spec(spec)
+    except ValueError:
+        return f"openai-compatible:{spec}"
+    # A bare id the registry knows would otherwise go to its vendor's own API, not to the URL given.
+    if not spec.startswith(f"{vendor}:") and vendor in ("anthropic", "openai"):
+        return f"openai-compatible:{spec}"
+    return spec
+
+
+def _scripted(path: str) -> LLMProvider:
+    if not path:
+        raise CliError("--model scripted:PATH needs the path of a JSON or YAML script file", ExitCode.CONFIG)
+    from agcore.testing import ScriptFileError, load_script
+
+    try:
+        return load_script(path)
+    except ScriptFileError as exc:
+        raise CliError(f"Bad script for --model scripted:{path}: {exc}", ExitCode.CONFIG) from None
+
+
+async def close_provider(provider: LLMProvider) -> None:
+    """Close the provider's HTTP client, if it has one (``aclose`` is not part of ``LLMProvider``)."""
+    aclose = getattr(provider, "aclose", None)
+    if aclose is not None:
+        await aclose()

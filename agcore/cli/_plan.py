@@ -1,0 +1,227 @@
+"""``agcore plan run FILE`` and ``agcore plan draft "goal"``.
+
+``run`` loads a JSON/YAML plan, executes it with ``DefaultTaskAgent.execute_plan`` and prints a line
+each time a step changes status (running, done, failed, skipped), the tool calls of the step turns, and
+a final status table. ``draft`` asks the model for a plan, shows it, and saves it with ``--save``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from agcore.agent import AgentError, AgentSession, DefaultTaskAgent, FailurePolicy, Plan, PlanParseError
+from agcore.agent import StepStatus as S
+from agcore.cli._errors import CliError, ExitCode, exit_code_for
+from agcore.cli._models import close_provider, resolve_provider
+from agcore.cli._render import Renderer, format_call, format_usage, shorten, summarize_result
+from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
+from agcore.cli._terminal import Terminal, interrupts
+from agcore.hooks import HookContext, hookimpl
+from agcore.llm.types import ToolResultBlock, ToolUseBlock
+
+__all__ = ["draft_plan", "load_plan", "plan_table", "run_plan", "save_plan"]
+
+_SAVE_SUFFIXES = (".json", ".yaml", ".yml")
+_STYLE = {S.PENDING: "dim", S.RUNNING: "cyan", S.COMPLETED: "green", S.FAILED: "red", S.SKIPPED: "yellow"}
+_SHOWN = {S.COMPLETED: "done", S.FAILED: "failed", S.SKIPPED: "skipped", S.RUNNING: "running",
+          S.PENDING: "pending"}
+
+
+def load_plan(file: Path) -> Plan:
+    """The plan in ``file``; exit 2 with the parse error if it cannot be read."""
+    if not file.is_file():
+        raise CliError(f"Plan file {str(file)!r} does not exist (or is not a file).", ExitCode.USAGE)
+    try:
+        return Plan.load(file)
+    except PlanParseError as exc:
+        raise CliError(f"Cannot read the plan: {exc.message}", ExitCode.USAGE) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"Cannot read the plan file {str(file)!r}: {exc}", ExitCode.USAGE) from None
+
+
+def plan_table(plan: Plan, *, title: str, results: bool) -> Table:
+    """The plan's steps as a table: with statuses and outcomes (``results``) or as drafted."""
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("step", no_wrap=True)
+    table.add_column("description")
+    if results:
+        table.add_column("status", no_wrap=True)
+        table.add_column("tries", justify="right")
+        table.add_column("outcome")
+    else:
+        table.add_column("depends on", no_wrap=True)
+        table.add_column("tool hints")
+    # Text cells, not strings: a description like "fix [a] and [b]" is not rich markup.
+    for step in plan.steps:
+        if results:
+            outcome = step.result or (step.error.message if step.error else None) or step.skip_reason or ""
+            table.add_row(Text(step.id), Text(step.description),
+                          Text(_SHOWN[step.status], style=_STYLE[step.status]),
+                          str(step.attempts), Text(shorten(outcome, 100)))
+        else:
+            table.add_row(Text(step.id), Text(step.description), Text(", ".join(step.depends_on)),
+                          Text(", ".join(step.tool_hints)))
+    return table
+
+
+class _ToolLines:
+    """A hook plugin showing the step turns' tool calls (``execute_plan`` runs them without events)."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+
+    @hookimpl
+    def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> None:
+        self.renderer.line(f"    ▸ {format_call(call)}", style="cyan")
+
+    @hookimpl
+    def after_tool_call(self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock,
+                        status: str) -> None:
+        ok = status == "ok" and not result.is_error
+        mark = "✓" if ok else f"✗ {status}:"
+        self.renderer.line(f"      {mark} {summarize_result(result.text)}", style="green" if ok else "red")
+
+
+class _Progress:
+    """Prints a line for each step status change (``execute_plan``'s ``on_update``)."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+        self._seen: dict[str, tuple[S, int]] = {}
+
+    def __call__(self, plan: Plan) -> None:
+        total = len(plan.steps)
+        for n, step in enumerate(plan.steps, 1):
+            state = (step.status, step.attempts)
+            if self._seen.get(step.id) == state or step.status is S.PENDING:
+                self._seen[step.id] = state
+                continue
+            self._seen[step.id] = state
+            where = f"step {step.id} ({n}/{total})"
+            if step.status is S.RUNNING:
+                again = f" (attempt {step.attempts})" if step.attempts > 1 else ""
+                text = shorten(step.description, 100)
+                self.renderer.line(f"▶ {where} running{again}: {text}", style="cyan")
+            elif step.status is S.COMPLETED:
+                self.renderer.line(f"✓ {where} done: {shorten(step.result or '', 100)}", style="green")
+            elif step.status is S.FAILED:
+                message = step.error.message if step.error else ""
+                self.renderer.line(f"✗ {where} failed: {shorten(message, 160)}", style="red")
+            elif step.status is S.SKIPPED:
+                reason = shorten(step.skip_reason or "", 120)
+                self.renderer.line(f"- {where} skipped: {reason}", style="yellow")
+
+
+async def run_plan(
+    console: Console,
+    file: Path,
+    *,
+    model: str | None,
+    base_url: str | None,
+    workspace: Path | None,
+    yes: bool,
+    plugins: bool,
+    on_failure: FailurePolicy,
+) -> ExitCode:
+    plan = load_plan(file)
+    space = open_workspace(workspace)
+    provider = resolve_provider(model, base_url)
+    renderer = Renderer(console)
+    try:
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, plugins=(_ToolLines(renderer),))
+        agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=on_failure)
+        goal = f" · goal: {plan.goal}" if plan.goal else ""
+        console.print(f"plan {file.name}: {len(plan.steps)} steps{goal}", markup=False, highlight=False)
+        async with Terminal(console) as terminal:
+            confirm = confirm_callback(terminal, renderer, yes=yes)
+            session = AgentSession(agent, bundle=bundle, confirm=confirm)
+            scope = anyio.CancelScope()
+            async with interrupts(scope.cancel):
+                with scope:
+                    await agent.execute_plan(session, plan, on_update=_Progress(renderer))
+            await session.close()
+        if scope.cancelled_caught:
+            renderer.line("⏹ cancelled", style="yellow")
+        console.print(plan_table(plan, title="plan status", results=True))
+        tracker = session.usage
+        cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
+        console.print(f"{sum(1 for s in plan.steps if s.done)}/{len(plan.steps)} steps done · "
+                      f"{tracker.calls} model calls · {format_usage(tracker.usage)} · {cost}",
+                      markup=False, highlight=False)
+        if scope.cancelled_caught:
+            return ExitCode.INTERRUPTED
+        return ExitCode.OK if plan.succeeded else ExitCode.TASK_FAILED
+    finally:
+        await close_provider(provider)
+
+
+async def draft_plan(
+    console: Console,
+    goal: str,
+    *,
+    save: Path | None,
+    model: str | None,
+    base_url: str | None,
+    workspace: Path | None,
+    plugins: bool,
+) -> ExitCode:
+    if save is not None and save.suffix.lower() not in _SAVE_SUFFIXES:
+        raise CliError(f"--save {save}: name the file .json, .yaml or .yml (the format follows the suffix).",
+                       ExitCode.USAGE)
+    space = open_workspace(workspace)
+    provider = resolve_provider(model, base_url)
+    try:
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins)
+        agent = DefaultTaskAgent("agcore", coding_prompt(space))
+        session = AgentSession(agent, bundle=bundle)
+        live = console.is_terminal and not console.is_dumb_terminal
+        with console.status("drafting the plan…") if live else nullcontext():
+            try:
+                plan = await agent.draft_plan(session, goal)
+            except PlanParseError as exc:
+                raise CliError(f"The model's plan could not be read: {exc.message}",
+                               ExitCode.TASK_FAILED) from None
+            except AgentError as exc:
+                raise CliError(str(exc), exit_code_for(exc)) from None
+        console.print(plan_table(plan, title=f"plan: {plan.goal or goal}", results=False))
+        if save is not None:
+            save_plan(plan, save)
+            console.print(f"saved to {save} · run it with: agcore plan run {save}",
+                          markup=False, highlight=False)
+        return ExitCode.OK
+    finally:
+        await close_provider(provider)
+
+
+def save_plan(plan: Plan, file: Path) -> None:
+    """Write ``plan`` as JSON or YAML (by ``file``'s suffix), without run state: ready for ``plan run``."""
+    data: dict[str, Any] = {"goal": plan.goal, "steps": [
+        {"id": s.id, "description": s.description,
+         **({"depends_on": s.depends_on} if s.depends_on else {}),
+         **({"tool_hints": s.tool_hints} if s.tool_hints else {})}
+        for s in plan.steps
+    ]}
+    if file.suffix.lower() == ".json":
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    else:
+        try:
+            yaml: Any = importlib.import_module("yaml")
+        except ImportError:
+            raise CliError("Saving YAML needs PyYAML (`pip install pyyaml`); or --save a .json file.",
+                           ExitCode.CONFIG) from None
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"Cannot save the plan to {file}: {exc}", ExitCode.USAGE) from None
+

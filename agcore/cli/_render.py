@@ -1,0 +1,126 @@
+"""Showing a turn: the model's text as it streams, one or two lines per tool call, a summary.
+
+Everything is printed as plain lines (no live regions) so the output reads the same in a terminal, a
+log file or a pipe; colour comes from rich and goes away with ``NO_COLOR`` or a dumb terminal.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from agcore.agent import (
+    AgentEvent,
+    ClientToolsRequested,
+    Done,
+    Failed,
+    ProviderSwitched,
+    Steered,
+    TextDelta,
+    ToolCallRequested,
+    ToolResultReady,
+    TurnResult,
+)
+from agcore.llm.types import ToolUseBlock, Usage
+
+__all__ = ["Renderer", "format_call", "format_usage", "shorten", "summarize_result"]
+
+_ARG_CHARS = 60
+_CALL_CHARS = 160
+_RESULT_CHARS = 160
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def format_call(call: ToolUseBlock) -> str:
+    """``write_file(path="a.txt", content="hello…")``: a call as one short line."""
+    args = ", ".join(f"{k}={shorten(_value(v), _ARG_CHARS)}" for k, v in call.input.items())
+    return shorten(f"{call.name}({args})", _CALL_CHARS)
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def summarize_result(text: str) -> str:
+    """A tool result on one line: its first line (a command's with its exit status), and how many
+    more lines there are."""
+    lines = [line for line in text.strip().splitlines() if line.strip()] or ["(no output)"]
+    head, rest = lines[0], lines[1:]
+    if head.startswith("$ ") and rest:  # run_command: "$ cmd" then "exit code: N"
+        head, rest = f"{head} → {rest[0]}", rest[1:]
+    more = f" (+{len(rest)} lines)" if rest else ""
+    return shorten(head, _RESULT_CHARS) + more
+
+
+def format_usage(usage: Usage) -> str:
+    tokens = f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+    cached = usage.cache_read_tokens + usage.cache_write_tokens
+    return tokens + (f" ({cached:,} cached)" if cached else "")
+
+
+class Renderer:
+    """Prints the events of turns on ``console``."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._mid_line = False
+
+    def line(self, text: str | Text, style: str | None = None) -> None:
+        """A line of its own (ending the model's text first if it stopped mid-line)."""
+        self.end_text()
+        self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+    def end_text(self) -> None:
+        if self._mid_line:
+            self.console.print()
+            self._mid_line = False
+
+    def event(self, event: AgentEvent) -> None:
+        if isinstance(event, TextDelta):
+            if event.text:
+                self.console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+                self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ToolCallRequested):
+            where = "" if event.mode == "server" else f" [{event.mode}]"
+            self.line(f"▸ {format_call(event.call)}{where}", style="cyan")
+        elif isinstance(event, ToolResultReady):
+            self.tool_result(event)
+        elif isinstance(event, Steered):
+            skipped = f" ({len(event.skipped)} pending call(s) skipped)" if event.skipped else ""
+            self.line(f"↪ steered: {shorten(event.text, _RESULT_CHARS)}{skipped}", style="magenta")
+        elif isinstance(event, ProviderSwitched):
+            self.line(f"model: {event.from_model} → {event.to_model}", style="dim")
+        elif isinstance(event, ClientToolsRequested):
+            names = ", ".join(c.name for c in event.calls)
+            self.line(f"the turn paused for client tools ({names}), which this CLI cannot run",
+                      style="yellow")
+        elif isinstance(event, Done | Failed):
+            self.end_text()
+
+    def tool_result(self, event: ToolResultReady) -> None:
+        ok = event.status == "ok" and not event.result.is_error
+        mark = "✓" if ok else f"✗ {event.status}:"
+        self.line(f"  {mark} {summarize_result(event.result.text)}", style="green" if ok else "red")
+
+    def summary(self, result: TurnResult) -> None:
+        """The closing line of a turn: how it ended, model calls, tokens, cost."""
+        self.end_text()
+        calls = f"{result.turns} model call{'s' if result.turns != 1 else ''}"
+        cost = (f"${result.cost_usd:.4f}" if result.cost_usd is not None
+                else "cost unknown (no price for this model)")
+        ending = {"done": "✓ done", "cancelled": "⏹ cancelled", "limit": "✗ stopped at a limit",
+                  "error": "✗ failed", "stopped_by_hook": "■ stopped by a hook",
+                  "client_tools": "■ paused for client tools"}[result.stop]
+        style = "green" if result.stop == "done" else "yellow" if result.stop == "cancelled" else "red"
+        if result.error is not None and result.stop != "cancelled":
+            self.console.print(Text(f"{ending}: {result.error}", style=style), soft_wrap=True)
+        self.console.print(Text(f"{ending} · {calls} · {format_usage(result.usage)} · {cost}", style=style),
+                           soft_wrap=True)

@@ -1,0 +1,71 @@
+"""``agcore run "task"``: one turn of the coding assistant in a workspace, shown as it happens."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from pathlib import Path
+from typing import cast
+
+import anyio
+from rich.console import Console
+
+from agcore.agent import AgentEvent, AgentSession, BasicAgent, TurnResult
+from agcore.cli._errors import ExitCode, exit_code_for
+from agcore.cli._models import close_provider, resolve_provider
+from agcore.cli._render import Renderer
+from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
+from agcore.cli._terminal import Terminal, interrupts
+
+__all__ = ["result_exit_code", "run_task", "stream_turn"]
+
+
+async def run_task(
+    console: Console,
+    task: str,
+    *,
+    model: str | None,
+    base_url: str | None,
+    workspace: Path | None,
+    yes: bool,
+    plugins: bool,
+) -> ExitCode:
+    space = open_workspace(workspace)
+    provider = resolve_provider(model, base_url)
+    try:
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins)
+        agent = BasicAgent("agcore", coding_prompt(space))
+        renderer = Renderer(console)
+        async with Terminal(console) as terminal:
+            confirm = confirm_callback(terminal, renderer, yes=yes)
+            session = AgentSession(agent, bundle=bundle, confirm=confirm)
+            scope = anyio.CancelScope()
+            async with interrupts(scope.cancel):
+                with scope:
+                    await stream_turn(session, task, renderer)
+            await session.close()
+        result = session.last_result
+        assert result is not None
+        renderer.summary(result)
+        return result_exit_code(result)
+    finally:
+        await close_provider(provider)
+
+
+async def stream_turn(session: AgentSession, text: str, renderer: Renderer) -> None:
+    """Run a turn, rendering its events; a cancellation of the caller's scope cancels the turn."""
+    # stream_turn is an async generator; closing it (here, on cancellation) cancels the turn.
+    stream = cast("AsyncGenerator[AgentEvent, None]", session.stream_turn(text))
+    async with aclosing(stream) as events:
+        async for event in events:
+            renderer.event(event)
+
+
+def result_exit_code(result: TurnResult) -> ExitCode:
+    if result.stop in ("done", "stopped_by_hook"):
+        return ExitCode.OK
+    if result.stop == "cancelled":
+        return ExitCode.INTERRUPTED
+    if result.error is not None:
+        return exit_code_for(result.error)
+    return ExitCode.TASK_FAILED

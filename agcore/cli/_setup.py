@@ -1,0 +1,93 @@
+"""What every agent command builds: the workspace, the coding-assistant prompt, the bundle, and the
+confirmation callback that asks the user on the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Literal
+
+from agcore.agent import (
+    DEFAULT_SAFETY_RULES,
+    DEFAULT_TOOL_RULES,
+    AgentBuilder,
+    ConfigError,
+    RuntimeBundle,
+    SystemPrompt,
+)
+from agcore.cli._errors import CliError, ExitCode
+from agcore.cli._render import Renderer, format_call
+from agcore.cli._terminal import Terminal
+from agcore.llm.provider import LLMProvider
+from agcore.llm.types import ToolUseBlock
+from agcore.tools import Tool
+from agcore.tools.workspace import Workspace
+
+__all__ = ["IDENTITY", "build_bundle", "coding_prompt", "confirm_callback", "open_workspace"]
+
+IDENTITY = (
+    "You are agcore, a careful coding assistant. You work in the user's workspace with the tools "
+    "given: read before you change, make the smallest change that does the job, run the relevant "
+    "command to check it when you can, and finish with a short summary of what you did."
+)
+
+Confirm = Callable[[ToolUseBlock, Tool], Awaitable[bool | Literal["always"]]]
+
+_ANSWERS: dict[str, bool | Literal["always"]] = {
+    "y": True, "yes": True, "n": False, "no": False, "a": "always", "always": "always",
+}
+
+
+def open_workspace(directory: Path | None) -> Workspace:
+    """The workspace at ``directory`` (default: the current directory); exit 2 if it is not one."""
+    root = (directory or Path.cwd()).expanduser()
+    if not root.is_dir():
+        raise CliError(f"--workspace {root}: no such directory; create it or point at an existing one.",
+                       ExitCode.USAGE)
+    return Workspace(root)
+
+
+def coding_prompt(workspace: Workspace) -> str:
+    return (
+        SystemPrompt(IDENTITY)
+        .tool_rules(*DEFAULT_TOOL_RULES)
+        .safety_rules(*DEFAULT_SAFETY_RULES)
+        .workspace(workspace.root)
+        .environment()
+        .render()
+    )
+
+
+def build_bundle(
+    provider: LLMProvider,
+    workspace: Workspace,
+    *,
+    entry_point_plugins: bool,
+    plugins: tuple[object, ...] = (),
+) -> RuntimeBundle:
+    """The runtime bundle: ``provider``, the workspace tools, ``plugins`` and (if asked) the plugins of
+    the ``agcore`` entry-point group. An invalid plugin is a configuration error (exit 3)."""
+    builder = AgentBuilder().provider(provider).tools(workspace.tools())
+    builder.plugins(*plugins, entry_points=entry_point_plugins)
+    try:
+        return builder.build()
+    except ConfigError as exc:
+        raise CliError(str(exc), ExitCode.CONFIG) from None
+
+
+def confirm_callback(terminal: Terminal, renderer: Renderer, *, yes: bool) -> Confirm:
+    """Asks on the terminal before writes and commands: yes, no, or always (this tool, this session).
+    With ``yes`` every call is approved without asking."""
+
+    async def confirm(call: ToolUseBlock, tool: Tool) -> bool | Literal["always"]:
+        if yes:
+            return True
+        renderer.end_text()
+        answer = await terminal.ask(
+            f"Allow {format_call(call)}?", _ANSWERS, False, hint="y = yes / n = no / a = always"
+        )
+        if answer is False:
+            renderer.line("  not approved: the model is told so", style="yellow")
+        return answer
+
+    return confirm

@@ -1,0 +1,125 @@
+"""``agcore chat`` in a pseudo-terminal: steering, Ctrl-C mid-turn, confirmations, resuming by id."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from tests.cli import finish, write_script
+from tests.cli.conftest import SpawnCli
+
+PROMPT = "you> "
+# A quick first model call: once its tool line shows, the turn is surely running (a line typed or a
+# Ctrl-C pressed earlier would meet the prompt instead), and the next, delayed call is under way.
+LOOK = {"tool_calls": [{"name": "list_dir", "arguments": {}}]}
+
+
+def test_text_typed_during_a_turn_steers_it(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, [
+        LOOK,
+        {"text": "Thinking about it...", "delay": 1.5},
+        {"text": "Using tabs as you asked.", "expect": "use tabs"},  # only if the steering reached the model
+    ])
+    child = spawn_cli("chat", "--model", "scripted:model.json", "--no-plugins")
+    child.expect(PROMPT)
+    child.sendline("format the file")
+    child.expect(r"▸ list_dir\(\)")
+    child.expect("✓ ")
+    child.sendline("use tabs")  # the model is still "thinking"
+    child.expect("↪ steering taken: use tabs")
+    child.expect("Thinking about it...")
+    child.expect("↪ steered: use tabs")
+    child.expect("Using tabs as you asked.")
+    child.expect(r"✓ done · 3 model calls")
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+
+
+def test_ctrl_c_cancels_only_the_running_turn(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, [
+        LOOK,
+        {"text": "never finished", "delay": 20},
+        {"text": "Still here.", "expect": "first question"},  # the cancelled turn's input stayed in history
+    ])
+    child = spawn_cli("chat", "--model", "scripted:model.json", "--no-plugins")
+    child.expect(PROMPT)
+    child.sendline("first question")
+    child.expect(r"▸ list_dir\(\)")
+    child.expect("✓ ")
+    time.sleep(0.2)
+    child.sendintr()
+    child.expect("⏹ cancelled")
+    child.expect(PROMPT)
+    child.sendline("second question")
+    child.expect("Still here.")
+    child.expect(r"✓ done")
+    child.expect(PROMPT)
+    child.sendintr()  # Ctrl-C at an empty prompt quits
+    child.expect("bye")
+    assert finish(child) == 0
+    assert "never finished" not in (child.before or "")
+
+
+def test_confirmation_in_chat_uses_the_same_reader(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}]},
+        {"text": "Written."},
+    ])
+    child = spawn_cli("chat", "--model", "scripted:model.json", "--no-plugins")
+    child.expect(PROMPT)
+    child.sendline("write a.txt")
+    child.expect("Allow write_file")
+    child.sendline("y")
+    child.expect("Written.")
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+    assert (tmp_path / "a.txt").read_text() == "A"
+
+
+def test_a_session_resumes_by_id_in_another_process(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, [{"text": "Noted: banana."}], name="first.json")
+    db = tmp_path / "chats.db"
+    child = spawn_cli("chat", "--model", "scripted:first.json", "--db", str(db), "--no-plugins")
+    child.expect(r"session ([0-9a-f]{32}) · resume with: agcore chat --session \1")
+    session_id = child.match.group(1)
+    child.expect(PROMPT)
+    child.sendline("remember the word banana")
+    child.expect("Noted: banana.")
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+
+    # The second model only answers if the history of the first process is in its request.
+    write_script(tmp_path, [{"text": "You told me: banana.", "expect": "remember the word banana"}],
+                 name="second.json")
+    child = spawn_cli("chat", "--session", session_id, "--model", "scripted:second.json", "--db", str(db),
+                      "--no-plugins")
+    child.expect(f"resumed session {session_id}")
+    child.expect("you: remember the word banana")
+    child.expect("assistant: Noted: banana.")
+    child.expect(PROMPT)
+    child.sendline("what word?")
+    child.expect("You told me: banana.")
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+
+
+def test_default_store_lives_under_agcore_home(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, ["hi"])
+    child = spawn_cli("chat", "--model", "scripted:model.json", "--no-plugins")
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+    assert (tmp_path / "home" / "sessions.db").is_file()
+
+
+def test_unknown_session_id_is_a_usage_error(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, ["hi"])
+    child = spawn_cli("chat", "--session", "does-not-exist", "--model", "scripted:model.json")
+    child.expect("No session 'does-not-exist'")
+    assert finish(child) == 2
+    assert re.search("Traceback", child.before or "") is None

@@ -1,0 +1,134 @@
+"""``agcore plan run`` and ``agcore plan draft``: progress, the status table, files written, exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from agcore.agent import Plan
+from tests.cli import finish, write_script
+from tests.cli.conftest import Invoke, SpawnCli
+
+PLAN_YAML = """\
+goal: Write a greeting and check it
+steps:
+  - id: write
+    description: Write hello.txt with a greeting
+    tool_hints: [write_file]
+  - id: check
+    description: Show the file's content
+    depends_on: [write]
+"""
+
+STEP_REPLIES = [
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi there"}}]},
+    {"text": "hello.txt written."},
+    {"tool_calls": [{"name": "run_command", "arguments": {"command": "cat hello.txt"}}]},
+    {"text": "It says hi there.", "expect": "hi there"},
+]
+
+
+
+def test_plan_run_shows_progress_a_final_table_and_writes_files(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    (tmp_path / "plan.yaml").write_text(PLAN_YAML)
+    write_script(tmp_path, STEP_REPLIES)
+    child = spawn_cli("plan", "run", "plan.yaml", "--model", "scripted:model.json", "--no-plugins")
+    child.expect("plan plan.yaml: 2 steps · goal: Write a greeting and check it")
+    child.expect(r"▶ step write \(1/2\) running: Write hello.txt")
+    child.expect(r'▸ write_file\(path="hello.txt"')
+    child.expect("Allow write_file")  # plan steps ask too, without --yes
+    child.sendline("y")
+    child.expect(r"✓ step write \(1/2\) done: hello.txt written.")
+    child.expect(r"▶ step check \(2/2\) running")
+    child.expect("Allow run_command")
+    child.sendline("y")
+    child.expect(r"✓ \$ cat hello.txt → exit code: 0")
+    child.expect(r"✓ step check \(2/2\) done: It says hi there.")
+    child.expect("plan status")
+    child.expect(r"│ write\s+│ Write hello.txt with a greeting\s+│ done\s+│\s+1 │ hello.txt written.")
+    child.expect(r"│ check\s+│ Show the file's content\s+│ done\s+│\s+1 │ It says hi there.")
+    child.expect(r"2/2 steps done · 4 model calls")
+    assert finish(child) == 0
+    assert (tmp_path / "hello.txt").read_text() == "hi there"
+
+
+def test_a_failed_step_skips_its_dependents_and_exits_1(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "plan.yaml").write_text(PLAN_YAML)
+    write_script(tmp_path, [{"error": {"status": 400, "message": "bad request from the model"}}])
+    done = invoke("plan", "run", "plan.yaml", "--model", "scripted:model.json", "--yes",
+                "--no-plugins")
+    assert done.exit_code == 1, done.stdout + done.stderr
+    assert re.search(r"✗ step write \(1/2\) failed: .*bad request from the model", done.stdout)
+    assert re.search(r"- step check \(2/2\) skipped: step write .* failed", done.stdout)
+    assert re.search(r"│ write\s+│.*│ failed\s+│", done.stdout)
+    assert re.search(r"│ check\s+│.*│ skipped\s+│", done.stdout)
+    assert "0/2 steps done" in done.stdout
+
+
+def test_a_bad_plan_file_shows_the_parse_error_and_exits_2(tmp_path: Path, invoke: Invoke) -> None:
+    bad = {"steps": [{"id": 1, "description": "x", "depends_on": [7]}]}
+    (tmp_path / "plan.json").write_text(json.dumps(bad))
+    done = invoke("plan", "run", "plan.json", "--model", "scripted:none.json")
+    assert done.exit_code == 2
+    assert "depends_on refers to unknown step '7'" in done.stderr
+    (tmp_path / "broken.yaml").write_text("steps: [unclosed\n")
+    done = invoke("plan", "run", "broken.yaml")
+    assert done.exit_code == 2
+    assert "not valid YAML" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = invoke("plan", "run", "missing.json")
+    assert done.exit_code == 2
+    assert "does not exist" in done.stderr
+
+
+def test_ctrl_c_during_a_plan_stops_it_with_exit_130(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    (tmp_path / "plan.yaml").write_text(PLAN_YAML)
+    write_script(tmp_path, [{"text": "slow", "delay": 20}])
+    child = spawn_cli("plan", "run", "plan.yaml", "--model", "scripted:model.json", "--no-plugins")
+    child.expect("running")
+    time.sleep(0.5)
+    child.sendintr()
+    child.expect("⏹ cancelled")
+    child.expect("plan status")
+    assert finish(child) == 130
+
+
+def test_plan_draft_prints_the_plan_and_saves_it_for_plan_run(tmp_path: Path, invoke: Invoke) -> None:
+    drafted = {"goal": "Greet", "steps": [
+        {"id": "1", "description": "Write hello.txt", "tool_hints": ["write_file"]},
+        {"id": "2", "description": "Read it back [twice]", "depends_on": ["1"]},  # not rich markup
+    ]}
+    write_script(tmp_path, [{"text": "```json\n" + json.dumps(drafted) + "\n```"}], name="draft.json")
+    done = invoke("plan", "draft", "Greet the user in a file", "--model", "scripted:draft.json",
+                "--save", "greet.yaml")
+    assert done.exit_code == 0, done.stderr
+    assert re.search(r"│ 1\s+│ Write hello.txt\s+│\s+│ write_file", done.stdout)
+    assert re.search(r"│ 2\s+│ Read it back \[twice\]\s+│ 1\s+│", done.stdout)
+    assert "saved to greet.yaml" in done.stdout
+    saved = Plan.load(tmp_path / "greet.yaml")
+    assert [(s.id, s.description, s.depends_on) for s in saved.steps] == [
+        ("1", "Write hello.txt", []), ("2", "Read it back [twice]", ["1"])]
+
+    write_script(tmp_path, ["Step one done.", "Step two done."], name="steps.json")
+    done = invoke("plan", "run", "greet.yaml", "--model", "scripted:steps.json", "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "2/2 steps done" in done.stdout
+
+
+def test_plan_draft_saves_json_and_rejects_other_suffixes(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, ['{"steps": ["only step"]}'])
+    done = invoke("plan", "draft", "g", "--model", "scripted:model.json", "--save", "p.json")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads((tmp_path / "p.json").read_text())["steps"] == [{"id": "1", "description": "only step"}]
+    done = invoke("plan", "draft", "g", "--model", "scripted:model.json", "--save", "p.txt")
+    assert done.exit_code == 2
+    assert ".json, .yaml or .yml" in done.stderr
+
+
+def test_plan_draft_that_the_model_cannot_produce_exits_1(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, ["I would rather not.", "Still no plan."])
+    done = invoke("plan", "draft", "g", "--model", "scripted:model.json")
+    assert done.exit_code == 1
+    assert "could not be read" in done.stderr
