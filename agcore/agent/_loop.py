@@ -99,6 +99,7 @@ async def run_loop(
                     from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
                 )
             session._last_model = current
+            offered = {t.name for t in request.tools}
             if uses_text_mode(session.agent, config, provider.model_id):
                 request = text_mode_request(request)
                 text_mode = True
@@ -106,6 +107,8 @@ async def run_loop(
                 text_mode = False
             if hooks.has_impls("on_llm_request"):
                 request = await hooks.on_llm_request(session.hook_context(), request)
+                offered.update(t.name for t in request.tools)  # a hook may offer more
+            turn.offered = frozenset(offered)
             message: AssistantMessage | None = None
             streamed = config.streaming == "always" or (emit and config.streaming == "auto")
             calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
@@ -374,6 +377,7 @@ def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn
         steering=lambda: session._drain(session._steering),
         repetition=turn.repetition,
         answered=session._answered,
+        offered=turn.offered,
     )
 
 

@@ -97,6 +97,8 @@ class _TurnState:
     usage: Usage = field(default_factory=Usage)
     text: str = ""
     repetition: RepetitionTracker = field(default_factory=RepetitionTracker)
+    #: The tools the latest model call was offered: a call to any other is refused, not run.
+    offered: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)

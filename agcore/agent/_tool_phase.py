@@ -104,6 +104,7 @@ class ToolPhase:
         steering: Callable[[], list[UserMessage]],
         repetition: RepetitionTracker,
         answered: dict[str, CallOutcome],
+        offered: frozenset[str] | None = None,
     ) -> None:
         self._registry = registry
         self._hooks = hooks
@@ -115,6 +116,7 @@ class ToolPhase:
         self._drain_steering = steering
         self._repetition = repetition
         self.answered = answered
+        self._offered = offered
 
     # ------------------------------------------------------------------------------------ driver
 
@@ -151,6 +153,11 @@ class ToolPhase:
                 self._answer(call, error_result(call.id, message), "repeated")
                 continue
             tool = self._registry.get(call.name)
+            if tool is not None and self._offered is not None and tool.name not in self._offered:
+                # The agent did not offer it (Agent.tool_definitions filtered it out): hiding a tool
+                # must also keep it from running, whatever the model guesses.
+                self._answer(call, error_result(call.id, self._not_offered(call.name)), "unknown_tool")
+                continue
             if tool is None or call.parse_error is not None:
                 # Unknown tool or unreadable arguments: the registry words the error for the model.
                 await self._execute(call, call)
@@ -214,6 +221,12 @@ class ToolPhase:
         return (
             f"Not run: the user did not approve this call to '{tool.name}'. Ask the user how to proceed, "
             "or try something else."
+        )
+
+    def _not_offered(self, name: str) -> str:
+        available = ", ".join(sorted(self._offered or ())) or "none"
+        return (
+            f"Not run: '{name}' is not one of the tools available to you here. Use one of: {available}."
         )
 
     async def _report_confirmation(self, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:

@@ -79,8 +79,8 @@ class Terminal:
         if self._token is None:
             raise RuntimeError("use the Terminal as `async with Terminal(console) as terminal`")
         self._started = True
-        reader = threading.Thread(target=self._read_all, args=(self._token,), name="agcore-stdin",
-                                  daemon=True)
+        reader = threading.Thread(target=self._read_all, args=(self._token, self._own_descriptor()),
+                                  name="agcore-stdin", daemon=True)
         reader.start()
 
     @property
@@ -139,20 +139,26 @@ class Terminal:
         if self._waiter is not None:
             self._waiter.set()
 
-    def _read_all(self, token: anyio.lowlevel.EventLoopToken) -> None:
+    def _read_all(self, token: anyio.lowlevel.EventLoopToken, fd: int | None) -> None:
+        # The thread reads its own duplicate of the descriptor (taken before it starts) and closes it
+        # when it ends: once the stream's owner closes the original, its number may be reused by
+        # another file, which a read through the original number would then steal lines from.
+        lines = _LineIter(_FdLines(fd).readline if fd is not None else self._stream.readline)
         try:
-            for line in self._lines_from_stream():
+            for line in lines:
                 anyio.from_thread.run_sync(self._deliver, line, token=token)
             anyio.from_thread.run_sync(self._deliver, None, token=token)
         except Exception:  # the command finished: nobody is listening any more
             return
+        finally:
+            if fd is not None:
+                os.close(fd)
 
-    def _lines_from_stream(self) -> _LineIter:
+    def _own_descriptor(self) -> int | None:
         try:
-            fd = self._stream.fileno()
+            return os.dup(self._stream.fileno())
         except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-            return _LineIter(self._stream.readline)
-        return _LineIter(_FdLines(fd).readline)
+            return None
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 from collections.abc import Iterator
@@ -23,8 +22,20 @@ def pipe() -> Iterator[tuple[io.TextIOWrapper, int]]:
     stream = os.fdopen(read_fd, "r", encoding="utf-8")
     yield stream, write_fd
     stream.close()
-    with contextlib.suppress(OSError):  # a test may have closed it already
+    # Closed here only if the test did not (close_write): a second close could hit whatever file
+    # reused the number since — the reader thread's own duplicate, say.
+    if write_fd not in _closed_by_test:
         os.close(write_fd)
+    _closed_by_test.discard(write_fd)
+
+
+_closed_by_test: set[int] = set()
+
+
+def close_write(write_fd: int) -> None:
+    """End the input (Ctrl-D on a terminal)."""
+    os.close(write_fd)
+    _closed_by_test.add(write_fd)
 
 
 def _console() -> tuple[Console, io.StringIO]:
@@ -41,7 +52,7 @@ async def test_lines_typed_ahead_wait_for_the_next_prompt(pipe: tuple[io.TextIOW
         with anyio.fail_after(5):
             assert await terminal.read_line("you> ") == "first"
             assert await terminal.read_line("you> ") == "second"
-            os.close(write_fd)
+            close_write(write_fd)
             assert await terminal.read_line("you> ") is None  # end of input
     assert out.getvalue().startswith("you> first\nyou> second\n")  # piped answers are echoed
 
@@ -91,7 +102,7 @@ async def test_ask_repeats_until_the_answer_is_known(pipe: tuple[io.TextIOWrappe
 async def test_end_of_input_answers_with_the_default(pipe: tuple[io.TextIOWrapper, int]) -> None:
     stream, write_fd = pipe
     console, out = _console()
-    os.close(write_fd)
+    close_write(write_fd)
     async with Terminal(console, stream) as terminal:
         with anyio.fail_after(5):
             assert await terminal.ask("Allow?", ANSWERS, False) is False
