@@ -13,7 +13,6 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-import anyio
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -23,8 +22,7 @@ from agcore.agent import StepStatus as S
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, format_call, format_usage, shorten, summarize_result
-from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
-from agcore.cli._terminal import Terminal, interrupts
+from agcore.cli._setup import build_bundle, coding_prompt, open_workspace, run_interruptible
 from agcore.hooks import HookContext, hookimpl
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 
@@ -48,8 +46,9 @@ def load_plan(file: Path) -> Plan:
         raise CliError(f"Cannot read the plan file {str(file)!r}: {exc}", ExitCode.USAGE) from None
 
 
-def plan_table(plan: Plan, *, title: str, results: bool) -> Table:
-    """The plan's steps as a table: with statuses and outcomes (``results``) or as drafted."""
+def plan_table(plan: Plan, *, title: str, results: bool, interrupted: bool = False) -> Table:
+    """The plan's steps as a table: with statuses and outcomes (``results``) or as drafted. After an
+    ``interrupted`` run, the step that was running shows as interrupted (the next run redoes it)."""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("step", no_wrap=True)
     table.add_column("description")
@@ -64,8 +63,10 @@ def plan_table(plan: Plan, *, title: str, results: bool) -> Table:
     for step in plan.steps:
         if results:
             outcome = step.result or (step.error.message if step.error else None) or step.skip_reason or ""
-            table.add_row(Text(step.id), Text(step.description),
-                          Text(_SHOWN[step.status], style=_STYLE[step.status]),
+            shown = Text(_SHOWN[step.status], style=_STYLE[step.status])
+            if interrupted and step.status is S.RUNNING:
+                shown = Text("interrupted", style="yellow")
+            table.add_row(Text(step.id), Text(step.description), shown,
                           str(step.attempts), Text(shorten(outcome, 100)))
         else:
             table.add_row(Text(step.id), Text(step.description), Text(", ".join(step.depends_on)),
@@ -141,23 +142,20 @@ async def run_plan(
         agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=on_failure)
         goal = f" · goal: {plan.goal}" if plan.goal else ""
         console.print(f"plan {file.name}: {len(plan.steps)} steps{goal}", markup=False, highlight=False)
-        async with Terminal(console) as terminal:
-            confirm = confirm_callback(terminal, renderer, yes=yes)
-            session = AgentSession(agent, bundle=bundle, confirm=confirm)
-            scope = anyio.CancelScope()
-            async with interrupts(scope.cancel):
-                with scope:
-                    await agent.execute_plan(session, plan, on_update=_Progress(renderer))
-            await session.close()
-        if scope.cancelled_caught:
+        session, interrupted = await run_interruptible(
+            console, renderer, agent, bundle, yes=yes,
+            work=lambda s: agent.execute_plan(s, plan, on_update=_Progress(renderer)),
+        )
+        if interrupted:
             renderer.line("⏹ cancelled", style="yellow")
-        console.print(plan_table(plan, title="plan status", results=True))
+        console.print(plan_table(plan, title="plan status", results=True,
+                                 interrupted=interrupted))
         tracker = session.usage
         cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
         console.print(f"{sum(1 for s in plan.steps if s.done)}/{len(plan.steps)} steps done · "
                       f"{tracker.calls} model calls · {format_usage(tracker.usage)} · {cost}",
                       markup=False, highlight=False)
-        if scope.cancelled_caught:
+        if interrupted:
             return ExitCode.INTERRUPTED
         return ExitCode.OK if plan.succeeded else ExitCode.TASK_FAILED
     finally:

@@ -7,15 +7,13 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import cast
 
-import anyio
 from rich.console import Console
 
 from agcore.agent import AgentEvent, AgentSession, BasicAgent, TurnResult
 from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer
-from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
-from agcore.cli._terminal import Terminal, interrupts
+from agcore.cli._setup import build_bundle, coding_prompt, open_workspace, run_interruptible
 
 __all__ = ["result_exit_code", "run_task", "stream_turn"]
 
@@ -36,14 +34,9 @@ async def run_task(
         bundle = build_bundle(provider, space, entry_point_plugins=plugins)
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console)
-        async with Terminal(console) as terminal:
-            confirm = confirm_callback(terminal, renderer, yes=yes)
-            session = AgentSession(agent, bundle=bundle, confirm=confirm)
-            scope = anyio.CancelScope()
-            async with interrupts(scope.cancel):
-                with scope:
-                    await stream_turn(session, task, renderer)
-            await session.close()
+        session, _ = await run_interruptible(
+            console, renderer, agent, bundle, yes=yes, work=lambda s: stream_turn(s, task, renderer)
+        )
         result = session.last_result
         assert result is not None
         renderer.summary(result)

@@ -7,23 +7,30 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
+import anyio
+from rich.console import Console
+
 from agcore.agent import (
     DEFAULT_SAFETY_RULES,
     DEFAULT_TOOL_RULES,
+    Agent,
     AgentBuilder,
+    AgentSession,
     ConfigError,
     RuntimeBundle,
     SystemPrompt,
 )
 from agcore.cli._errors import CliError, ExitCode
 from agcore.cli._render import Renderer, format_call
-from agcore.cli._terminal import Terminal
+from agcore.cli._terminal import Terminal, interrupts
 from agcore.llm.provider import LLMProvider
 from agcore.llm.types import ToolUseBlock
 from agcore.tools import Tool
 from agcore.tools.workspace import Workspace
 
-__all__ = ["IDENTITY", "build_bundle", "coding_prompt", "confirm_callback", "open_workspace"]
+__all__ = [
+    "IDENTITY", "build_bundle", "coding_prompt", "confirm_callback", "open_workspace", "run_interruptible",
+]
 
 IDENTITY = (
     "You are agcore, a careful coding assistant. You work in the user's workspace with the tools "
@@ -91,3 +98,23 @@ def confirm_callback(terminal: Terminal, renderer: Renderer, *, yes: bool) -> Co
         return answer
 
     return confirm
+
+
+async def run_interruptible(
+    console: Console,
+    renderer: Renderer,
+    agent: Agent,
+    bundle: RuntimeBundle,
+    *,
+    yes: bool,
+    work: Callable[[AgentSession], Awaitable[object]],
+) -> tuple[AgentSession, bool]:
+    """Run ``work`` on a new session that asks the terminal for confirmations; Ctrl-C cancels the
+    work (not the program). Returns the session and whether it was interrupted."""
+    async with Terminal(console) as terminal:
+        session = AgentSession(agent, bundle=bundle, confirm=confirm_callback(terminal, renderer, yes=yes))
+        with anyio.CancelScope() as scope:
+            async with interrupts(scope.cancel):
+                await work(session)
+        await session.close()
+    return session, scope.cancelled_caught

@@ -92,6 +92,7 @@ def test_ctrl_c_during_a_plan_stops_it_with_exit_130(tmp_path: Path, spawn_cli: 
     child.sendintr()
     child.expect("⏹ cancelled")
     child.expect("plan status")
+    child.expect("interrupted")  # the step that was running; the next run redoes it
     assert finish(child) == 130
 
 
