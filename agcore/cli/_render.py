@@ -20,6 +20,7 @@ from agcore.agent import (
     ProviderSwitched,
     Steered,
     TextDelta,
+    ThinkingDelta,
     ToolCallRequested,
     ToolResultReady,
     TurnResult,
@@ -72,6 +73,7 @@ class Renderer:
     def __init__(self, console: Console) -> None:
         self.console = console
         self._mid_line = False
+        self._thinking = False  # streaming the model's reasoning (shown dim, before its text)
 
     def line(self, text: str | Text, style: str | None = None) -> None:
         """A line of its own (ending the model's text first if it stopped mid-line)."""
@@ -82,12 +84,25 @@ class Renderer:
         if self._mid_line:
             self.console.print()
             self._mid_line = False
+        self._thinking = False
+
+    def _stream(self, text: str, style: str | None = None) -> None:
+        self.console.print(text, end="", style=style, markup=False, highlight=False, soft_wrap=True)
+        self._mid_line = not text.endswith("\n")
 
     def event(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
             if event.text:
-                self.console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
-                self._mid_line = not event.text.endswith("\n")
+                if self._thinking:  # the answer starts on a line of its own, after the reasoning
+                    self.end_text()
+                self._stream(event.text)
+        elif isinstance(event, ThinkingDelta):
+            if event.thinking:
+                if not self._thinking:
+                    self.end_text()
+                    self._stream("thinking: ", style="dim")
+                    self._thinking = True
+                self._stream(event.thinking, style="dim italic")
         elif isinstance(event, ToolCallRequested):
             where = "" if event.mode == "server" else f" [{event.mode}]"
             self.line(f"▸ {format_call(event.call)}{where}", style="cyan")
