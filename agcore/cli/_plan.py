@@ -21,7 +21,7 @@ from agcore.agent import AgentError, AgentSession, DefaultTaskAgent, FailurePoli
 from agcore.agent import StepStatus as S
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._models import close_provider, resolve_provider
-from agcore.cli._render import Renderer, format_call, format_usage, shorten, summarize_result
+from agcore.cli._render import Renderer, format_usage, shorten
 from agcore.cli._setup import build_bundle, coding_prompt, open_workspace, run_interruptible
 from agcore.hooks import HookContext, hookimpl
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
@@ -82,14 +82,12 @@ class _ToolLines:
 
     @hookimpl
     def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> None:
-        self.renderer.line(f"    ▸ {format_call(call)}", style="cyan")
+        self.renderer.tool_call(call, indent="    ")
 
     @hookimpl
     def after_tool_call(self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock,
                         status: str) -> None:
-        ok = status == "ok" and not result.is_error
-        mark = "✓" if ok else f"✗ {status}:"
-        self.renderer.line(f"      {mark} {summarize_result(result.text)}", style="green" if ok else "red")
+        self.renderer.tool_result(result, status, indent="    ")
 
 
 class _Progress:

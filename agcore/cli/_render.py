@@ -25,7 +25,7 @@ from agcore.agent import (
     ToolResultReady,
     TurnResult,
 )
-from agcore.llm.types import ToolUseBlock, Usage
+from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage
 
 __all__ = ["Renderer", "format_call", "format_usage", "shorten", "summarize_result"]
 
@@ -104,10 +104,9 @@ class Renderer:
                     self._thinking = True
                 self._stream(event.thinking, style="dim italic")
         elif isinstance(event, ToolCallRequested):
-            where = "" if event.mode == "server" else f" [{event.mode}]"
-            self.line(f"▸ {format_call(event.call)}{where}", style="cyan")
+            self.tool_call(event.call, mode=event.mode)
         elif isinstance(event, ToolResultReady):
-            self.tool_result(event)
+            self.tool_result(event.result, event.status)
         elif isinstance(event, Steered):
             skipped = f" ({len(event.skipped)} pending call(s) skipped)" if event.skipped else ""
             self.line(f"↪ steered: {shorten(event.text, _RESULT_CHARS)}{skipped}", style="magenta")
@@ -120,10 +119,14 @@ class Renderer:
         elif isinstance(event, Done | Failed):
             self.end_text()
 
-    def tool_result(self, event: ToolResultReady) -> None:
-        ok = event.status == "ok" and not event.result.is_error
-        mark = "✓" if ok else f"✗ {event.status}:"
-        self.line(f"  {mark} {summarize_result(event.result.text)}", style="green" if ok else "red")
+    def tool_call(self, call: ToolUseBlock, *, mode: str = "server", indent: str = "") -> None:
+        where = "" if mode == "server" else f" [{mode}]"
+        self.line(f"{indent}▸ {format_call(call)}{where}", style="cyan")
+
+    def tool_result(self, result: ToolResultBlock, status: str, *, indent: str = "") -> None:
+        ok = status == "ok" and not result.is_error
+        mark = "✓" if ok else f"✗ {status}:"
+        self.line(f"{indent}  {mark} {summarize_result(result.text)}", style="green" if ok else "red")
 
     def summary(self, result: TurnResult) -> None:
         """The closing line of a turn: how it ended, model calls, tokens, cost."""

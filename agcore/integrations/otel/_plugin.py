@@ -101,8 +101,9 @@ class OpenTelemetryPlugin:
       ``gen_ai.operation.name=execute_tool``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
       ``gen_ai.tool.type=function``, ``agcore.tool.status``; error status with ``error.type`` (the
       status: ``error``, ``timeout``, ``denied``, ``not_approved``...) unless it ended ``ok``. A
-      confirmation question is an ``agcore.confirmation`` event on it. It spans from the call being
-      vetted to its result being reported (for parallel calls, the end of the batch).
+      confirmation question is an ``agcore.confirmation`` event on it. It starts when the call is
+      vetted (or, if asked, approved) and lasts as long as the tool ran (``after_tool_call``'s
+      ``duration``), so parallel calls overlap as they really did.
 
     Every span is ended, whatever ends the turn (cancellation included). ``capture_content=True``
     adds the prompts and replies (a ``gen_ai.client.inference.operation.details`` event on each
@@ -143,20 +144,19 @@ class OpenTelemetryPlugin:
         return self._open.get(ctx.session_id) or self._start_turn(ctx)
 
     def _close_children(self, opened: _Open, error_type: str) -> None:
-        if error_type == "client_tools":  # paused, not failed: the results come with resume()
-            for span in opened.tools.values():
-                span.set_attribute("agcore.tool.status", "awaiting_client")
-                span.end()
-            opened.tools.clear()
-            opened.ready_ns.clear()
         if opened.llm is not None:
             _fail(opened.llm, error_type, "the turn ended before the model answered")
             opened.llm.end()
             opened.llm = None
+        paused = error_type == "client_tools"  # not failed: the results come with resume()
         for span in opened.tools.values():
-            _fail(span, error_type, "the turn ended before this tool call reported its result")
+            if paused:
+                span.set_attribute("agcore.tool.status", "awaiting_client")
+            else:
+                _fail(span, error_type, "the turn ended before this tool call reported its result")
             span.end()
         opened.tools.clear()
+        opened.ready_ns.clear()
 
     # -------------------------------------------------------------------------------- turns
 
@@ -256,9 +256,11 @@ class OpenTelemetryPlugin:
             return
         span = opened.llm
         if message.model:
-            span.update_name(f"chat {message.model}")
-            span.set_attribute(REQUEST_MODEL, message.model)
             span.set_attribute(RESPONSE_MODEL, message.model)
+            if message.model != ctx.model:  # a more exact name (a dated id), or none was known
+                span.update_name(f"chat {message.model}")
+                if not ctx.model:
+                    span.set_attribute(REQUEST_MODEL, message.model)
         if message.provider:
             span.set_attribute(PROVIDER, message.provider)
             span.set_attribute(SYSTEM, message.provider)
