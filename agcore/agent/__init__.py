@@ -61,7 +61,8 @@ from agcore.agent._messages import (
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
-from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform, TurnResult
+from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform
+from agcore.agent._turn import TurnResult
 
 # ---- end of session and loop exports ----
 

@@ -31,7 +31,7 @@ from agcore.memory import MemoryStoreError
 from agcore.tools import ToolError
 
 if TYPE_CHECKING:
-    from agcore.agent._session import TurnResult
+    from agcore.agent._turn import TurnResult
 
 __all__ = [
     "AgentError",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
@@ -24,19 +25,20 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agcore.agent import _events as ev
+from agcore.agent._batch import (
+    CANCELLED,
+    UNANSWERED_CLIENT,
+    Batch,
+    CallOutcome,
+    answer_open_calls,
+    error_result,
+)
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
-from agcore.agent._session import (
-    CANCELLED,
-    UNANSWERED_CLIENT,
-    TurnResult,
-    _PendingBatch,
-    _TurnState,
-    turn_cost,
-)
 from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
-from agcore.agent._tool_phase import CallOutcome, ToolPhase, error_result
+from agcore.agent._tool_phase import ToolPhase
+from agcore.agent._turn import TurnResult, TurnState, turn_cost
 from agcore.llm.errors import LLMError
 from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent, TextDelta, ThinkingDelta
 from agcore.llm.types import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from agcore.hooks import HookExecutor
     from agcore.llm.provider import LLMProvider
 
-__all__ = ["run_loop"]
+__all__ = ["run_loop", "run_turn", "stream_turn"]
 
 _log = logging.getLogger("agcore.agent")
 
@@ -61,30 +63,97 @@ class _Stop(Exception):
         self.error = error
 
 
+class _Run:
+    """The token of one running turn (``session._running``). A turn whose stream was dropped is
+    ended by ``_abandon``, which leaves the result here for the generator's late cleanup."""
+
+    __slots__ = ("reported", "result", "watch")
+
+    def __init__(self) -> None:
+        self.result: TurnResult | None = None
+        #: Whether ``on_turn_result`` saw the cancelled result (a dropped turn's is reported by the
+        #: next turn, before it starts, or by the generator's late cleanup, whichever comes first).
+        self.reported = False
+        #: For a stream: a weak reference to it whose callback ends the turn if it is dropped.
+        self.watch: weakref.ref[AsyncIterator[ev.AgentEvent]] | None = None
+
+
+async def run_turn(
+    session: AgentSession,
+    *,
+    new_input: UserMessage | None = None,
+    client_results: list[ToolResultBlock] | None = None,
+) -> TurnResult:
+    """Run the loop to the end without building events (``submit_turn``, ``resume``)."""
+    loop = run_loop(session, new_input=new_input, client_results=client_results, emit=False)
+    async with aclosing(loop) as events:
+        async for _ in events:
+            pass
+    assert session.last_result is not None
+    return session.last_result
+
+
+def stream_turn(
+    session: AgentSession,
+    *,
+    new_input: UserMessage | None = None,
+    client_results: list[ToolResultBlock] | None = None,
+) -> AsyncIterator[ev.AgentEvent]:
+    """The loop's events (``stream_turn``, ``stream_resume``). A stream dropped mid-turn (``break``
+    out of ``async for`` without ``aclosing``) ends its turn the moment it is freed: the history is
+    repaired and the session is idle again, before the event loop gets round to closing the
+    generator (which then finds nothing left to do)."""
+    run = _Run()
+    stream = run_loop(session, new_input=new_input, client_results=client_results, run=run)
+
+    def dropped(_: object) -> None:
+        if session._running is run:  # started, and still running: nobody will ever resume it
+            _abandon(session, run)
+
+    # Held by the token, which the session holds while the turn runs: the callback fires exactly
+    # when it matters (a stream never started, or finished, takes its token with it).
+    run.watch = weakref.ref(stream, dropped)
+    return stream
+
+
+def _abandon(session: AgentSession, run: _Run) -> None:
+    """End the running turn at once, without awaiting: its stream was dropped mid-turn."""
+    turn = session._turn
+    answer_open_calls(session.messages, CANCELLED, turn.batch if turn is not None else None)
+    run.result = _finish(session, turn, "cancelled", Cancelled())
+    session._running = None
+    session._dropped = run
+
+
 async def run_loop(
     session: AgentSession,
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
     emit: bool = True,
-) -> AsyncIterator[ev.AgentEvent]:
+    run: _Run | None = None,
+) -> AsyncGenerator[ev.AgentEvent, None]:
     """The loop. With ``emit=False`` (``submit_turn``) no event objects are built: the same steps run
     and the generator yields nothing, which keeps the non-streaming path free of event costs."""
     session._check_idle()
-    session._running = True
+    if run is None:
+        run = _Run()
+    session._running = run
     bundle = session.bundle
     config: AgentConfig = bundle.config()
     hooks: HookExecutor = bundle.hook_executor()
     turn = session._turn
     finished = False
     try:
+        dropped, session._dropped = session._dropped, None
+        if dropped is not None:  # observers hear how a dropped turn ended before the next one starts
+            await _report_dropped(session, hooks, dropped)
         if new_input is not None:
             turn = await _start_turn(session, hooks, new_input)
         elif client_results is not None:
             assert turn is not None
-            for event in await _finish_client_batch(session, hooks, config, turn, client_results):
-                if emit:
-                    yield event
+            for event in await _finish_client_batch(session, hooks, turn, client_results, emit):
+                yield event
         assert turn is not None
         while True:
             _check_limits(session, config, turn)
@@ -147,14 +216,12 @@ async def run_loop(
             wants_end = hooks.has_impls("on_turn_end")
             if wants_end and not await hooks.on_turn_end(session.hook_context(), message):
                 if calls:
-                    await _record_outcomes(session, hooks, calls, {
-                        c.id: CallOutcome(c, error_result(c.id, _HOOK_STOPPED), "not_run") for c in calls
-                    })
+                    await _record_unrun(session, turn, calls, _HOOK_STOPPED)
                 raise _Stop("stopped_by_hook")
             if not calls:
                 steering = session._drain(session._steering)
                 if steering:  # the user spoke during the model call: answer that first
-                    steered = await _steer(session, hooks, steering, [])
+                    steered = await _steer(session, steering, [])
                     if emit:
                         yield steered
                     continue
@@ -165,37 +232,34 @@ async def run_loop(
                     await session._record(UserInput(content=follow.content))
                 continue
             if turn.tool_turns >= config.max_tool_turns:
-                await _record_outcomes(session, hooks, calls, {
-                    c.id: CallOutcome(c, error_result(c.id, _TOOL_LIMIT), "not_run") for c in calls
-                })
+                await _record_unrun(session, turn, calls, _TOOL_LIMIT)
                 raise _Stop("limit", LimitExceeded("max_tool_turns", value=config.max_tool_turns))
             turn.tool_turns += 1
             if emit:
                 registry = bundle.tool_registry()
                 for call in calls:
                     yield ev.ToolCallRequested(call=call, mode=registry.classify(call.name))
-            phase = _phase(session, config, hooks, turn)
-            outcome = await phase.run(calls)
-            if outcome.client_calls:
-                session._pending = _PendingBatch(calls, outcome.client_calls, outcome.steering)
+            batch = turn.batch = Batch(calls)
+            repetition_stop = await _phase(session, config, hooks, turn).run(batch)
+            if batch.paused:
                 if emit:
                     for call in calls:
-                        done = session._answered.get(call.id)
+                        done = batch.outcome(call.id)
                         if done is not None:
                             yield _result_event(done)
-                    yield ev.ClientToolsRequested(calls=list(outcome.client_calls))
+                    yield ev.ClientToolsRequested(calls=list(batch.client_calls))
                 if session._persistence is not None:  # the pause must outlive this process
                     await session._persistence.flush(session)
                 raise _Stop("client_tools")
-            for event in await _record_outcomes(session, hooks, calls, session._answered, emit):
+            for event in await _record_batch(session, turn, emit):
                 yield event
             # Input that arrived while the batch ran (after the last check) is read now, not later.
-            steering = outcome.steering + session._drain(session._steering)
+            steering = batch.steering + session._drain(session._steering)
             if steering:
-                steered = await _steer(session, hooks, steering, outcome.skipped)
+                steered = await _steer(session, steering, batch.skipped)
                 if emit:
                     yield steered
-            if outcome.repetition_stop:
+            if repetition_stop:
                 raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
         finished = True
         result = _finish(session, turn, "done")
@@ -215,7 +279,11 @@ async def run_loop(
     except Exception as exc:
         finished = True
         error = AgentError.wrap(exc)
-        session._close_open_calls(f"Not run: the turn failed before this call finished ({error}).")
+        failed_turn = session._turn
+        answer_open_calls(
+            session.messages, f"Not run: the turn failed before this call finished ({error}).",
+            failed_turn.batch if failed_turn is not None else None,
+        )
         _log.debug("turn failed in session %s", session.session_id, exc_info=exc)
         if hooks.has_impls("on_error"):
             await hooks.on_error(session.hook_context(), error)
@@ -229,11 +297,13 @@ async def run_loop(
         if not finished:
             # Cancelled, or the consumer closed the stream: repair and record first, so the history is
             # valid whatever the observers do; they then run shielded (spans and logs must close).
-            session._close_open_calls(CANCELLED)
-            cancelled = _finish(session, turn, "cancelled", Cancelled())
-            if hooks.has_impls("on_turn_result"):
-                await _report_cancelled(session, hooks, cancelled)
-        session._running = False
+            # A dropped stream was ended already (``_abandon``): only the observers are left to run.
+            if session._running is run:
+                _abandon(session, run)
+                session._dropped = None
+            await _report_dropped(session, hooks, run)
+        if session._running is run:
+            session._running = None
 
 
 _HOOK_STOPPED = "Not run: a hook stopped the turn before this call ran."
@@ -245,18 +315,17 @@ _TOOL_LIMIT = (
 # ----------------------------------------------------------------------------------- steps
 
 
-async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserMessage) -> _TurnState:
-    if session._pending is not None:
-        leftover = session._pending.steering
-        session._close_open_calls(UNANSWERED_CLIENT)
-        for steer in leftover:
+async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserMessage) -> TurnState:
+    prior = session._turn
+    if prior is not None and prior.paused:  # a new message instead of the client results
+        assert prior.batch is not None
+        answer_open_calls(session.messages, UNANSWERED_CLIENT, prior.batch)
+        for steer in prior.batch.steering:
             await session._record(UserInput(content=steer.content))
     else:
-        session._close_open_calls(CANCELLED)  # a history loaded from elsewhere may end mid-batch
-    session._pending = None
-    session._answered.clear()
+        answer_open_calls(session.messages, CANCELLED)  # a history loaded from elsewhere may end mid-batch
     session.turn_index += 1
-    turn = _TurnState(start=len(session.messages))
+    turn = TurnState(start=len(session.messages))
     session._turn = turn
     if not session._started:
         session._started = True
@@ -273,29 +342,29 @@ async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserM
 async def _finish_client_batch(
     session: AgentSession,
     hooks: HookExecutor,
-    config: AgentConfig,
-    turn: _TurnState,
+    turn: TurnState,
     results: list[ToolResultBlock],
+    emit: bool,
 ) -> list[ev.AgentEvent]:
-    pending = session._pending
-    assert pending is not None
+    batch = turn.batch
+    assert batch is not None
     by_id = {r.tool_use_id: r for r in results}
     wants_after = hooks.has_impls("after_tool_call")
-    for call in pending.client_calls:
+    for call in batch.client_calls:
         result = by_id.get(call.id) or error_result(
             call.id, f"The client returned no result for this call to '{call.name}'."
         )
         if wants_after:
             result = await hooks.after_tool_call(session.hook_context(), call, result, "client")
-        session._answered[call.id] = CallOutcome(call, result, "error" if result.is_error else "ok")
-    session._pending = None
-    events = await _record_outcomes(session, hooks, pending.calls, session._answered)
-    if pending.steering:
-        events.append(await _steer(session, hooks, pending.steering, []))
+        batch.answer(call, result, "error" if result.is_error else "ok")
+    batch.client_calls = []  # answered: the turn is no longer paused
+    events = await _record_batch(session, turn, emit)
+    if batch.steering:
+        events.append(await _steer(session, batch.steering, []))
     return events
 
 
-def _check_limits(session: AgentSession, config: AgentConfig, turn: _TurnState) -> None:
+def _check_limits(session: AgentSession, config: AgentConfig, turn: TurnState) -> None:
     if turn.model_calls >= config.max_turns:
         raise _Stop("limit", LimitExceeded("max_turns", value=config.max_turns))
     tokens = config.max_total_tokens
@@ -364,8 +433,7 @@ def _open_stream(provider: LLMProvider, request: LLMRequest) -> AsyncGenerator[S
     )
 
 
-def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn: _TurnState) -> ToolPhase:
-    session._answered.clear()
+def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn: TurnState) -> ToolPhase:
     return ToolPhase(
         registry=session.bundle.tool_registry(),
         hooks=hooks,
@@ -376,30 +444,31 @@ def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn
         always_confirmed=session._always_confirmed,
         steering=lambda: session._drain(session._steering),
         repetition=turn.repetition,
-        answered=session._answered,
         offered=turn.offered,
     )
 
 
-async def _record_outcomes(
-    session: AgentSession,
-    hooks: HookExecutor,
-    calls: list[ToolUseBlock],
-    answered: dict[str, CallOutcome],
-    emit: bool = True,
-) -> list[ev.AgentEvent]:
-    """Record one ToolResults message answering ``calls`` in their order; their events if ``emit``."""
-    outcomes = [
-        answered.get(c.id) or CallOutcome(c, error_result(c.id, CANCELLED), "cancelled") for c in calls
-    ]
-    answered.clear()
+async def _record_batch(session: AgentSession, turn: TurnState, emit: bool) -> list[ev.AgentEvent]:
+    """Record the turn's batch as one ToolResults message (calls in the model's order; any without a
+    result: cancelled) and end it; the results' events if ``emit``."""
+    batch = turn.batch
+    assert batch is not None
+    outcomes = batch.outcomes()
+    turn.batch = None  # no await before the append below: the batch is in the history or in flight
     await session._record(ToolResults(results=[o.result for o in outcomes]))
     return [_result_event(o) for o in outcomes] if emit else []
 
 
-async def _steer(
-    session: AgentSession, hooks: HookExecutor, steering: list[UserMessage], skipped: list[str]
-) -> ev.Steered:
+async def _record_unrun(
+    session: AgentSession, turn: TurnState, calls: list[ToolUseBlock], reason: str
+) -> None:
+    """Answer every call of a reply that will not run (a hook stopped the turn, a limit was hit)."""
+    batch = turn.batch = Batch(calls)
+    batch.answer_rest(reason, "not_run")
+    await _record_batch(session, turn, emit=False)
+
+
+async def _steer(session: AgentSession, steering: list[UserMessage], skipped: list[str]) -> ev.Steered:
     for message in steering:
         await session._record(UserInput(content=message.content))
     text = "\n".join(m.content if isinstance(m.content, str) else "" for m in steering)
@@ -428,6 +497,14 @@ async def _report_result(session: AgentSession, hooks: HookExecutor, result: Tur
         await hooks.on_turn_result(session.hook_context(), result)
 
 
+async def _report_dropped(session: AgentSession, hooks: HookExecutor, run: _Run) -> None:
+    if run.reported or run.result is None:
+        return
+    run.reported = True
+    if hooks.has_impls("on_turn_result"):
+        await _report_cancelled(session, hooks, run.result)
+
+
 async def _report_cancelled(session: AgentSession, hooks: HookExecutor, result: TurnResult) -> None:
     try:
         with anyio.CancelScope(shield=True):
@@ -437,7 +514,7 @@ async def _report_cancelled(session: AgentSession, hooks: HookExecutor, result: 
 
 
 def _finish(
-    session: AgentSession, turn: _TurnState | None, stop: ev.TurnStop, error: AgentError | None = None
+    session: AgentSession, turn: TurnState | None, stop: ev.TurnStop, error: AgentError | None = None
 ) -> TurnResult:
     if turn is None:
         result = TurnResult(stop=stop, error=error)
@@ -448,14 +525,12 @@ def _finish(
             pending_tool_calls=session.pending_client_calls,
             turns=turn.model_calls,
             usage=turn.usage,
-            cost_usd=turn_cost(session, turn),
+            cost_usd=turn_cost(session.messages[turn.start :], session.usage.registry),
             messages=session.messages[turn.start :],
             error=error,
         )
     if stop != "client_tools":
         session._turn = None
-        session._pending = None
-        session._answered.clear()
     if isinstance(error, LimitExceeded):
         error.partial = result
     session.last_result = result

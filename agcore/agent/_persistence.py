@@ -20,6 +20,7 @@ every provider and the next turn; a paused turn's client calls stay open for ``r
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -27,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
+from agcore.agent._batch import answer_open_calls, unanswered_calls
 from agcore.agent._cost import CostTracker
-from agcore.agent._messages import AgentMessage, AssistantReply, ToolResults, messages_from_json
-from agcore.agent._session import _PendingBatch, _TurnState
-from agcore.agent._tool_phase import CallOutcome
-from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage, UserMessage
+from agcore.agent._messages import AgentMessage, messages_from_json
+from agcore.agent._turn import TurnState
+from agcore.llm.types import ToolUseBlock, UserMessage
 from agcore.memory import MemoryStoreError
 from agcore.memory._session_store import SessionRecord, SessionStore
 
@@ -45,6 +46,10 @@ __all__ = ["INTERRUPTED", "STATE_VERSION", "SessionPersistence", "load_session",
 _log = logging.getLogger("agcore.agent")
 
 STATE_VERSION = 1
+
+#: How often, at most, a tool's progress lines are saved while it runs (they are always saved with
+#: the batch's results). A line lost in a crash costs nothing a resume needs: the model never sees it.
+PROGRESS_SAVE_INTERVAL = 1.0
 
 INTERRUPTED = (
     "Interrupted: the process running this session stopped before this call finished, so whether it "
@@ -68,6 +73,11 @@ class SessionPersistence:
         self.last_id = last_id
         self.created = created
         self._lock = anyio.Lock()
+        self._saved_at = time.monotonic()
+
+    def progress_due(self) -> bool:
+        """Whether progress lines recorded since the last save should be saved now."""
+        return time.monotonic() - self._saved_at >= PROGRESS_SAVE_INTERVAL
 
     def _diverged(self, messages: Sequence[AgentMessage]) -> bool:
         if self.saved == 0:
@@ -101,6 +111,7 @@ class SessionPersistence:
             await store.append_messages(session.session_id, texts, record=record)
         self.saved = count
         self.last_id = messages[count - 1].id if count else None
+        self._saved_at = time.monotonic()
 
 
 # ------------------------------------------------------------------------------- saving
@@ -121,23 +132,9 @@ def _session_state(session: AgentSession) -> dict[str, Any]:
         "app_state": session.app_state,
         "pending": None,
     }
-    pending, turn = session._pending, session._turn
-    if pending is not None and turn is not None:
-        state["pending"] = {
-            "calls": [c.model_dump(mode="json") for c in pending.calls],
-            "client_calls": [c.model_dump(mode="json") for c in pending.client_calls],
-            "steering": [_user(m) for m in pending.steering],
-            "answered": [
-                {"call": o.call.model_dump(mode="json"), "result": o.result.model_dump(mode="json"),
-                 "status": o.status, "duration": o.duration, "hookable": o.hookable}
-                for o in session._answered.values()
-            ],
-            "turn": {
-                "start": turn.start, "model_calls": turn.model_calls, "tool_turns": turn.tool_turns,
-                "usage": turn.usage.model_dump(mode="json"), "text": turn.text,
-                "repetition": [turn.repetition.key, turn.repetition.count],
-            },
-        }
+    turn = session._turn
+    if turn is not None and turn.paused:
+        state["pending"] = turn.to_state()
     return state
 
 
@@ -175,40 +172,9 @@ def _restore_pending(session: AgentSession, data: dict[str, Any] | None) -> bool
     if not data:
         return False
     calls = [ToolUseBlock.model_validate(c) for c in data["calls"]]
-    messages = session.messages
-    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantReply)]
-    if not replies:
-        return False
-    last = replies[-1]
-    reply = messages[last]
-    assert isinstance(reply, AssistantReply)
-    if [c.id for c in reply.message.tool_calls] != [c.id for c in calls]:
+    if [c.id for c in unanswered_calls(session.messages)] != [c.id for c in calls]:
         return False  # the pause was superseded by what happened after the state was written
-    if any(isinstance(m, ToolResults) for m in messages[last + 1 :]):
-        return False
-    turn_data = data["turn"]
-    key, count = turn_data["repetition"]
-    turn = _TurnState(
-        start=min(int(turn_data["start"]), len(messages)),
-        model_calls=turn_data["model_calls"],
-        tool_turns=turn_data["tool_turns"],
-        usage=Usage.model_validate(turn_data["usage"]),
-        text=turn_data["text"],
-    )
-    turn.repetition.key, turn.repetition.count = key, count
-    session._turn = turn
-    session._pending = _PendingBatch(
-        calls=calls,
-        client_calls=[ToolUseBlock.model_validate(c) for c in data["client_calls"]],
-        steering=[UserMessage.model_validate(m) for m in data["steering"]],
-    )
-    session._answered.clear()
-    for done in data["answered"]:
-        call = ToolUseBlock.model_validate(done["call"])
-        session._answered[call.id] = CallOutcome(
-            call, ToolResultBlock.model_validate(done["result"]), done["status"],
-            done["duration"], done["hookable"],
-        )
+    session._turn = TurnState.from_state(data, len(session.messages))
     return True
 
 
@@ -264,7 +230,7 @@ async def load_session(
         store, saved=len(messages), last_id=messages[-1].id if messages else None, created=True
     )
     session._persistence = persistence
-    if not paused and session._close_open_calls(INTERRUPTED) is not None:
+    if not paused and answer_open_calls(session.messages, INTERRUPTED) is not None:
         _log.info("session %s: answered calls left open by a stopped process", session_id)
         await persistence.flush(session)
     return session

@@ -3,8 +3,9 @@
 ``submit_turn()`` and ``stream_turn()`` drive the same loop (``_loop.run_loop``, an async generator of
 ``AgentEvent``s): the first runs it to the end (without building events nobody reads) and returns the
 ``TurnResult``; the second hands the events to the caller, and the result is then
-``session.last_result``. Closing that stream early (``aclose()``, ``contextlib.aclosing``) cancels
-the turn.
+``session.last_result``. Leaving that stream early (``aclose()``, ``contextlib.aclosing``, or a plain
+``break`` that drops it) cancels the turn. The session holds the conversation; the loop is the only
+module that drives a turn (``_turn.TurnState`` and its tool ``Batch``).
 
 How a turn ends (``TurnResult.stop``), with its ``error`` and the stream's last event:
 
@@ -30,20 +31,19 @@ import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agcore.agent._cost import CostTracker
-from agcore.agent._events import AgentEvent, TurnStop
-from agcore.agent._messages import AgentMessage, AssistantReply, ToolLog, ToolResults, convert_to_llm
-from agcore.agent._tool_phase import CallOutcome, RepetitionTracker, error_result
-from agcore.llm.types import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, Usage, UserMessage
+from agcore.agent._events import AgentEvent
+from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
+from agcore.agent._turn import TurnResult, TurnState
+from agcore.llm.types import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
 from agcore.tools import Tool, ToolContext, ToolProgress
 
 if TYPE_CHECKING:
     from agcore.agent._agent import Agent
     from agcore.agent._bundle import RuntimeBundle
-    from agcore.agent._errors import AgentError
+    from agcore.agent._loop import _Run
     from agcore.agent._persistence import SessionPersistence
     from agcore.hooks import HookContext
     from agcore.memory._session_store import SessionStore
@@ -58,56 +58,6 @@ ConfirmCallback = Callable[
 ]
 #: Rewrites what the model sees before each call (compaction plugs in here). Sync or async.
 ContextTransform = Callable[[list[Message]], "list[Message] | Awaitable[list[Message]]"]
-
-CANCELLED = "Cancelled: the turn was cancelled before this call finished. Ask the user before retrying."
-UNANSWERED_CLIENT = (
-    "Not run: the user sent a new message instead of returning this client tool's result."
-)
-
-
-@dataclass(slots=True)
-class TurnResult:
-    """How a turn (one ``submit_turn`` plus any ``resume``s) ended; see the module table for ``stop``.
-
-    ``turns`` counts model calls, ``usage``/``cost_usd`` are this turn's (the session's totals are in
-    ``session.usage``), ``messages`` are the messages the turn added to the history.
-    """
-
-    text: str = ""
-    stop: TurnStop = "done"
-    pending_tool_calls: list[ToolUseBlock] = field(default_factory=list)
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = None
-    messages: list[AgentMessage] = field(default_factory=list)
-    error: AgentError | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-@dataclass(slots=True)
-class _TurnState:
-    """What one turn counts; kept while the turn is paused for client tools."""
-
-    start: int
-    model_calls: int = 0
-    tool_turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    text: str = ""
-    repetition: RepetitionTracker = field(default_factory=RepetitionTracker)
-    #: The tools the latest model call was offered: a call to any other is refused, not run.
-    offered: frozenset[str] = frozenset()
-
-
-@dataclass(slots=True)
-class _PendingBatch:
-    """A batch paused for client tools: its calls in order and the results it has so far."""
-
-    calls: list[ToolUseBlock]
-    client_calls: list[ToolUseBlock]
-    steering: list[UserMessage]
 
 
 def _user_message(value: str | UserMessage) -> UserMessage:
@@ -174,12 +124,14 @@ class AgentSession:
         self._steering: deque[UserMessage] = deque()
         self._follow_ups: deque[UserMessage] = deque()
         self._always_confirmed: set[str] = set()
-        self._answered: dict[str, CallOutcome] = {}
-        self._turn: _TurnState | None = None
-        self._pending: _PendingBatch | None = None
+        #: The turn in progress, or paused for client tools (the loop drives it); None between turns.
+        self._turn: TurnState | None = None
         self._last_model: tuple[str, str] | None = None
         self._started = False
-        self._running = False
+        #: The running turn's token (None: idle); the loop sets and clears it (see ``_loop``).
+        self._running: _Run | None = None
+        #: A turn whose stream was dropped, not yet reported to ``on_turn_result`` (see ``_loop``).
+        self._dropped: _Run | None = None
         self.app_state: dict[str, Any] = {}
         self._persistence: SessionPersistence | None = None
         if store is not None:
@@ -225,45 +177,46 @@ class AgentSession:
 
     async def submit_turn(self, input: str | UserMessage) -> TurnResult:
         """Run a turn to its end and return how it ended (``stop``: see the module docstring)."""
-        from agcore.agent._loop import run_loop
+        from agcore.agent._loop import run_turn
 
         self._check_idle()
-        return await self._consume(run_loop(self, new_input=_user_message(input), emit=False))
+        return await run_turn(self, new_input=_user_message(input))
 
     def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]:
         """Run a turn, yielding its events; ``session.last_result`` holds the result afterwards.
 
-        Closing the iterator early (``aclose()``, or ``break`` inside ``contextlib.aclosing``) cancels
-        the turn; the history is repaired as for any cancellation.
+        Leaving early cancels the turn and repairs the history: ``aclose()`` the stream (or iterate it
+        inside ``contextlib.aclosing``), or simply ``break`` out of ``async for event in
+        session.stream_turn(...)``: the dropped stream is noticed at once and the session can take the
+        next turn straight away.
         """
-        from agcore.agent._loop import run_loop
+        from agcore.agent._loop import stream_turn
 
         self._check_idle()
-        return run_loop(self, new_input=_user_message(input))
+        return stream_turn(self, new_input=_user_message(input))
 
     async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult:
         """Continue a turn paused for client tools with their results (one per pending call)."""
-        return await self._consume(self._resume_loop(tool_results, emit=False))
+        from agcore.agent._loop import run_turn
+
+        return await run_turn(self, client_results=self._check_resume(tool_results))
 
     def stream_resume(self, tool_results: Iterable[ToolResultBlock]) -> AsyncIterator[AgentEvent]:
         """``resume()``, yielding the events. A pending call without a result gets an error result;
         a result for no pending call raises ``ValueError``."""
-        return self._resume_loop(tool_results, emit=True)
+        from agcore.agent._loop import stream_turn
 
-    def _resume_loop(
-        self, tool_results: Iterable[ToolResultBlock], *, emit: bool
-    ) -> AsyncIterator[AgentEvent]:
-        from agcore.agent._loop import run_loop
+        return stream_turn(self, client_results=self._check_resume(tool_results))
 
+    def _check_resume(self, tool_results: Iterable[ToolResultBlock]) -> list[ToolResultBlock]:
         self._check_idle()
-        pending = self._pending
-        if pending is None:
+        waiting = {c.id for c in self.pending_client_calls}
+        if not waiting:
             raise RuntimeError(
                 "resume() needs a turn paused for client tools, and none is: check "
                 "TurnResult.stop == 'client_tools' (or session.pending_client_calls) first"
             )
         given = list(tool_results)
-        waiting = {c.id for c in pending.client_calls}
         seen: set[str] = set()
         for result in given:
             if result.tool_use_id not in waiting or result.tool_use_id in seen:
@@ -272,19 +225,14 @@ class AgentSession:
                     f"one twice); the pending call ids are {sorted(waiting)}"
                 )
             seen.add(result.tool_use_id)
-        return run_loop(self, client_results=given, emit=emit)
-
-    async def _consume(self, events: AsyncIterator[AgentEvent]) -> TurnResult:
-        async for _ in events:
-            pass
-        assert self.last_result is not None
-        return self.last_result
+        return given
 
     def _check_idle(self) -> None:
-        if self._running:
+        if self._running is not None:
             raise RuntimeError(
-                "a turn is already running in this session; wait for it, or add input to it with "
-                "session.steer() or session.follow_up()"
+                "a turn is already running in this session: wait for it, add input to it with "
+                "session.steer() or session.follow_up(), or, if you left its stream_turn() early and "
+                "still hold the stream, close it with `await stream.aclose()`"
             )
 
     # ------------------------------------------------------------------------------ queues
@@ -312,11 +260,14 @@ class AgentSession:
     @property
     def pending_client_calls(self) -> list[ToolUseBlock]:
         """The client calls a paused turn waits for (empty when none is paused)."""
-        return list(self._pending.client_calls) if self._pending is not None else []
+        turn = self._turn
+        if turn is None or turn.batch is None:
+            return []
+        return list(turn.batch.client_calls)
 
     @property
     def running(self) -> bool:
-        return self._running
+        return self._running is not None
 
     def history_for_llm(self) -> list[UserMessage | AssistantMessage]:
         """The history as the model sees it (before any context transform)."""
@@ -330,21 +281,28 @@ class AgentSession:
                 await hooks.on_session_end(self.hook_context())
             self._started = False
 
-    async def _record(self, message: AgentMessage) -> None:
-        """The one way a message enters the history: appended, saved (with a store), then shown to
-        the ``on_message`` hooks."""
+    async def _record(self, message: AgentMessage, *, save: bool = True) -> None:
+        """The one way a message enters the history: appended, saved (with a store; ``save=False``
+        leaves it for the next save), then shown to the ``on_message`` hooks."""
         self.messages.append(message)
-        if self._persistence is not None:
+        if save and self._persistence is not None:
             await self._persistence.flush(self)
         hooks = self.bundle.hook_executor()
         if hooks.has_impls("on_message"):
             await hooks.on_message(self.hook_context(), message)
 
     async def _record_progress(self, update: ToolProgress) -> None:
-        await self._record(ToolLog(
-            text=update.message, tool_use_id=update.tool_call_id or None,
-            tool_name=update.tool_name or None, fraction=update.fraction,
-        ))
+        # Progress lines are for people watching, not for resuming (the model never sees them): they
+        # are saved with the batch's results, or every PROGRESS_SAVE_INTERVAL seconds while a tool
+        # talks, not one store transaction per line.
+        persistence = self._persistence
+        await self._record(
+            ToolLog(
+                text=update.message, tool_use_id=update.tool_call_id or None,
+                tool_name=update.tool_name or None, fraction=update.fraction,
+            ),
+            save=persistence is not None and persistence.progress_due(),
+        )
 
     def hook_context(self) -> HookContext:
         from agcore.hooks import HookContext
@@ -361,42 +319,3 @@ class AgentSession:
             model=last[1] if last is not None else None,
             provider=last[0] if last is not None else None,
         )
-
-    # --------------------------------------------------------------------- history repair
-
-    def _close_open_calls(self, reason: str) -> ToolResults | None:
-        """Answer every call of the last assistant reply that has no result yet (finished results
-        kept, ``reason`` for the rest), so the history is valid whatever stopped the turn."""
-        for i in range(len(self.messages) - 1, -1, -1):
-            message = self.messages[i]
-            if isinstance(message, AssistantReply):
-                calls = message.message.tool_calls
-                break
-        else:
-            return None
-        if not calls:
-            return None
-        done = {
-            r.tool_use_id for m in self.messages[i + 1 :] if isinstance(m, ToolResults) for r in m.results
-        }
-        missing = [c for c in calls if c.id not in done]
-        if not missing:
-            return None
-        results = [
-            self._answered[c.id].result if c.id in self._answered else error_result(c.id, reason)
-            for c in missing
-        ]
-        record = ToolResults(results=results)
-        self.messages.append(record)
-        self._answered.clear()
-        self._pending = None
-        return record
-
-
-def turn_cost(session: AgentSession, turn: _TurnState) -> float | None:
-    """USD of this turn's replies whose model has a known price (None if none has)."""
-    tracker = CostTracker(registry=session.usage.registry)
-    for message in session.messages[turn.start :]:
-        if isinstance(message, AssistantReply):
-            tracker.add(message.message)
-    return tracker.cost_usd if tracker.by_model else None

@@ -50,7 +50,8 @@ from agcore.tools import Tool
 
 if TYPE_CHECKING:
     from agcore.agent._bundle import RuntimeBundle
-    from agcore.agent._session import AgentSession, TurnResult
+    from agcore.agent._session import AgentSession
+    from agcore.agent._turn import TurnResult
 
 __all__ = [
     "DEFAULT_PLAN_PROMPT",

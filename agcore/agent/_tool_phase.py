@@ -6,28 +6,28 @@ confirmation callback for tools that need it; then client calls are set aside fo
 server calls run — one after another, or, with ``config.parallel_tool_calls``, together in an anyio
 task group once every call has been vetted. ``after_tool_call`` may then rewrite each result.
 
-Results land in ``answered`` (owned by the session) the moment they exist, so a cancelled phase still
-leaves the finished results for the session to record next to "cancelled" ones for the rest.
+Results land in the turn's ``Batch`` the moment they exist, so a cancelled phase still leaves the
+finished results for the loop to record next to "cancelled" ones for the rest.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.agent._batch import Batch, error_result
+from agcore.agent._turn import RepetitionTracker
+from agcore.llm.types import ToolUseBlock, UserMessage
 from agcore.tools import Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
     from agcore.hooks import ConfirmationAnswer, HookContext, HookExecutor
 
-__all__ = ["CallOutcome", "PhaseOutcome", "RepetitionTracker", "ToolPhase", "error_result"]
+__all__ = ["SKIPPED", "ToolPhase"]
 
 Confirm = Callable[[ToolUseBlock, Tool], Any]
 
@@ -36,56 +36,6 @@ SKIPPED = (
     "Skipped: the user sent a new message before this call ran. Read the new message and decide "
     "what to do next."
 )
-
-
-# Built once: json.dumps with options builds a new encoder per call, and this runs per tool call.
-_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
-
-
-def error_result(call_id: str, message: str) -> ToolResultBlock:
-    return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
-
-
-@dataclass(slots=True)
-class CallOutcome:
-    """The result of one call, ``status`` as in ``ToolExecution`` plus the loop's own
-    (``denied``, ``not_approved``, ``skipped``, ``repeated``, ``cancelled``, ``not_run``)."""
-
-    call: ToolUseBlock
-    result: ToolResultBlock
-    status: str
-    duration: float = 0.0
-    hookable: bool = True  # after_tool_call sees it (not for results the loop made up)
-
-
-@dataclass(slots=True)
-class PhaseOutcome:
-    client_calls: list[ToolUseBlock] = field(default_factory=list)
-    steering: list[UserMessage] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    repetition_stop: bool = False
-
-
-class RepetitionTracker:
-    """Counts identical calls (name + canonical JSON arguments) in a row across a turn."""
-
-    __slots__ = ("count", "key")
-
-    def __init__(self) -> None:
-        self.key: str | None = None
-        self.count = 0
-
-    def see(self, call: ToolUseBlock) -> int:
-        try:
-            args = _canonical_json(call.input)
-        except (TypeError, ValueError):
-            args = repr(call.input)
-        key = f"{call.name}\x00{args}"
-        if key == self.key:
-            self.count += 1
-        else:
-            self.key, self.count = key, 1
-        return self.count
 
 
 class ToolPhase:
@@ -103,7 +53,6 @@ class ToolPhase:
         always_confirmed: set[str],
         steering: Callable[[], list[UserMessage]],
         repetition: RepetitionTracker,
-        answered: dict[str, CallOutcome],
         offered: frozenset[str] | None = None,
     ) -> None:
         self._registry = registry
@@ -115,23 +64,26 @@ class ToolPhase:
         self._always = always_confirmed
         self._drain_steering = steering
         self._repetition = repetition
-        self.answered = answered
         self._offered = offered
 
     # ------------------------------------------------------------------------------------ driver
 
-    async def run(self, calls: list[ToolUseBlock]) -> PhaseOutcome:
-        outcome = PhaseOutcome()
+    async def run(self, batch: Batch) -> bool:
+        """Give every call of ``batch`` its result (client calls: set aside in ``batch.client_calls``).
+        True when the repetition limit stopped the turn."""
+        calls = batch.calls
+        answer = batch.answer
         parallel = self._config.parallel_tool_calls
         runnable: list[tuple[ToolUseBlock, ToolUseBlock]] = []  # (original, to run)
         wants_before = self._hooks.has_impls("before_tool_call")
+        stopped = False
         for i, call in enumerate(calls):
             steering = self._drain_steering()
             if steering:
-                outcome.steering = steering
+                batch.steering = steering
                 for later in calls[i:]:
-                    self._answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
-                    outcome.skipped.append(later.id)
+                    answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
+                    batch.skipped.append(later.id)
                 break
             limit = self._config.repetition_limit
             if limit and self._repetition.see(call) >= limit:
@@ -140,27 +92,27 @@ class ToolPhase:
                         f"Stopped: '{call.name}' was called with the same arguments {limit} times in a "
                         "row, so the turn was stopped."
                     )
-                    self._answer(call, error_result(call.id, message), "repeated", hookable=False)
+                    answer(call, error_result(call.id, message), "repeated", hookable=False)
                     for later in calls[i + 1 :]:
-                        self._answer(later, error_result(later.id, _NOT_RUN), "not_run", hookable=False)
-                    outcome.repetition_stop = True
+                        answer(later, error_result(later.id, _NOT_RUN), "not_run", hookable=False)
+                    stopped = True
                     break
                 message = (
                     f"Not run: you have called '{call.name}' with these same arguments {limit} times in a "
                     "row, and the result will not change. Use the earlier result, or try a different "
                     "approach."
                 )
-                self._answer(call, error_result(call.id, message), "repeated")
+                answer(call, error_result(call.id, message), "repeated")
                 continue
             tool = self._registry.get(call.name)
             if tool is not None and self._offered is not None and tool.name not in self._offered:
                 # The agent did not offer it (Agent.tool_definitions filtered it out): hiding a tool
                 # must also keep it from running, whatever the model guesses.
-                self._answer(call, error_result(call.id, self._not_offered(call.name)), "unknown_tool")
+                answer(call, error_result(call.id, self._not_offered(call.name)), "unknown_tool")
                 continue
             if tool is None or call.parse_error is not None:
                 # Unknown tool or unreadable arguments: the registry words the error for the model.
-                await self._execute(call, call)
+                await self._execute(batch, call, call)
                 continue
             to_run = call
             if wants_before:
@@ -168,36 +120,32 @@ class ToolPhase:
                 if decision.action == "deny":
                     reason = decision.reason or "a policy does not allow it"
                     message = f"The call to '{call.name}' was denied: {reason}"
-                    self._answer(call, error_result(call.id, message), "denied")
+                    answer(call, error_result(call.id, message), "denied")
                     continue
                 if decision.action == "rewrite" and decision.arguments is not None:
                     to_run = call.model_copy(update={"input": dict(decision.arguments)})
             if tool.requires_confirmation and tool.name not in self._always:
                 refusal = await self._ask(to_run, tool)
                 if refusal is not None:
-                    self._answer(call, error_result(call.id, refusal), "not_approved")
+                    answer(call, error_result(call.id, refusal), "not_approved")
                     continue
             if tool.mode == "client":
-                outcome.client_calls.append(to_run)
+                batch.client_calls.append(to_run)
             elif parallel:
                 runnable.append((call, to_run))
             else:
-                await self._execute(call, to_run)
+                await self._execute(batch, call, to_run)
         if len(runnable) == 1:
-            await self._execute(*runnable[0])
+            await self._execute(batch, *runnable[0])
         elif runnable:
             async with anyio.create_task_group() as group:
                 for original, to_run in runnable:
-                    group.start_soon(self._execute, original, to_run)
+                    group.start_soon(self._execute, batch, original, to_run)
         if self._hooks.has_impls("after_tool_call"):
-            await self._after_hooks(calls)
-        return outcome
+            await self._after_hooks(batch)
+        return stopped
 
     # ------------------------------------------------------------------------------------- steps
-
-    def _answer(self, call: ToolUseBlock, result: ToolResultBlock, status: str, *,
-                duration: float = 0.0, hookable: bool = True) -> None:
-        self.answered[call.id] = CallOutcome(call, result, status, duration, hookable)
 
     async def _ask(self, call: ToolUseBlock, tool: Tool) -> str | None:
         """None when approved; otherwise the result text telling the model it was not approved."""
@@ -233,17 +181,17 @@ class ToolPhase:
         if self._hooks.has_impls("on_confirmation"):
             await self._hooks.on_confirmation(self._hook_context(), call, answer)
 
-    async def _execute(self, original: ToolUseBlock, call: ToolUseBlock) -> None:
+    async def _execute(self, batch: Batch, original: ToolUseBlock, call: ToolUseBlock) -> None:
         # The registry applies the timeout: the tool's own, else its default, else the config's.
         execution = await self._registry.execute_detailed(
             call, self._tool_context, default_timeout=self._config.tool_timeout
         )
         # A before_tool_call rewrite changes only the arguments, so the result answers ``original``.
-        self._answer(original, execution.result, execution.status, duration=execution.duration)
+        batch.answer(original, execution.result, execution.status, duration=execution.duration)
 
-    async def _after_hooks(self, calls: list[ToolUseBlock]) -> None:
-        for call in calls:
-            done = self.answered.get(call.id)
+    async def _after_hooks(self, batch: Batch) -> None:
+        for call in batch.calls:
+            done = batch.outcome(call.id)
             if done is None or not done.hookable:
                 continue
             rewritten = await self._hooks.after_tool_call(

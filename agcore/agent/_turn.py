@@ -1,0 +1,127 @@
+"""What one turn is while it runs (``TurnState``) and how it ended (``TurnResult``).
+
+A turn is one ``submit_turn`` plus any ``resume``s: the model calls and tool batches between the
+user's input and the final answer. ``TurnState`` is kept while a turn is paused for client tools (and
+saved with the session then); it owns the tool ``Batch`` in flight.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agcore.agent._batch import Batch
+from agcore.agent._cost import CostTracker
+from agcore.agent._events import TurnStop
+from agcore.agent._messages import AgentMessage, AssistantReply
+from agcore.llm.models import ModelRegistry
+from agcore.llm.types import ToolUseBlock, Usage
+
+if TYPE_CHECKING:
+    from agcore.agent._errors import AgentError
+
+__all__ = ["RepetitionTracker", "TurnResult", "TurnState", "turn_cost"]
+
+# Built once: json.dumps with options builds a new encoder per call, and this runs per tool call.
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """How a turn (one ``submit_turn`` plus any ``resume``s) ended; see ``AgentSession`` for ``stop``.
+
+    ``turns`` counts model calls, ``usage``/``cost_usd`` are this turn's (the session's totals are in
+    ``session.usage``), ``messages`` are the messages the turn added to the history.
+    """
+
+    text: str = ""
+    stop: TurnStop = "done"
+    pending_tool_calls: list[ToolUseBlock] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    messages: list[AgentMessage] = field(default_factory=list)
+    error: AgentError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class RepetitionTracker:
+    """Counts identical calls (name + canonical JSON arguments) in a row across a turn."""
+
+    __slots__ = ("count", "key")
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.count = 0
+
+    def see(self, call: ToolUseBlock) -> int:
+        try:
+            args = _canonical_json(call.input)
+        except (TypeError, ValueError):
+            args = repr(call.input)
+        key = f"{call.name}\x00{args}"
+        if key == self.key:
+            self.count += 1
+        else:
+            self.key, self.count = key, 1
+        return self.count
+
+
+@dataclass(slots=True)
+class TurnState:
+    """What one turn counts, and its tool batch in flight (None between batches)."""
+
+    start: int
+    model_calls: int = 0
+    tool_turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    text: str = ""
+    repetition: RepetitionTracker = field(default_factory=RepetitionTracker)
+    #: The tools the latest model call was offered: a call to any other is refused, not run.
+    offered: frozenset[str] = frozenset()
+    batch: Batch | None = None
+
+    @property
+    def paused(self) -> bool:
+        """Whether the turn waits for client tool results (``resume``)."""
+        return self.batch is not None and self.batch.paused
+
+    def to_state(self) -> dict[str, Any]:
+        """The paused turn as JSON-able data: its batch, and the counters ``resume`` goes on from."""
+        assert self.batch is not None
+        return {
+            **self.batch.to_state(),
+            "turn": {
+                "start": self.start, "model_calls": self.model_calls, "tool_turns": self.tool_turns,
+                "usage": self.usage.model_dump(mode="json"), "text": self.text,
+                "repetition": [self.repetition.key, self.repetition.count],
+            },
+        }
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any], history_length: int) -> TurnState:
+        counters = data["turn"]
+        turn = cls(
+            start=min(int(counters["start"]), history_length),
+            model_calls=counters["model_calls"],
+            tool_turns=counters["tool_turns"],
+            usage=Usage.model_validate(counters["usage"]),
+            text=counters["text"],
+            batch=Batch.from_state(data),
+        )
+        turn.repetition.key, turn.repetition.count = counters["repetition"]
+        return turn
+
+
+def turn_cost(messages: Sequence[AgentMessage], registry: ModelRegistry) -> float | None:
+    """USD of the replies in ``messages`` whose model has a known price (None if none has)."""
+    tracker = CostTracker(registry=registry)
+    for message in messages:
+        if isinstance(message, AssistantReply):
+            tracker.add(message.message)
+    return tracker.cost_usd if tracker.by_model else None
