@@ -44,6 +44,7 @@ from agcore.llm import (  # noqa: E402
     BaseProvider,
     DoneEvent,
     ErrorEvent,
+    LLMRequest,
     LLMResponse,
     StopReason,
     ToolDefinition,
@@ -155,12 +156,16 @@ def bare_openai(client: AsyncOpenAI, stream: bool) -> Exchange:
 # ---------------------------------------------------------------- agcore side
 
 
+def weather_request(messages: Sequence[Any]) -> LLMRequest:
+    return LLMRequest.build(messages, system=SYSTEM, tools=TOOLS, max_tokens=MAX_TOKENS)
+
+
 def agcore_exchange(provider: BaseProvider, stream: bool) -> Exchange:
     question = UserMessage(content=QUESTION)
 
     async def streamed_reply(messages: Sequence[Any]) -> LLMResponse:
         done: DoneEvent | None = None
-        async for event in provider.stream(messages, system=SYSTEM, tools=TOOLS, max_tokens=MAX_TOKENS):
+        async for event in provider.stream(weather_request(messages)):
             if isinstance(event, DoneEvent):
                 done = event
             elif isinstance(event, ErrorEvent):
@@ -172,7 +177,7 @@ def agcore_exchange(provider: BaseProvider, stream: bool) -> Exchange:
     async def reply(messages: Sequence[Any]) -> LLMResponse:
         if stream:
             return await streamed_reply(messages)
-        return await provider.complete(messages, system=SYSTEM, tools=TOOLS, max_tokens=MAX_TOKENS)
+        return await provider.complete(weather_request(messages))
 
     async def exchange() -> None:
         first = await reply([question])
@@ -188,13 +193,12 @@ async def check_agcore(provider: BaseProvider, stream: bool) -> None:
     question = UserMessage(content=QUESTION)
     make = agcore_exchange(provider, stream)  # warms the exact code path timed later
     await make()
-    first = await provider.complete([question], system=SYSTEM, tools=TOOLS, max_tokens=MAX_TOKENS)
+    first = await provider.complete(weather_request([question]))
     calls = first.tool_calls
     if first.stop_reason is not StopReason.TOOL_USE or len(calls) != 1 or calls[0].input != ARGUMENTS:
         raise RuntimeError(f"{provider!r}: expected one get_weather call, got {first.message!r}")
     result = UserMessage(content=[ToolResultBlock(tool_use_id=calls[0].id, content=TOOL_RESULT)])
-    second = await provider.complete([question, first.message, result], system=SYSTEM, tools=TOOLS,
-                                     max_tokens=MAX_TOKENS)
+    second = await provider.complete(weather_request([question, first.message, result]))
     if second.stop_reason is not StopReason.END_TURN or "Paris" not in second.text:
         raise RuntimeError(f"{provider!r}: expected a text answer, got {second.message!r}")
 

@@ -38,7 +38,15 @@ from agcore.agent import (
     ToolResultReady,
 )
 from agcore.hooks import HookContext, ToolCallDecision, hookimpl
-from agcore.llm import LLMProvider, OverloadedError, RetryPolicy, ToolUseBlock, UserMessage, create_provider
+from agcore.llm import (
+    LLMProvider,
+    LLMRequest,
+    OverloadedError,
+    RetryPolicy,
+    ToolUseBlock,
+    UserMessage,
+    create_provider,
+)
 from agcore.testing import ScriptedProvider, tool_call_reply
 from agcore.tools import tool
 
@@ -157,7 +165,7 @@ async def main(base_url: str | None) -> None:
     print("\n== the retry layer: a 529 on the first try")
     quick: Any = RetryPolicy(base_delay=0.05, sleep=anyio.sleep)
     flaky = ScriptedProvider([OverloadedError("overloaded (529)"), "Back on my feet."], retry_policy=quick)
-    reply = await flaky.complete([UserMessage(content="hello?")])
+    reply = await flaky.complete(LLMRequest.build([UserMessage(content="hello?")]))
     print(f"  retried: {reply.text!r} after {flaky.calls} calls")
     print("\nDone. Next: the full showcase, `python examples/demo.py` (`make demo`), and the command line,\n"
           "`agcore --help`.")

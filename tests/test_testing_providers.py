@@ -107,7 +107,7 @@ def no_sleep_policy(attempts: int = 3) -> tuple[RetryPolicy, list[float]]:
 @pytest.mark.anyio
 async def test_a_str_is_a_text_reply_stamped_with_the_provider() -> None:
     provider = ScriptedProvider(["Hello there."])
-    response = await provider.complete(HI)
+    response = await provider.complete(LLMRequest.build(HI))
     assert response.message.content == [TextBlock(text="Hello there.")]
     assert response.stop_reason is StopReason.END_TURN
     assert (response.message.model, response.message.provider) == ("scripted-model", "scripted")
@@ -118,11 +118,11 @@ async def test_a_str_is_a_text_reply_stamped_with_the_provider() -> None:
 @pytest.mark.anyio
 async def test_streamed_text_is_chunked_and_assembles_to_the_same_message() -> None:
     text = "The quick brown fox jumps over the lazy dog."
-    events = await collect(ScriptedProvider([text], chunk_size=8).stream(HI))
+    events = await collect(ScriptedProvider([text], chunk_size=8).stream(LLMRequest.build(HI)))
     message = check_well_formed(events)
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert deltas == [text[i:i + 8] for i in range(0, len(text), 8)]
-    completed = (await ScriptedProvider([text]).complete(HI)).message
+    completed = (await ScriptedProvider([text]).complete(LLMRequest.build(HI))).message
     assert message == completed
 
 
@@ -130,14 +130,14 @@ async def test_streamed_text_is_chunked_and_assembles_to_the_same_message() -> N
 async def test_tool_call_reply_through_complete_and_stream() -> None:
     reply = tool_call_reply("read_file", {"path": "notes.md"}, text="Reading it.")
     provider = ScriptedProvider([reply, reply])
-    completed = (await provider.complete(HI, tools=[READ])).message
+    completed = (await provider.complete(LLMRequest.build(HI, tools=[READ]))).message
     assert completed.text == "Reading it."
     (call,) = completed.tool_calls
     assert (call.name, call.input) == ("read_file", {"path": "notes.md"})
     assert CALL_ID.match(call.id)
     assert completed.stop_reason is StopReason.TOOL_USE
 
-    events = await collect(provider.stream(HI, tools=[READ]))
+    events = await collect(provider.stream(LLMRequest.build(HI, tools=[READ])))
     streamed = check_well_formed(events)
     assert streamed == completed
     assert [type(e).__name__ for e in events] == [
@@ -167,18 +167,19 @@ async def test_an_assistant_message_keeps_what_it_gives_and_gets_the_rest_filled
     )
     bare = AssistantMessage(content=[ToolUseBlock(id="t1", name="ls")])
     provider = ScriptedProvider([given, bare, given])
-    assert (await provider.complete(HI)).message == given
-    filled = (await provider.complete(HI)).message
+    assert (await provider.complete(LLMRequest.build(HI))).message == given
+    filled = (await provider.complete(LLMRequest.build(HI))).message
     assert filled.stop_reason is StopReason.TOOL_USE
     assert (filled.model, filled.provider) == ("scripted-model", "scripted")
-    assert check_well_formed(await collect(provider.stream(HI))) == given
+    assert check_well_formed(await collect(provider.stream(LLMRequest.build(HI)))) == given
 
 
 @pytest.mark.anyio
 async def test_usage_estimate_grows_with_the_request_and_the_reply() -> None:
     provider = ScriptedProvider(["ok", "x" * 400])
-    short = (await provider.complete(HI)).usage
-    long = (await provider.complete([UserMessage(content="y" * 4000)], system="be brief")).usage
+    short = (await provider.complete(LLMRequest.build(HI))).usage
+    long_request = LLMRequest.build([UserMessage(content="y" * 4000)], system="be brief")
+    long = (await provider.complete(long_request)).usage
     assert short.input_tokens >= 1
     assert short.output_tokens >= 1
     assert long.input_tokens > 1000 > short.input_tokens
@@ -191,8 +192,9 @@ async def test_usage_estimate_grows_with_the_request_and_the_reply() -> None:
 @pytest.mark.anyio
 async def test_requests_are_recorded() -> None:
     provider = ScriptedProvider(["one", "two", "three"])
-    await provider.complete(HI, system="sys", tools=[READ], max_tokens=50, extra={"top_p": 0.5})
-    await collect(provider.stream([UserMessage(content="again")], temperature=0.3))
+    first = LLMRequest.build(HI, system="sys", tools=[READ], max_tokens=50, extra={"top_p": 0.5})
+    await provider.complete(first)
+    await collect(provider.stream(LLMRequest.build([UserMessage(content="again")], temperature=0.3)))
     assert provider.calls == 2
     assert provider.remaining == 1
     first, second = provider.requests
@@ -206,13 +208,13 @@ async def test_requests_are_recorded() -> None:
 @pytest.mark.anyio
 async def test_running_out_says_how_many_calls_and_what_to_do() -> None:
     provider = ScriptedProvider(["only one"])
-    await provider.complete(HI)
+    await provider.complete(LLMRequest.build(HI))
     with pytest.raises(ScriptExhaustedError) as caught:
-        await provider.complete(HI)
+        await provider.complete(LLMRequest.build(HI))
     assert "call 2" in caught.value.message
     assert "only 1 response" in caught.value.message
     assert "Add more responses" in caught.value.message
-    events = await collect(provider.stream(HI))
+    events = await collect(provider.stream(LLMRequest.build(HI)))
     assert len(events) == 1
     assert isinstance(events[0], ErrorEvent)
     assert events[0].error_type == "ScriptExhaustedError"
@@ -232,16 +234,16 @@ async def test_an_error_in_the_script_is_raised_by_complete_and_an_error_event_i
     limited = RateLimitError("slow down", status_code=429, retry_after=2.0)
     provider = ScriptedProvider([limited, RateLimitError("again", status_code=429), "after"])
     with pytest.raises(RateLimitError) as caught:
-        await provider.complete(HI)
+        await provider.complete(LLMRequest.build(HI))
     assert caught.value is limited
     assert (caught.value.provider, caught.value.model) == ("scripted", "scripted-model")
-    events = await collect(provider.stream(HI))
+    events = await collect(provider.stream(LLMRequest.build(HI)))
     assert len(events) == 1
     error = events[0]
     assert isinstance(error, ErrorEvent)
     assert (error.error_type, error.status_code, error.is_retryable) == ("RateLimitError", 429, True)
     assert error.partial is None
-    assert (await provider.complete(HI)).text == "after"
+    assert (await provider.complete(LLMRequest.build(HI))).text == "after"
 
 
 @pytest.mark.anyio
@@ -252,10 +254,10 @@ async def test_retry_policy_consumes_an_overload_then_succeeds() -> None:
          OverloadedError("overloaded", status_code=529), "streamed fine"],
         retry_policy=policy,
     )
-    assert (await provider.complete(HI)).text == "fine"
+    assert (await provider.complete(LLMRequest.build(HI))).text == "fine"
     assert provider.calls == 2
     assert len(slept) == 1
-    events = await collect(provider.stream(HI))
+    events = await collect(provider.stream(LLMRequest.build(HI)))
     assert isinstance(events[-1], DoneEvent)
     assert events[-1].message.text == "streamed fine"
     assert not any(isinstance(e, ErrorEvent) for e in events)
@@ -282,10 +284,10 @@ async def test_callable_responses_see_the_request() -> None:
         raise OverloadedError("busy", status_code=529)
 
     provider = ScriptedProvider([echo, call_the_tool, refuse])
-    assert (await provider.complete([UserMessage(content="ping")])).text == "you said ping"
+    assert (await provider.complete(LLMRequest.build([UserMessage(content="ping")]))).text == "you said ping"
     assert seen == [provider.requests[0]]
-    assert (await provider.complete(HI, tools=[READ])).tool_calls[0].name == "read_file"
-    events = await collect(provider.stream(HI))
+    assert (await provider.complete(LLMRequest.build(HI, tools=[READ]))).tool_calls[0].name == "read_file"
+    events = await collect(provider.stream(LLMRequest.build(HI)))
     assert isinstance(events[-1], ErrorEvent)
     assert events[-1].error_type == "OverloadedError"
 
@@ -294,7 +296,7 @@ async def test_callable_responses_see_the_request() -> None:
 async def test_a_callable_returning_nothing_is_a_clear_type_error() -> None:
     provider = ScriptedProvider([lambda request: None])  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match="forget to return"):
-        await provider.complete(HI)
+        await provider.complete(LLMRequest.build(HI))
 
 
 @pytest.mark.anyio
@@ -306,11 +308,11 @@ async def test_function_provider_sync_answers_from_the_conversation() -> None:
         return tool_call_reply(tools[0].name, {"path": "notes.md"}, id="c1")
 
     provider = FunctionProvider(model)
-    first = (await provider.complete(HI, tools=[READ])).message
+    first = (await provider.complete(LLMRequest.build(HI, tools=[READ]))).message
     assert first.tool_calls == [ToolUseBlock(id="c1", name="read_file", input={"path": "notes.md"})]
     assert (first.model, first.provider) == ("function-model", "function")
     history = [*HI, first, UserMessage(content=[ToolResultBlock(tool_use_id="c1", content="buy milk")])]
-    events = await collect(provider.stream(history, tools=[READ]))
+    events = await collect(provider.stream(LLMRequest.build(history, tools=[READ])))
     message = check_well_formed(events)
     assert message is not None
     assert message.text == "The file says: buy milk"
@@ -328,10 +330,10 @@ async def test_function_provider_async_and_errors() -> None:
         return "async hello"
 
     provider = FunctionProvider(model, model_id="m", provider_name="p")
-    response = await provider.complete(HI)
+    response = await provider.complete(LLMRequest.build(HI))
     assert response.text == "async hello"
     assert (response.message.model, response.message.provider) == ("m", "p")
-    events = await collect(provider.stream([*HI, *HI]))
+    events = await collect(provider.stream(LLMRequest.build([*HI, *HI])))
     assert isinstance(events[-1], ErrorEvent)
     assert events[-1].error_type == "RateLimitError"
     assert events[-1].provider == "p"
@@ -351,7 +353,7 @@ async def test_a_stream_can_be_cancelled_between_events() -> None:
     provider = ScriptedProvider(["x" * 400], chunk_size=1, retry_policy=NO_RETRY)
     seen: list[Any] = []
     with anyio.move_on_after(0) as scope:
-        async for event in provider.stream(HI):
+        async for event in provider.stream(LLMRequest.build(HI)):
             seen.append(event)
     assert scope.cancelled_caught
     assert not any(isinstance(e, DoneEvent) for e in seen)

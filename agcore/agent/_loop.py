@@ -401,17 +401,8 @@ async def _complete_as_events(
 ) -> AsyncGenerator[StreamEvent, None]:
     """One non-streaming call, seen as the events the loop reads: the text in one delta, then the reply
     (or the error). ``submit_turn`` takes this path, as nobody reads per-token deltas there."""
-    complete_request = getattr(provider, "complete_request", None)
     try:
-        if complete_request is not None:
-            response = await complete_request(request)
-        else:
-            response = await provider.complete(
-                request.messages, system=request.system, tools=request.tools,
-                tool_choice=request.tool_choice, max_tokens=request.max_tokens,
-                temperature=request.temperature, stop_sequences=request.stop_sequences,
-                extra=request.extra,
-            )
+        response = await provider.complete(request)
     except LLMError as error:
         yield ErrorEvent.from_exception(error)
         return
@@ -420,17 +411,16 @@ async def _complete_as_events(
     yield DoneEvent(message=response.message, request_id=response.request_id)
 
 
-def _open_stream(provider: LLMProvider, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
-    # BaseProvider takes the built request as is; any other LLMProvider gets its parts.
-    stream_request = getattr(provider, "stream_request", None)
-    if stream_request is not None:
-        stream: AsyncGenerator[StreamEvent, None] = stream_request(request)
-        return stream
-    return provider.stream(  # type: ignore[return-value]  # every provider returns a generator
-        request.messages, system=request.system, tools=request.tools, tool_choice=request.tool_choice,
-        max_tokens=request.max_tokens, temperature=request.temperature,
-        stop_sequences=request.stop_sequences, extra=request.extra,
-    )
+async def _open_stream(provider: LLMProvider, request: LLMRequest) -> AsyncGenerator[StreamEvent, None]:
+    # A generator of our own, so the loop can close it whatever iterator the provider returns.
+    stream = provider.stream(request)
+    try:
+        async for event in stream:
+            yield event
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn: TurnState) -> ToolPhase:

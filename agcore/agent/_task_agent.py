@@ -44,8 +44,7 @@ from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._errors import AgentError, PlanParseError
 from agcore.agent._plan import Plan, Step, StepError, StepStatus
 from agcore.agent._plan_parser import PLAN_SHAPE, JsonPlanParser, PlanParser
-from agcore.llm.provider import LLMProvider
-from agcore.llm.types import AssistantMessage, LLMRequest, LLMResponse, ToolDefinition, UserMessage
+from agcore.llm.types import AssistantMessage, LLMRequest, ToolDefinition, UserMessage
 from agcore.tools import Tool
 
 if TYPE_CHECKING:
@@ -285,7 +284,7 @@ class DefaultTaskAgent:
             if hooks.has_impls("on_llm_request"):
                 ctx = session.hook_context().replace(model=provider.model_id, provider=provider.provider_name)
                 request = await hooks.on_llm_request(ctx, request)
-            response = await _complete(provider, request)
+            response = await provider.complete(request)
         except Exception as exc:
             raise AgentError.wrap(exc) from exc
         session.usage.add(response.message)
@@ -339,19 +338,6 @@ def _turn_error(result: TurnResult) -> StepError:
     else:
         message = f"The step's turn ended with {result.stop!r} instead of an answer."
     return StepError(message=message, type="AgentError", recoverable=False)
-
-
-async def _complete(provider: LLMProvider, request: LLMRequest) -> LLMResponse:
-    # BaseProvider takes the built request as is; any other LLMProvider gets its parts.
-    complete_request = getattr(provider, "complete_request", None)
-    if complete_request is not None:
-        response: LLMResponse = await complete_request(request)
-        return response
-    return await provider.complete(
-        request.messages, system=request.system, tools=request.tools, tool_choice=request.tool_choice,
-        max_tokens=request.max_tokens, temperature=request.temperature,
-        stop_sequences=request.stop_sequences, extra=request.extra,
-    )
 
 
 def _clip(text: str) -> str:

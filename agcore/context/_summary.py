@@ -19,6 +19,7 @@ from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
     ImageBlock,
+    LLMRequest,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -143,9 +144,8 @@ async def summarise(
                          f"{SUMMARY_OPEN}\n{summary}\n{SUMMARY_CLOSE}")
         parts.append(f"<transcript>\n{render_transcript(chunk)}\n</transcript>")
         try:
-            response = await provider.complete(
-                [UserMessage(content="\n\n".join(parts))], system=_SYSTEM, max_tokens=max_tokens
-            )
+            request = LLMRequest.build("\n\n".join(parts), system=_SYSTEM, max_tokens=max_tokens)
+            response = await provider.complete(request)
         except LLMError as error:
             raise CompactionError(
                 f"summarising the history with {provider.provider_name}:{provider.model_id} failed "

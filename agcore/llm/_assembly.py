@@ -91,7 +91,9 @@ def _chunks(text: str, size: int) -> Iterator[str]:
         yield text[start : start + size]
 
 
-def message_to_events(message: AssistantMessage, *, chunk_size: int = 16) -> Iterator[StreamEvent]:
+def message_to_events(
+    message: AssistantMessage, *, chunk_size: int = 16, request_id: str | None = None
+) -> Iterator[StreamEvent]:
     """The event sequence a provider would stream for ``message``, ending in its ``DoneEvent``."""
     for index, block in enumerate(message.content):
         if isinstance(block, TextBlock):
@@ -110,4 +112,4 @@ def message_to_events(message: AssistantMessage, *, chunk_size: int = 16) -> Ite
                 yield ToolCallDelta(index=index, arguments=piece)
             yield ToolCallEnd(index=index, tool_call=block)
     yield UsageEvent(usage=message.usage)
-    yield DoneEvent(message=message)
+    yield DoneEvent(message=message, request_id=request_id)

@@ -1,36 +1,36 @@
 """The ``LLMProvider`` protocol, and ``BaseProvider`` which every built-in provider extends.
 
-A provider owns all wire-format conversion: callers hand it agcore messages and get agcore messages
-and events back. ``BaseProvider`` holds what is the same for every vendor — request building, the
-retry layer, mapping exceptions to ``LLMError``, assembling the streamed message, and the rule that
-a stream ends in exactly one ``DoneEvent`` or ``ErrorEvent`` — so a vendor module only translates.
+A provider owns all wire-format conversion: callers hand it one ``LLMRequest`` (the way an httpx
+transport takes one ``Request``) and get one ``LLMResponse``, or a stream of events, back.
+``BaseProvider`` holds what is the same for every vendor (the retry layer, mapping exceptions to
+``LLMError``, assembling the streamed message, and the rule that a stream ends in exactly one
+``DoneEvent`` or ``ErrorEvent``), so a vendor module only translates.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
 
-from agcore.llm._assembly import StreamAssembler
+from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm.errors import LLMError, StreamInterruptedError
 from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent
 from agcore.llm.retry import RetryPolicy, retry_call, retry_stream
-from agcore.llm.types import (
-    AssistantMessage,
-    LLMRequest,
-    LLMResponse,
-    ToolChoice,
-    ToolDefinition,
-    UserMessage,
-)
+from agcore.llm.types import LLMRequest, LLMResponse
 
 __all__ = ["BaseProvider", "LLMProvider"]
 
 
 @runtime_checkable
 class LLMProvider(Protocol):
-    """What the kernel needs from a model. ``extra`` is merged into the vendor request body."""
+    """What the kernel needs from a model: one ``LLMRequest`` in, one reply out.
+
+    ``complete(request)`` returns the whole reply; ``stream(request)`` yields its ``StreamEvent``s and
+    ends in exactly one ``DoneEvent`` (the same message ``complete`` would return) or ``ErrorEvent``.
+    The request is plain serialisable data, so a durable runtime can ship it to another process.
+    Build one with ``LLMRequest.build(messages, system=..., tools=..., ...)``.
+    """
 
     @property
     def provider_name(self) -> str: ...
@@ -38,38 +38,18 @@ class LLMProvider(Protocol):
     @property
     def model_id(self) -> str: ...
 
-    async def complete(
-        self,
-        messages: Sequence[UserMessage | AssistantMessage],
-        *,
-        system: str | None = None,
-        tools: Sequence[ToolDefinition] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> LLMResponse: ...
+    async def complete(self, request: LLMRequest) -> LLMResponse: ...
 
-    def stream(
-        self,
-        messages: Sequence[UserMessage | AssistantMessage],
-        *,
-        system: str | None = None,
-        tools: Sequence[ToolDefinition] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]: ...
 
     async def health_check(self) -> bool: ...
 
 
 class BaseProvider(ABC):
-    """Subclasses set ``provider_name`` and implement ``_complete_once``, ``_stream_once``,
-    ``_map_error`` and ``health_check``. They never retry and never build ``ErrorEvent``s."""
+    """Subclasses set ``provider_name`` and implement ``_complete_once`` and ``health_check``; for
+    token-by-token streaming also ``_stream_once`` (by default a stream replays the complete reply),
+    and ``_map_error`` to turn their vendor's exceptions into ``LLMError``s. They never retry and
+    never build ``ErrorEvent``s."""
 
     provider_name: str = "base"
     #: Output cap used when a request gives none (Anthropic requires one on every call).
@@ -88,47 +68,13 @@ class BaseProvider(ABC):
 
     # ----------------------------------------------------------------- public surface
 
-    async def complete(
-        self,
-        messages: Sequence[UserMessage | AssistantMessage],
-        *,
-        system: str | None = None,
-        tools: Sequence[ToolDefinition] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> LLMResponse:
-        request = LLMRequest.build(
-            messages, system=system, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens,
-            temperature=temperature, stop_sequences=stop_sequences, extra=extra,
-        )
-        return await self.complete_request(request)
-
-    def stream(
-        self,
-        messages: Sequence[UserMessage | AssistantMessage],
-        *,
-        system: str | None = None,
-        tools: Sequence[ToolDefinition] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        request = LLMRequest.build(
-            messages, system=system, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens,
-            temperature=temperature, stop_sequences=stop_sequences, extra=extra,
-        )
-        return self.stream_request(request)
-
-    async def complete_request(self, request: LLMRequest) -> LLMResponse:
-        """``complete()`` for an already-built request (the kernel's path, after hooks rewrote it)."""
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """The model's whole reply to ``request``, retried per ``retry_policy``; raises ``LLMError``."""
         return await retry_call(lambda: self._complete_guarded(request), self.retry_policy)
 
-    def stream_request(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        """The reply as events; retried only before its first event; never raises for a provider
+        failure (it ends in an ``ErrorEvent``)."""
         return retry_stream(lambda: self._stream_guarded(request), self.retry_policy)
 
     @abstractmethod
@@ -151,14 +97,21 @@ class BaseProvider(ABC):
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
         """One non-streaming call."""
 
-    @abstractmethod
-    def _stream_once(self, request: LLMRequest, assembler: StreamAssembler) -> AsyncIterator[StreamEvent]:
+    async def _stream_once(
+        self, request: LLMRequest, assembler: StreamAssembler
+    ) -> AsyncIterator[StreamEvent]:
         """One streaming call: yield content and usage events, then one ``DoneEvent`` whose message
-        is ``assembler.message(...)`` (the base feeds every yielded event to ``assembler`` first)."""
+        is ``assembler.message(...)`` (the base feeds every yielded event to ``assembler`` first).
 
-    @abstractmethod
+        By default: one ``_complete_once`` call, replayed as the events a stream of that reply would
+        carry, so a provider that only completes still works wherever the loop streams."""
+        response = await self._complete_once(request)
+        for event in message_to_events(response.message, request_id=response.request_id):
+            yield event
+
     def _map_error(self, error: Exception) -> LLMError | None:
         """The ``LLMError`` for a vendor/transport exception, or None to let it propagate."""
+        return None
 
     def _max_tokens(self, request: LLMRequest) -> int:
         return request.max_tokens if request.max_tokens is not None else self.default_max_tokens

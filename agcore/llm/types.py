@@ -208,7 +208,9 @@ class ToolChoice(_Frozen):
 
 
 class LLMRequest(_Frozen):
-    """One model call, as every provider receives it. Hooks may rewrite it (``model_copy(update=...)``).
+    """One model call, as every provider receives it (``provider.complete(request)``). Hooks may
+    rewrite it (``model_copy(update=...)``). Plain data: it round-trips through JSON, so a durable
+    runtime can send it to a worker.
 
     ``extra`` is passed through to the vendor request body unchanged (e.g. ``{"top_p": 0.9}`` or
     Anthropic's ``{"thinking": {...}}``), for options agcore does not model.
@@ -226,7 +228,7 @@ class LLMRequest(_Frozen):
     @classmethod
     def build(
         cls,
-        messages: Sequence[UserMessage | AssistantMessage],
+        messages: str | Sequence[UserMessage | AssistantMessage],
         *,
         system: str | None = None,
         tools: Sequence[ToolDefinition] | None = None,
@@ -236,6 +238,11 @@ class LLMRequest(_Frozen):
         stop_sequences: Sequence[str] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> LLMRequest:
+        """A request from keywords: the one convenience form (``provider.complete(LLMRequest.build(
+        "Hi", max_tokens=50))``). ``messages`` may be a plain string: one user message. The parts
+        must already be agcore models (they are not validated again)."""
+        if isinstance(messages, str):
+            messages = [UserMessage(content=messages)]
         # model_construct: the parts are already validated models, and this runs on every call.
         return cls.model_construct(
             messages=list(messages),

@@ -154,7 +154,7 @@ async def test_resolve_provider_uses_the_provider_or_names_what_is_missing() -> 
     bundle.provider.override(providers.Object(model))
     resolved = await bundle_resolve_provider(bundle, None, REQUEST)
     assert resolved is model
-    assert (await resolved.complete(REQUEST.messages)).text == "hello"
+    assert (await resolved.complete(LLMRequest.build(REQUEST.messages))).text == "hello"
 
 
 @pytest.mark.anyio

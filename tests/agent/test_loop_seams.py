@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from agcore.agent import (
@@ -58,16 +59,19 @@ async def test_break_without_aclosing_ends_the_turn_at_once() -> None:
             break
     # No await since the break: the session is already idle and its history already repaired.
     assert not session.running
-    assert session.last_result is not None and session.last_result.stop == "cancelled"
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
     (result,) = results_of(session)
-    assert result.tool_use_id == "c1" and result.is_error and "Cancelled" in result.text
+    assert result.tool_use_id == "c1"
+    assert result.is_error
+    assert "Cancelled" in result.text
     assert_history_valid(session)
     second = await session.submit_turn("next")
     assert second.text == "unused"
     # The dropped generator is closed later by the event loop: that must not touch the new turn.
     gc.collect()
     for _ in range(5):
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
     assert_history_valid(session)
     assert session.last_result is second
     assert (await session.submit_turn("again")).text == "second turn"
@@ -171,7 +175,8 @@ async def test_a_tool_a_hook_offers_runs() -> None:
     assert ran == ["extra"]
     assert [t.name for t in model.requests[0].tools] == ["extra"]
     (answer,) = results_of(session)
-    assert not answer.is_error and answer.text == "extra ran"
+    assert not answer.is_error
+    assert answer.text == "extra ran"
 
 
 # -------------------------------------------------------------------------- progress

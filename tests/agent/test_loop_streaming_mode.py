@@ -28,13 +28,13 @@ class CountingProvider(ScriptedProvider):
         self.completed = 0
         self.streamed = 0
 
-    async def complete_request(self, request: LLMRequest) -> LLMResponse:
+    async def complete(self, request: LLMRequest) -> LLMResponse:
         self.completed += 1
-        return await super().complete_request(request)
+        return await super().complete(request)
 
-    def stream_request(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         self.streamed += 1
-        return super().stream_request(request)
+        return super().stream(request)
 
 
 def session_for(provider: CountingProvider, streaming: Literal["auto", "always", "never"]) -> AgentSession:

@@ -8,13 +8,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agcore.llm import OverloadedError, TextBlock, UserMessage
+from agcore.llm import LLMRequest, OverloadedError, TextBlock, UserMessage
 from agcore.testing import ScriptExpectationError, ScriptFileError, load_script
 from tests.cli import write_script
 
 
 async def _ask(provider: object, text: str = "hi") -> str:
-    response = await provider.complete([UserMessage(content=text)])  # type: ignore[attr-defined]
+    response = await provider.complete(LLMRequest.build([UserMessage(content=text)]))  # type: ignore[attr-defined]
     return str(response.message.text)
 
 
@@ -29,7 +29,7 @@ async def test_replies_play_in_order_text_then_tool_calls(tmp_path: Path) -> Non
     ])
     model = load_script(path)
     assert await _ask(model) == "plain"
-    message = (await model.complete([UserMessage(content="go")])).message
+    message = (await model.complete(LLMRequest.build([UserMessage(content="go")]))).message
     assert message.text == "Writing."
     assert [(c.name, c.input) for c in message.tool_calls] == [
         ("write_file", {"path": "a", "content": "x"}), ("list_dir", {})]
@@ -41,7 +41,7 @@ async def test_replies_play_in_order_text_then_tool_calls(tmp_path: Path) -> Non
 async def test_object_form_sets_the_model_id_so_prices_apply(tmp_path: Path) -> None:
     reply = {"text": "hi", "usage": {"input_tokens": 10, "output_tokens": 2}}
     path = write_script(tmp_path, {"model": "claude-haiku-4-5", "replies": [reply]})  # type: ignore[arg-type]
-    message = (await load_script(path).complete([UserMessage(content="x")])).message
+    message = (await load_script(path).complete(LLMRequest.build([UserMessage(content="x")]))).message
     assert message.model == "claude-haiku-4-5"
     assert (message.usage.input_tokens, message.usage.output_tokens) == (10, 2)
 
@@ -53,7 +53,7 @@ async def test_yaml_scripts_are_read(tmp_path: Path) -> None:
                     "- tool_calls:\n    - name: glob\n      arguments: {pattern: '*.py'}\n")
     model = load_script(path)
     assert await _ask(model) == "from yaml"
-    message = (await model.complete([UserMessage(content="x")])).message
+    message = (await model.complete(LLMRequest.build([UserMessage(content="x")]))).message
     assert message.tool_calls[0].input == {"pattern": "*.py"}
 
 
@@ -82,7 +82,7 @@ async def test_delay_waits_and_is_cancellable(tmp_path: Path) -> None:
 async def test_expect_checks_what_the_model_was_sent(tmp_path: Path) -> None:
     model = load_script(write_script(tmp_path, [{"text": "I see it", "expect": "banana"},
                                                 {"text": "unused", "expect": "banana"}]))
-    response = await model.complete([UserMessage(content="remember banana")])
+    response = await model.complete(LLMRequest.build([UserMessage(content="remember banana")]))
     assert response.message.content == [TextBlock(text="I see it")]
     with pytest.raises(ScriptExpectationError, match="expected the request to contain 'banana'"):
         await _ask(model, "no fruit here")

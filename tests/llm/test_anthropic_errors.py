@@ -27,6 +27,7 @@ from agcore.llm.errors import (
 )
 from agcore.llm.events import DoneEvent, ErrorEvent
 from agcore.llm.retry import RetryPolicy
+from agcore.llm.types import LLMRequest
 from tests.llm.test_anthropic_provider import (
     HI,
     MESSAGE_STOP,
@@ -110,7 +111,7 @@ async def test_http_errors_map_onto_the_error_tree(
 ) -> None:
     api.post(MESSAGES).mock(return_value=response)
     with pytest.raises(expected) as caught:
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
     error = caught.value
     assert type(error) is expected
     assert error.status_code == response.status_code
@@ -127,7 +128,7 @@ async def test_rate_limit_carries_retry_after(api: respx.MockRouter) -> None:
         429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
         headers={"retry-after": "7", "anthropic-ratelimit-tokens-remaining": "0"}))
     with pytest.raises(RateLimitError) as caught:
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
     assert caught.value.retry_after == 7.0
     assert caught.value.is_retryable
     assert "wait 7s" in caught.value.message
@@ -137,14 +138,14 @@ async def test_connection_failure_names_the_base_url(api: respx.MockRouter) -> N
     refused = httpx2.ConnectError("connection refused")
     api.post("https://gateway.internal/v1/messages").mock(side_effect=refused)
     with pytest.raises(LLMConnectionError, match=re.escape("https://gateway.internal")) as caught:
-        await make(base_url="https://gateway.internal").complete(HI)
+        await make(base_url="https://gateway.internal").complete(LLMRequest.build(HI))
     assert caught.value.is_retryable
 
 
 async def test_client_timeout_is_a_request_timeout(api: respx.MockRouter) -> None:
     api.post(MESSAGES).mock(side_effect=httpx2.ReadTimeout("timed out"))
     with pytest.raises(RequestTimeoutError, match="timeout"):
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
 
 
 async def test_unknown_exceptions_are_not_mapped() -> None:
@@ -158,7 +159,7 @@ async def test_rate_limit_is_retried_after_the_servers_delay(api: respx.MockRout
     route = api.post(MESSAGES).mock(side_effect=[
         api_error(429, "rate_limit_error", "slow down", headers={"retry-after": "3"}), ok()])
     sleeps = Sleeps()
-    response = await make(retry_policy=retrying(sleeps)).complete(HI)
+    response = await make(retry_policy=retrying(sleeps)).complete(LLMRequest.build(HI))
     assert response.text == "Recovered."
     assert route.call_count == 2
     assert len(sleeps.delays) == 1
@@ -172,7 +173,7 @@ async def test_server_errors_are_retried_until_success(
     route = api.post(MESSAGES).mock(side_effect=[api_error(status, error_type, "busy"),
                                                  api_error(status, error_type, "busy"), ok()])
     sleeps = Sleeps()
-    assert (await make(retry_policy=retrying(sleeps)).complete(HI)).text == "Recovered."
+    assert (await make(retry_policy=retrying(sleeps)).complete(LLMRequest.build(HI))).text == "Recovered."
     assert route.call_count == 3
     assert len(sleeps.delays) == 2
 
@@ -180,7 +181,7 @@ async def test_server_errors_are_retried_until_success(
 async def test_overload_gives_up_after_max_attempts(api: respx.MockRouter) -> None:
     route = api.post(MESSAGES).mock(return_value=api_error(529, "overloaded_error", "Overloaded"))
     with pytest.raises(OverloadedError):
-        await make(retry_policy=retrying(Sleeps(), attempts=3)).complete(HI)
+        await make(retry_policy=retrying(Sleeps(), attempts=3)).complete(LLMRequest.build(HI))
     assert route.call_count == 3
 
 
@@ -192,7 +193,7 @@ async def test_non_retryable_errors_are_sent_once(
     route = api.post(MESSAGES).mock(return_value=api_error(status, error_type, "no"))
     sleeps = Sleeps()
     with pytest.raises(LLMError):
-        await make(retry_policy=retrying(sleeps)).complete(HI)
+        await make(retry_policy=retrying(sleeps)).complete(LLMRequest.build(HI))
     assert route.call_count == 1
     assert sleeps.delays == []
 
@@ -211,7 +212,7 @@ async def test_stream_overloaded_before_any_event_is_retried(api: respx.MockRout
     overloaded = api_error(529, "overloaded_error", "Overloaded")
     route = api.post(MESSAGES).mock(side_effect=[overloaded, ok_stream()])
     sleeps = Sleeps()
-    events = [e async for e in make(retry_policy=retrying(sleeps)).stream(HI)]
+    events = [e async for e in make(retry_policy=retrying(sleeps)).stream(LLMRequest.build(HI))]
     assert route.call_count == 2
     assert not any(isinstance(e, ErrorEvent) for e in events)
     done = events[-1]
@@ -221,7 +222,7 @@ async def test_stream_overloaded_before_any_event_is_retried(api: respx.MockRout
 
 async def test_stream_auth_failure_is_one_error_event(api: respx.MockRouter) -> None:
     route = api.post(MESSAGES).mock(return_value=api_error(401, "authentication_error", "invalid x-api-key"))
-    events: list[Any] = [e async for e in make(retry_policy=retrying(Sleeps())).stream(HI)]
+    events: list[Any] = [e async for e in make(retry_policy=retrying(Sleeps())).stream(LLMRequest.build(HI))]
     assert route.call_count == 1
     assert len(events) == 1
     [error] = events

@@ -25,6 +25,7 @@ from agcore.llm.retry import NO_RETRY
 from agcore.llm.types import (
     AssistantMessage,
     ImageBlock,
+    LLMRequest,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -163,7 +164,7 @@ async def test_key_and_base_url_come_from_the_environment(
     route = api.post("https://gateway.example.com/anthropic/v1/messages").mock(
         return_value=respond_json(message_body([{"type": "text", "text": "via gateway"}])))
     provider = AnthropicProvider(MODEL, retry_policy=NO_RETRY)
-    assert (await provider.complete(HI)).text == "via gateway"
+    assert (await provider.complete(LLMRequest.build(HI))).text == "via gateway"
     assert route.calls[0].request.headers["authorization"] == "Bearer sk-ant-from-env"
     await provider.aclose()
 
@@ -176,7 +177,7 @@ async def test_explicit_key_and_base_url_win_over_the_environment(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://gateway.example.com")
     route = ok_route(api)
     provider = make(base_url=API)
-    await provider.complete(HI)
+    await provider.complete(LLMRequest.build(HI))
     assert route.calls[0].request.headers["authorization"] == f"Bearer {KEY}"
 
 
@@ -212,7 +213,7 @@ async def test_a_given_client_is_used_without_needing_a_key(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     route = ok_route(api)
     provider = AnthropicProvider(MODEL, client=make(api_key="sk-ant-own-client").client)
-    await provider.complete(HI)
+    await provider.complete(LLMRequest.build(HI))
     assert route.calls[0].request.headers["authorization"] == "Bearer sk-ant-own-client"
 
 
@@ -222,7 +223,7 @@ async def test_a_given_client_is_used_without_needing_a_key(
 @pytest.mark.anyio
 async def test_minimal_request_sends_only_what_is_set(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete(HI)
+    await make().complete(LLMRequest.build(HI))
     assert sent(route) == {
         "model": MODEL,
         "max_tokens": 4096,
@@ -234,8 +235,8 @@ async def test_minimal_request_sends_only_what_is_set(api: respx.MockRouter) -> 
 async def test_default_max_tokens_applies_only_when_the_request_has_none(api: respx.MockRouter) -> None:
     route = ok_route(api)
     provider = make(default_max_tokens=1024)
-    await provider.complete(HI)
-    await provider.complete(HI, max_tokens=77)
+    await provider.complete(LLMRequest.build(HI))
+    await provider.complete(LLMRequest.build(HI, max_tokens=77))
     assert sent(route, 0)["max_tokens"] == 1024
     assert sent(route, 1)["max_tokens"] == 77
 
@@ -243,12 +244,12 @@ async def test_default_max_tokens_applies_only_when_the_request_has_none(api: re
 @pytest.mark.anyio
 async def test_system_tools_options_and_extra(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete(
+    await make().complete(LLMRequest.build(
         HI, system="You are terse.", tools=[WEATHER, CLOCK], tool_choice="any", max_tokens=512,
         temperature=0.2, stop_sequences=["\n\nHuman:", "END"],
         extra={"top_k": 40, "metadata": {"user_id": "u-42"},
                "thinking": {"type": "enabled", "budget_tokens": 2048}},
-    )
+    ))
     assert sent(route) == {
         "model": MODEL,
         "max_tokens": 512,
@@ -271,7 +272,7 @@ async def test_system_tools_options_and_extra(api: respx.MockRouter) -> None:
 @pytest.mark.anyio
 async def test_extra_overrides_a_field_agcore_sets(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete(HI, temperature=0.2, extra={"temperature": 1.0})
+    await make().complete(LLMRequest.build(HI, temperature=0.2, extra={"temperature": 1.0}))
     assert sent(route)["temperature"] == 1.0
 
 
@@ -289,19 +290,19 @@ async def test_tool_choice_variants(
     api: respx.MockRouter, choice: ToolChoice | str, wire: dict[str, Any]
 ) -> None:
     route = ok_route(api)
-    await make().complete(HI, tools=[WEATHER], tool_choice=choice)
+    await make().complete(LLMRequest.build(HI, tools=[WEATHER], tool_choice=choice))
     assert sent(route)["tool_choice"] == wire
 
 
 @pytest.mark.anyio
 async def test_images_base64_and_url(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete([UserMessage(content=[
+    await make().complete(LLMRequest.build([UserMessage(content=[
         TextBlock(text="Compare these."),
         ImageBlock(media_type="image/png", data="iVBORw0KGgo="),
         ImageBlock(url="https://upload.wikimedia.org/cat.jpg"),
         TextBlock(text=""),
-    ])])
+    ])]))
     assert sent(route)["messages"] == [{"role": "user", "content": [
         {"type": "text", "text": "Compare these."},
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
@@ -325,7 +326,7 @@ async def test_tool_use_and_results_come_first_in_the_user_turn(api: respx.MockR
                 TextBlock(text="clock unavailable"), ImageBlock(media_type="image/jpeg", data="/9j/4AAQ")]),
         ]),
     ]
-    await make().complete(history)
+    await make().complete(LLMRequest.build(history))
     assert sent(route)["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Weather and time in Paris?"}]},
         {"role": "assistant", "content": [
@@ -349,12 +350,12 @@ async def test_tool_use_and_results_come_first_in_the_user_turn(api: respx.MockR
 async def test_a_call_that_failed_to_parse_is_sent_back_with_its_empty_input(api: respx.MockRouter) -> None:
     route = ok_route(api)
     broken = ToolUseBlock(id="toolu_01X", name="get_weather", parse_error="not JSON")
-    await make().complete([
+    await make().complete(LLMRequest.build([
         UserMessage(content="Weather?"),
         AssistantMessage(content=[broken], provider="anthropic"),
         UserMessage(content=[
             ToolResultBlock(tool_use_id="toolu_01X", content="bad arguments", is_error=True)]),
-    ])
+    ]))
     messages = sent(route)["messages"]
     assert messages[1]["content"] == [
         {"type": "tool_use", "id": "toolu_01X", "name": "get_weather", "input": {}}]
@@ -380,7 +381,7 @@ async def test_only_anthropic_signed_thinking_is_replayed(api: respx.MockRouter)
             ThinkingBlock(thinking="foreign reasoning", provider="openai")]),
         UserMessage(content="Hello?"),
     ]
-    await make().complete(history)
+    await make().complete(LLMRequest.build(history))
     assert sent(route)["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Think, then answer."}]},
         {"role": "assistant", "content": [
@@ -398,7 +399,7 @@ async def test_only_anthropic_signed_thinking_is_replayed(api: respx.MockRouter)
 async def test_prompt_caching_marks_system_last_tool_and_last_block(api: respx.MockRouter) -> None:
     route = ok_route(api)
     call = ToolUseBlock(id="toolu_01A", name="get_weather", input={"location": "Paris"})
-    await make(prompt_caching=True).complete(
+    await make(prompt_caching=True).complete(LLMRequest.build(
         [
             UserMessage(content="Weather in Paris?"),
             AssistantMessage(content=[call], provider="anthropic"),
@@ -406,7 +407,7 @@ async def test_prompt_caching_marks_system_last_tool_and_last_block(api: respx.M
                                  TextBlock(text="Answer briefly.")]),
         ],
         system="You are terse.", tools=[WEATHER, CLOCK],
-    )
+    ))
     body = sent(route)
     ephemeral = {"type": "ephemeral"}
     assert body["system"] == [{"type": "text", "text": "You are terse.", "cache_control": ephemeral}]
@@ -424,7 +425,7 @@ async def test_prompt_caching_marks_system_last_tool_and_last_block(api: respx.M
 @pytest.mark.anyio
 async def test_without_prompt_caching_nothing_is_marked(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete(HI, system="s", tools=[WEATHER])
+    await make().complete(LLMRequest.build(HI, system="s", tools=[WEATHER]))
     assert "cache_control" not in route.calls[0].request.content.decode()
 
 
@@ -447,7 +448,7 @@ async def test_foreign_tool_ids_are_sanitised_the_same_in_use_and_result(api: re
             ToolResultBlock(tool_use_id=long_id, content="3°C"),
         ]),
     ]
-    await make().complete(history)
+    await make().complete(LLMRequest.build(history))
     messages = sent(route)["messages"]
     use_ids = [block["id"] for block in messages[1]["content"]]
     result_ids = [block["tool_use_id"] for block in messages[2]["content"]]
@@ -476,7 +477,7 @@ async def test_text_response_with_usage_and_request_id(api: respx.MockRouter) ->
         [{"type": "text", "text": "Hi! How can I help?", "citations": None}],
         usage=wire_usage(input_tokens=12, output_tokens=8, cache_read=2048, cache_write=310),
     )))
-    response = await make().complete(HI)
+    response = await make().complete(LLMRequest.build(HI))
     assert response.message == AssistantMessage(
         content=[TextBlock(text="Hi! How can I help?")],
         stop_reason=StopReason.END_TURN,
@@ -492,7 +493,7 @@ async def test_null_or_missing_cache_counts_read_as_zero(api: respx.MockRouter) 
     usage = {"input_tokens": 5, "output_tokens": 3, "cache_creation_input_tokens": None}
     body = message_body([{"type": "text", "text": "ok"}], usage=usage)
     api.post(MESSAGES).mock(return_value=respond_json(body))
-    assert (await make().complete(HI)).usage == Usage(input_tokens=5, output_tokens=3)
+    assert (await make().complete(LLMRequest.build(HI))).usage == Usage(input_tokens=5, output_tokens=3)
 
 
 @pytest.mark.anyio
@@ -502,7 +503,7 @@ async def test_tool_use_response(api: respx.MockRouter) -> None:
         {"type": "tool_use", "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "name": "get_weather",
          "input": {"location": "San Francisco, CA", "unit": "celsius"}},
     ], stop_reason="tool_use")))
-    response = await make().complete(HI, tools=[WEATHER])
+    response = await make().complete(LLMRequest.build(HI, tools=[WEATHER]))
     assert response.stop_reason is StopReason.TOOL_USE
     assert response.message.content == [
         TextBlock(text="I'll check the weather."),
@@ -518,7 +519,7 @@ async def test_thinking_and_redacted_thinking_response(api: respx.MockRouter) ->
         {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
         {"type": "text", "text": "Hello!"},
     ])))
-    message = (await make().complete(HI)).message
+    message = (await make().complete(LLMRequest.build(HI))).message
     assert message.content == [
         ThinkingBlock(thinking="The user greets me.", signature="EqQBCgIYAhIM1gbcDa9GJwZA",
                       provider="anthropic"),
@@ -534,7 +535,7 @@ async def test_server_tool_blocks_are_left_out(api: respx.MockRouter) -> None:
         {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []},
         {"type": "text", "text": "Nothing new."},
     ])))
-    assert (await make().complete(HI)).message.content == [TextBlock(text="Nothing new.")]
+    assert (await make().complete(LLMRequest.build(HI))).message.content == [TextBlock(text="Nothing new.")]
 
 
 @pytest.mark.anyio
@@ -555,14 +556,14 @@ async def test_server_tool_blocks_are_left_out(api: respx.MockRouter) -> None:
 async def test_every_stop_reason(api: respx.MockRouter, wire: str | None, expected: StopReason) -> None:
     api.post(MESSAGES).mock(return_value=respond_json(message_body([{"type": "text", "text": "x"}],
                                                                     stop_reason=wire)))
-    assert (await make().complete(HI)).stop_reason is expected
+    assert (await make().complete(LLMRequest.build(HI))).stop_reason is expected
 
 
 @pytest.mark.anyio
 async def test_unreadable_response_is_a_format_error(api: respx.MockRouter) -> None:
     api.post(MESSAGES).mock(return_value=respond_json({"id": "msg_1", "type": "message"}))
     with pytest.raises(ResponseFormatError, match="cannot read") as caught:
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
     assert caught.value.request_id == REQUEST_ID
 
 
@@ -587,3 +588,53 @@ async def test_health_check(api: respx.MockRouter) -> None:
 async def test_health_check_is_false_when_unreachable(api: respx.MockRouter) -> None:
     api.get(f"{API}/v1/models/{MODEL}").mock(side_effect=httpx2.ConnectError("connection refused"))
     assert await make().health_check() is False
+
+
+# ------------------------------------------------------------------ the request as data
+
+
+def full_request() -> LLMRequest:
+    """A request with every field set, the kind a durable runtime ships to a worker."""
+    return LLMRequest(
+        messages=[
+            UserMessage(content=[TextBlock(text="What is in this picture?"),
+                                 ImageBlock(media_type="image/png", data="iVBORw0KGgo=")]),
+            AssistantMessage(
+                content=[ThinkingBlock(thinking="Look first.", signature="sig-1", provider="anthropic"),
+                         TextBlock(text="Checking."),
+                         ToolUseBlock(id="toolu_01", name="get_weather", input={"location": "Paris"})],
+                stop_reason=StopReason.TOOL_USE, model=MODEL, provider="anthropic",
+                usage=Usage(input_tokens=10, output_tokens=5),
+            ),
+            UserMessage(content=[ToolResultBlock(tool_use_id="toolu_01", content="18°C")]),
+        ],
+        system="You are terse.",
+        tools=[WEATHER, CLOCK],
+        tool_choice=ToolChoice(mode="tool", name="get_weather"),
+        max_tokens=256,
+        temperature=0.2,
+        stop_sequences=["STOP"],
+        extra={"metadata": {"user_id": "u-1"}},
+    )
+
+
+@pytest.mark.anyio
+async def test_a_request_round_trips_through_json_and_sends_the_same_body(api: respx.MockRouter) -> None:
+    request = full_request()
+    shipped = LLMRequest.model_validate_json(request.model_dump_json())
+    assert shipped == request
+    route = ok_route(api)
+    provider = make()
+    await provider.complete(request)
+    await provider.complete(shipped)
+    assert sent(route, 0) == sent(route, 1)
+    assert sent(route, 0)["metadata"] == {"user_id": "u-1"}
+    assert sent(route, 0)["tool_choice"] == {"type": "tool", "name": "get_weather"}
+
+
+def test_build_takes_a_plain_string_as_one_user_message() -> None:
+    request = LLMRequest.build("Hi", max_tokens=50, tool_choice="any")
+    assert request.messages == [UserMessage(content="Hi")]
+    assert request.max_tokens == 50
+    assert request.tool_choice == ToolChoice(mode="any")
+    assert LLMRequest.model_validate_json(request.model_dump_json()) == request

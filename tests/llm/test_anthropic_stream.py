@@ -43,6 +43,7 @@ from agcore.llm.events import (
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
+    LLMRequest,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -108,7 +109,7 @@ async def test_text_stream_events_and_request(api: respx.MockRouter) -> None:
         message_delta("end_turn", 15),
         MESSAGE_STOP,
     )
-    events = await collect(make().stream(HI, system="Be kind."))
+    events = await collect(make().stream(LLMRequest.build(HI, system="Be kind.")))
     start_usage = Usage(input_tokens=25, output_tokens=1, cache_read_tokens=100, cache_write_tokens=7)
     final_usage = start_usage.model_copy(update={"output_tokens": 15})
     final = AssistantMessage(content=[TextBlock(text="Hello! How can I help?")],
@@ -148,7 +149,7 @@ async def test_tool_call_is_assembled_from_json_fragments(api: respx.MockRouter)
         message_delta("tool_use", 89),
         MESSAGE_STOP,
     )
-    events = await collect(make().stream(HI, tools=[WEATHER]))
+    events = await collect(make().stream(LLMRequest.build(HI, tools=[WEATHER])))
     call = ToolUseBlock(id=call_id, name="get_weather",
                         input={"location": "San Francisco, CA", "unit": "celsius"})
     tool_events = [e for e in events if isinstance(e, ToolCallStart | ToolCallDelta | ToolCallEnd)]
@@ -172,7 +173,7 @@ async def test_tool_call_without_arguments_has_empty_input(api: respx.MockRouter
         block_delta(0, {"type": "input_json_delta", "partial_json": ""}),
         block_stop(0), message_delta("tool_use", 12), MESSAGE_STOP,
     )
-    done = (await collect(make().stream(HI)))[-1]
+    done = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent)
     assert done.message.content == [ToolUseBlock(id="toolu_01", name="get_time", input={})]
 
@@ -194,7 +195,8 @@ async def test_thinking_with_signature_and_redacted_thinking(api: respx.MockRout
         message_delta("end_turn", 40),
         MESSAGE_STOP,
     )
-    events = await collect(make().stream(HI, extra={"thinking": {"type": "enabled", "budget_tokens": 1024}}))
+    thinking = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    events = await collect(make().stream(LLMRequest.build(HI, extra=thinking)))
     thought = ThinkingBlock(thinking="The user says hello. I should greet back.", signature=SIGNATURE,
                             provider="anthropic")
     redacted = ThinkingBlock(redacted_data="EmwKAhgBEgy3va3pzix/LafPsn4a", provider="anthropic")
@@ -224,7 +226,7 @@ async def test_usage_events_follow_the_counts_and_newer_delta_fields(api: respx.
                       cache_creation_input_tokens=None),
         MESSAGE_STOP,
     )
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     usage_events = [e.usage for e in events if isinstance(e, UsageEvent)]
     # message_delta's output count equals message_start's here, but the input counts changed
     assert usage_events == [Usage(input_tokens=50, output_tokens=1),
@@ -236,7 +238,7 @@ async def test_usage_events_follow_the_counts_and_newer_delta_fields(api: respx.
 
 async def test_unchanged_usage_is_not_repeated(api: respx.MockRouter) -> None:
     streamed(api, message_start(input_tokens=9), message_delta("end_turn", 1), MESSAGE_STOP)
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert [e for e in events if isinstance(e, UsageEvent)] == [UsageEvent(usage=Usage(input_tokens=9,
                                                                                         output_tokens=1))]
 
@@ -252,7 +254,7 @@ async def test_server_tool_blocks_are_skipped_but_indexes_kept(api: respx.MockRo
         block_stop(1),
         message_delta("end_turn", 5), MESSAGE_STOP,
     )
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert not any(isinstance(e, ToolCallStart | ToolCallDelta) for e in events)
     assert TextEnd(index=1, text="Nothing new.") in events
     done = events[-1]
@@ -271,7 +273,7 @@ async def test_trailing_comma_in_streamed_arguments_is_repaired(api: respx.MockR
         block_delta(0, {"type": "input_json_delta", "partial_json": "}"}),
         block_stop(0), message_delta("tool_use", 20), MESSAGE_STOP,
     )
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     end = next(e for e in events if isinstance(e, ToolCallEnd))
     assert end.tool_call == ToolUseBlock(id="toolu_01", name="get_weather", input={"location": "Paris"})
 
@@ -283,7 +285,7 @@ async def test_unrepairable_arguments_set_parse_error_not_an_exception(api: resp
         block_delta(0, {"type": "input_json_delta", "partial_json": '["Paris", "Rome"]'}),
         block_stop(0), message_delta("tool_use", 20), MESSAGE_STOP,
     )
-    done = (await collect(make().stream(HI)))[-1]
+    done = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent)
     [call] = done.message.tool_calls
     assert call.input == {}
@@ -304,7 +306,7 @@ PARTIAL_TEXT = (
 
 async def test_stream_cut_before_message_stop_is_interrupted_with_partial_text(api: respx.MockRouter) -> None:
     streamed(api, *PARTIAL_TEXT)
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert error.error_type == "StreamInterruptedError"
@@ -321,7 +323,7 @@ async def test_sse_overloaded_error_mid_stream_keeps_the_partial(api: respx.Mock
         b'"message": "Overloaded"}}\n\n'
     )
     api.post(MESSAGES).mock(return_value=httpx.Response(200, content=body, headers=SSE_HEADERS))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     exc = error.to_exception()
@@ -338,7 +340,7 @@ async def test_sse_rate_limit_error_event_maps_by_its_type(api: respx.MockRouter
         b'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}\n\n'
     )
     api.post(MESSAGES).mock(return_value=httpx.Response(200, content=body, headers=SSE_HEADERS))
-    error = (await collect(make().stream(HI)))[-1]
+    error = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), RateLimitError)
 
@@ -357,7 +359,7 @@ class _BrokenBody(httpx.AsyncByteStream):
 async def test_connection_lost_mid_stream_is_interrupted_with_partial(api: respx.MockRouter) -> None:
     api.post(MESSAGES).mock(return_value=httpx.Response(200, stream=_BrokenBody(sse(*PARTIAL_TEXT)),
                                                         headers=SSE_HEADERS))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert error.error_type == "StreamInterruptedError"
@@ -369,7 +371,7 @@ async def test_connection_lost_mid_stream_is_interrupted_with_partial(api: respx
 async def test_garbage_event_data_is_a_format_error(api: respx.MockRouter) -> None:
     body = sse(message_start()) + b"event: content_block_start\ndata: {not json\n\n"
     api.post(MESSAGES).mock(return_value=httpx.Response(200, content=body, headers=SSE_HEADERS))
-    error = (await collect(make().stream(HI)))[-1]
+    error = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), ResponseFormatError)
     assert error.request_id == REQUEST_ID
@@ -380,7 +382,7 @@ async def test_stream_connection_is_released_after_message_stop(api: respx.MockR
     streamed(api, message_start(), message_delta("end_turn", 1), MESSAGE_STOP)
     provider = make()
     for _ in range(3):
-        assert isinstance((await collect(provider.stream(HI)))[-1], DoneEvent)
+        assert isinstance((await collect(provider.stream(LLMRequest.build(HI))))[-1], DoneEvent)
     await provider.aclose()
 
 
@@ -469,8 +471,8 @@ async def test_stream_and_complete_give_the_same_message(
         router.post("/v1/messages").mock(side_effect=answer)
         async with httpx2.AsyncClient(verify=_TLS) as http_client:
             provider = make(http_client=http_client)
-            completed = await provider.complete(HI)
-            events = await collect(provider.stream(HI))
+            completed = await provider.complete(LLMRequest.build(HI))
+            events = await collect(provider.stream(LLMRequest.build(HI)))
     done = events[-1]
     assert isinstance(done, DoneEvent), done
     assert completed.message == done.message == expected

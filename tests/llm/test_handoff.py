@@ -24,6 +24,7 @@ from agcore.llm.retry import NO_RETRY
 from agcore.llm.types import (
     AssistantMessage,
     ImageBlock,
+    LLMRequest,
     Message,
     StopReason,
     TextBlock,
@@ -162,7 +163,7 @@ async def send_to_anthropic(history: list[Message]) -> dict[str, Any]:
         route = mock.post("https://api.anthropic.com/v1/messages").mock(
             return_value=httpx.Response(200, json=ANTHROPIC_REPLY))
         provider = AnthropicProvider("claude-haiku-4-5", api_key="k", retry_policy=NO_RETRY)
-        reply = await provider.complete(history, max_tokens=100)
+        reply = await provider.complete(LLMRequest.build(history, max_tokens=100))
         await provider.aclose()
     assert reply.text == "Handed over."
     body: dict[str, Any] = json.loads(route.calls[0].request.content)
@@ -174,7 +175,7 @@ async def send_to_openai(history: list[Message]) -> dict[str, Any]:
         route = mock.post("https://api.openai.com/v1/chat/completions").mock(
             return_value=httpx.Response(200, json=OPENAI_REPLY))
         provider = OpenAIProvider("gpt-4.1", api_key="k", retry_policy=NO_RETRY)
-        reply = await provider.complete(history)
+        reply = await provider.complete(LLMRequest.build(history))
         await provider.aclose()
     assert reply.text == "Handed over."
     body: dict[str, Any] = json.loads(route.calls[0].request.content)

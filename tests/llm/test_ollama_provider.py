@@ -45,6 +45,7 @@ from agcore.llm.retry import NO_RETRY, RetryPolicy
 from agcore.llm.types import (
     AssistantMessage,
     ImageBlock,
+    LLMRequest,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -205,11 +206,11 @@ async def test_request_body_carries_history_tools_images_options_and_extra(mock:
         AssistantMessage(content=[ThinkingBlock(thinking="only thoughts", provider="ollama")]),
     ]
     provider = make(keep_alive="30m", think=True)
-    await provider.complete(
+    await provider.complete(LLMRequest.build(
         history, system="You are terse.", tools=[WEATHER], max_tokens=256, temperature=0.2,
         stop_sequences=["</answer>"],
         extra={"format": "json", "options": {"num_ctx": 8192, "temperature": 0.1}, "think": False},
-    )
+    ))
     assert body_of(route) == {
         "model": MODEL,
         "messages": [
@@ -241,7 +242,7 @@ async def test_request_body_carries_history_tools_images_options_and_extra(mock:
 @pytest.mark.anyio
 async def test_minimal_body_has_no_optional_fields(mock: respx.MockRouter) -> None:
     route = mock.post(CHAT).respond(json=reply({"content": "hello"}))
-    await make().complete(HI)
+    await make().complete(LLMRequest.build(HI))
     assert body_of(route) == {"model": MODEL, "messages": [{"role": "user", "content": "hi"}],
                               "stream": False}
 
@@ -249,7 +250,7 @@ async def test_minimal_body_has_no_optional_fields(mock: respx.MockRouter) -> No
 @pytest.mark.anyio
 async def test_think_and_keep_alive_from_the_constructor_go_into_every_body(mock: respx.MockRouter) -> None:
     route = mock.post(CHAT).respond(content=ndjson(final()))
-    await collect(make(think=True, keep_alive="-1").stream(HI))
+    await collect(make(think=True, keep_alive="-1").stream(LLMRequest.build(HI)))
     assert body_of(route) == {"model": MODEL, "messages": [{"role": "user", "content": "hi"}],
                               "stream": True, "keep_alive": "-1", "think": True}
 
@@ -258,8 +259,8 @@ async def test_think_and_keep_alive_from_the_constructor_go_into_every_body(mock
 async def test_tool_choice_none_sends_no_tools_and_any_sends_them(mock: respx.MockRouter) -> None:
     route = mock.post(CHAT).respond(json=reply({"content": "ok"}))
     provider = make()
-    await provider.complete(HI, tools=[WEATHER], tool_choice="none")
-    await provider.complete(HI, tools=[WEATHER], tool_choice="any")
+    await provider.complete(LLMRequest.build(HI, tools=[WEATHER], tool_choice="none"))
+    await provider.complete(LLMRequest.build(HI, tools=[WEATHER], tool_choice="any"))
     assert "tools" not in body_of(route, 0)
     assert [t["function"]["name"] for t in body_of(route, 1)["tools"]] == ["get_weather"]
 
@@ -267,7 +268,8 @@ async def test_tool_choice_none_sends_no_tools_and_any_sends_them(mock: respx.Mo
 @pytest.mark.anyio
 async def test_tool_result_for_an_unknown_call_is_sent_without_tool_name(mock: respx.MockRouter) -> None:
     route = mock.post(CHAT).respond(json=reply({"content": "ok"}))
-    await make().complete([UserMessage(content=[ToolResultBlock(tool_use_id="gone", content="42")])])
+    orphan = UserMessage(content=[ToolResultBlock(tool_use_id="gone", content="42")])
+    await make().complete(LLMRequest.build([orphan]))
     assert body_of(route)["messages"] == [{"role": "tool", "content": "42"}]
 
 
@@ -277,7 +279,7 @@ async def test_tool_result_for_an_unknown_call_is_sent_without_tool_name(mock: r
 @pytest.mark.anyio
 async def test_text_reply(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(json=reply({"content": "Hello! How are you today?"}, prompt=26, output=298))
-    response = await make().complete(HI)
+    response = await make().complete(LLMRequest.build(HI))
     assert response.message == AssistantMessage(
         content=[TextBlock(text="Hello! How are you today?")], stop_reason=StopReason.END_TURN,
         model=MODEL, provider="ollama", usage=Usage(input_tokens=26, output_tokens=298),
@@ -295,7 +297,7 @@ async def test_thinking_text_and_tool_calls_in_that_order(mock: respx.MockRouter
                                                     "arguments": {"city": "Oslo"}}},
         ],
     }))
-    message = (await make().complete(HI, tools=[WEATHER])).message
+    message = (await make().complete(LLMRequest.build(HI, tools=[WEATHER]))).message
     assert message.content[0] == ThinkingBlock(thinking="Two cities, two calls.", provider="ollama")
     assert message.content[1] == TextBlock(text="Checking both.")
     first, second = message.tool_calls
@@ -310,14 +312,14 @@ async def test_thinking_text_and_tool_calls_in_that_order(mock: respx.MockRouter
 async def test_generated_call_ids_are_unique(mock: respx.MockRouter) -> None:
     call = {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
     mock.post(CHAT).respond(json=reply({"content": "", "tool_calls": [call, call, call]}))
-    message = (await make().complete(HI)).message
+    message = (await make().complete(LLMRequest.build(HI))).message
     assert len({c.id for c in message.tool_calls}) == 3
 
 
 @pytest.mark.anyio
 async def test_length_stop_is_max_tokens(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(json=reply({"content": "Once upon a"}, done_reason="length"))
-    assert (await make().complete(HI, max_tokens=3)).stop_reason is StopReason.MAX_TOKENS
+    assert (await make().complete(LLMRequest.build(HI, max_tokens=3))).stop_reason is StopReason.MAX_TOKENS
 
 
 @pytest.mark.anyio
@@ -335,7 +337,7 @@ async def test_string_arguments_are_repaired_or_reported(
 ) -> None:
     call = {"function": {"name": "get_weather", "arguments": arguments}}
     mock.post(CHAT).respond(json=reply({"content": "", "tool_calls": [call]}))
-    (tool_call,) = (await make().complete(HI)).tool_calls
+    (tool_call,) = (await make().complete(LLMRequest.build(HI))).tool_calls
     assert tool_call.input == expected
     assert (tool_call.parse_error is not None) == has_error
     if has_error:
@@ -354,7 +356,7 @@ async def test_stream_of_thinking_text_and_tool_call(mock: respx.MockRouter) -> 
         final(prompt=40, output=12),
     )
     route = mock.post(CHAT).mock(return_value=httpx.Response(200, content=pieces(lines, [7, 100, 101, 250])))
-    events = await collect(make().stream(HI, tools=[WEATHER]))
+    events = await collect(make().stream(LLMRequest.build(HI, tools=[WEATHER])))
     assert body_of(route)["stream"] is True
     assert_well_formed(events)
     assert [type(e).__name__ for e in events] == [
@@ -390,7 +392,7 @@ async def test_stream_repairs_string_arguments_and_reports_unrepairable_ones(moc
         final(),
     )
     mock.post(CHAT).respond(content=lines)
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     deltas = [e.arguments for e in events if isinstance(e, ToolCallDelta)]
     assert deltas == ['{"x": 1,}', "oops"]  # the deltas are what the model wrote
     done = events[-1]
@@ -404,7 +406,7 @@ async def test_stream_repairs_string_arguments_and_reports_unrepairable_ones(moc
 @pytest.mark.anyio
 async def test_stream_without_done_line_ends_in_error_with_the_partial_text(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(content=ndjson(chunk(content="The answer"), chunk(content=" is")))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert_well_formed(events)
     error = events[-1]
     assert isinstance(error, ErrorEvent)
@@ -421,7 +423,7 @@ async def test_connection_broken_mid_stream_is_stream_interrupted(mock: respx.Mo
     cut = httpx.RemoteProtocolError("peer closed connection without sending complete body")
     broken = pieces(data, [5], cut)
     mock.post(CHAT).mock(return_value=httpx.Response(200, content=broken))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), StreamInterruptedError)
@@ -435,7 +437,7 @@ async def test_error_line_mid_stream_becomes_a_server_error(mock: respx.MockRout
     lines = ndjson(chunk(content="Partial"),
                    {"error": "an error was encountered while running the model: unexpected EOF"})
     mock.post(CHAT).respond(content=lines)
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), ServerError)
@@ -447,7 +449,7 @@ async def test_error_line_mid_stream_becomes_a_server_error(mock: respx.MockRout
 @pytest.mark.anyio
 async def test_model_not_found_error_line_is_model_not_found(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(content=ndjson({"error": "model 'llama3.2' not found"}))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), ModelNotFoundError)
@@ -459,14 +461,14 @@ async def test_model_not_found_error_line_is_model_not_found(mock: respx.MockRou
 async def test_error_body_with_status_200_is_raised_by_complete(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(json={"error": "input length exceeds the context length"})
     with pytest.raises(ContextWindowExceededError, match="context"):
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
 
 
 @pytest.mark.anyio
 async def test_a_body_that_is_not_json_is_a_response_format_error(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(text="<html>nginx welcome</html>")
     with pytest.raises(ResponseFormatError, match="OLLAMA_HOST"):
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
 
 
 # ------------------------------------------------------------------ HTTP and transport errors
@@ -476,7 +478,7 @@ async def test_a_body_that_is_not_json_is_a_response_format_error(mock: respx.Mo
 async def test_404_model_not_found_says_to_pull_it(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(404, json={"error": "model 'llama3.2' not found, try pulling it first"})
     with pytest.raises(ModelNotFoundError) as caught:
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
     assert caught.value.status_code == 404
     assert "ollama pull llama3.2" in caught.value.message
     assert not caught.value.is_retryable
@@ -485,7 +487,7 @@ async def test_404_model_not_found_says_to_pull_it(mock: respx.MockRouter) -> No
 @pytest.mark.anyio
 async def test_404_model_not_found_in_a_stream(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(404, json={"error": "model \"llama3.2\" not found, try pulling it first"})
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert len(events) == 1
     error = events[0]
     assert isinstance(error, ErrorEvent)
@@ -498,7 +500,7 @@ async def test_404_model_not_found_in_a_stream(mock: respx.MockRouter) -> None:
 async def test_404_for_a_wrong_path_does_not_blame_the_model(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(404, text="404 page not found")
     with pytest.raises(ModelNotFoundError) as caught:
-        await make().complete(HI)
+        await make().complete(LLMRequest.build(HI))
     assert "ollama pull" not in caught.value.message
     assert "base URL" in caught.value.message
 
@@ -507,7 +509,7 @@ async def test_404_for_a_wrong_path_does_not_blame_the_model(mock: respx.MockRou
 async def test_400_is_an_invalid_request_with_ollamas_words(mock: respx.MockRouter) -> None:
     mock.post(CHAT).respond(400, json={"error": "registry.ollama.ai/library/gemma:2b does not support tools"})
     with pytest.raises(InvalidRequestError, match="does not support tools"):
-        await make().complete(HI, tools=[WEATHER])
+        await make().complete(LLMRequest.build(HI, tools=[WEATHER]))
 
 
 @pytest.mark.anyio
@@ -523,7 +525,7 @@ async def test_server_error_is_retried_then_succeeds(mock: respx.MockRouter) -> 
         httpx.Response(200, json=reply({"content": "Recovered."})),
     ]
     provider = make(retry_policy=RetryPolicy(max_attempts=3, sleep=sleep))
-    assert (await provider.complete(HI)).text == "Recovered."
+    assert (await provider.complete(LLMRequest.build(HI))).text == "Recovered."
     assert route.call_count == 2
     assert len(sleeps) == 1
 
@@ -532,7 +534,7 @@ async def test_server_error_is_retried_then_succeeds(mock: respx.MockRouter) -> 
 async def test_timeout_is_a_request_timeout(mock: respx.MockRouter) -> None:
     mock.post(CHAT).mock(side_effect=httpx.ReadTimeout("timed out"))
     with pytest.raises(RequestTimeoutError, match="timeout=") as caught:
-        await make(timeout=5).complete(HI)
+        await make(timeout=5).complete(LLMRequest.build(HI))
     assert caught.value.is_retryable
 
 
@@ -547,8 +549,8 @@ async def test_connection_refused_names_the_host_and_how_to_start_ollama() -> No
     host = f"http://127.0.0.1:{_closed_port()}"
     async with OllamaProvider(MODEL, host=host, retry_policy=NO_RETRY) as provider:
         with pytest.raises(LLMConnectionError) as caught:
-            await provider.complete(HI)
-        events = await collect(provider.stream(HI))
+            await provider.complete(LLMRequest.build(HI))
+        events = await collect(provider.stream(LLMRequest.build(HI)))
     assert f"Is Ollama running at {host}?" in caught.value.message
     assert "ollama serve" in caught.value.message
     assert "OLLAMA_HOST" in caught.value.message
@@ -603,7 +605,7 @@ async def test_aclose_leaves_a_client_it_was_given_open(mock: respx.MockRouter) 
         provider = make(client=client)
         await provider.aclose()
         assert not client.is_closed
-        assert (await provider.complete(HI)).text == "ok"
+        assert (await provider.complete(LLMRequest.build(HI))).text == "ok"
 
 
 # ------------------------------------------------------------------ stream == complete
@@ -656,8 +658,8 @@ async def test_stream_and_complete_give_the_same_message(
             httpx.Response(200, content=pieces(data, cuts)),
         ])
         provider = make()
-        completed = (await provider.complete(HI)).message
-        events = await collect(provider.stream(HI))
+        completed = (await provider.complete(LLMRequest.build(HI))).message
+        events = await collect(provider.stream(LLMRequest.build(HI)))
 
     assert_well_formed(events)
     done = events[-1]

@@ -15,7 +15,15 @@ from agcore.llm.errors import LLMConnectionError, RateLimitError
 from agcore.llm.events import DoneEvent, ErrorEvent, ThinkingEnd, ToolCallDelta, ToolCallStart
 from agcore.llm.providers.openai import OpenAIProvider
 from agcore.llm.retry import NO_RETRY, RetryPolicy
-from agcore.llm.types import AssistantMessage, StopReason, TextBlock, ThinkingBlock, ToolUseBlock, Usage
+from agcore.llm.types import (
+    AssistantMessage,
+    LLMRequest,
+    StopReason,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 from tests.llm.test_openai_provider import (
     API,
     CALL_ID,
@@ -53,12 +61,12 @@ def compat() -> OpenAIProvider:
 
 async def complete_with(router: respx.MockRouter, body: dict[str, Any]) -> AssistantMessage:
     router.post(COMPAT_CHAT).mock(return_value=respond_json(body))
-    return (await compat().complete(HI)).message
+    return (await compat().complete(LLMRequest.build(HI))).message
 
 
 async def stream_with(router: respx.MockRouter, body: bytes) -> DoneEvent:
     router.post(COMPAT_CHAT).mock(return_value=respond_sse(body))
-    done = (await collect(compat().stream(HI)))[-1]
+    done = (await collect(compat().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent), done
     return done
 
@@ -77,7 +85,7 @@ async def test_compatible_server_needs_no_key(api: respx.MockRouter) -> None:
     reply = completion({"content": "Hello from llama.cpp"})
     route = api.post(COMPAT_CHAT).mock(return_value=respond_json(reply))
     provider = OpenAIProvider("llama-3.1-8b-instruct", base_url=COMPAT, retry_policy=NO_RETRY)
-    response = await provider.complete(HI, max_tokens=32)
+    response = await provider.complete(LLMRequest.build(HI, max_tokens=32))
     assert response.text == "Hello from llama.cpp"
     assert response.message.provider == "openai-compatible"
     assert response.message.model == "llama-3.1-8b-instruct"
@@ -90,7 +98,7 @@ async def test_compatible_server_needs_no_key(api: respx.MockRouter) -> None:
 
 async def test_compatible_server_key_is_sent_when_given(api: respx.MockRouter) -> None:
     route = api.post(COMPAT_CHAT).mock(return_value=respond_json(completion({"content": "ok"})))
-    await make(base_url=COMPAT, api_key="vllm-secret").complete(HI)
+    await make(base_url=COMPAT, api_key="vllm-secret").complete(LLMRequest.build(HI))
     assert route.calls[0].request.headers["authorization"] == "Bearer vllm-secret"
 
 
@@ -168,7 +176,7 @@ async def test_error_object_in_a_200_reply(api: respx.MockRouter) -> None:
     api.post(COMPAT_CHAT).mock(return_value=respond_json(
         {"error": {"message": "Rate limit exceeded: free-models-per-min", "code": 429}}))
     with pytest.raises(RateLimitError, match="free-models-per-min"):
-        await compat().complete(HI)
+        await compat().complete(LLMRequest.build(HI))
 
 
 # ------------------------------------------------------------------ streams that differ from OpenAI's
@@ -232,7 +240,7 @@ async def test_stream_name_repeated_on_every_delta(api: respx.MockRouter) -> Non
                                "function": {"name": "get_weather", "arguments": 'ty":"Lima"}'}}]}),
         chunk({}, "tool_calls"),
     )))
-    events = await collect(compat().stream(HI))
+    events = await collect(compat().stream(LLMRequest.build(HI)))
     assert [e for e in events if isinstance(e, ToolCallStart | ToolCallDelta)] == [
         ToolCallStart(index=0, id="call_1", name="get_weather"),
         ToolCallDelta(index=0, arguments='{"ci'),
@@ -249,7 +257,7 @@ async def test_stream_name_after_the_arguments_started(api: respx.MockRouter) ->
         chunk({"tool_calls": [{"index": 0, "function": {"name": "echo", "arguments": " 1}"}}]}),
         chunk({}, "tool_calls"),
     )))
-    events = await collect(compat().stream(HI))
+    events = await collect(compat().stream(LLMRequest.build(HI)))
     assert [e for e in events if isinstance(e, ToolCallStart | ToolCallDelta)] == [
         ToolCallStart(index=0, id="call_1", name="echo"),
         ToolCallDelta(index=0, arguments='{"a": 1}'),
@@ -263,7 +271,7 @@ async def test_stream_reasoning_field_and_generated_id(api: respx.MockRouter) ->
             {"index": 0, "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]}),
         chunk({}, "tool_calls"),
     )))
-    events = await collect(compat().stream(HI))
+    events = await collect(compat().stream(LLMRequest.build(HI)))
     ended = [e for e in events if isinstance(e, ThinkingEnd)]
     assert ended[0].block == ThinkingBlock(thinking="Need the time.", provider="openai-compatible")
     assert events.index(ended[0]) < next(i for i, e in enumerate(events) if isinstance(e, ToolCallStart))
@@ -296,10 +304,10 @@ async def test_connection_refused_names_the_server() -> None:
     base = closed_port_base()
     provider = OpenAIProvider(MODEL, base_url=base, retry_policy=NO_RETRY)
     with pytest.raises(LLMConnectionError, match="Is the server running at") as caught:
-        await provider.complete(HI)
+        await provider.complete(LLMRequest.build(HI))
     assert base in caught.value.message
     assert caught.value.is_retryable
-    events = await collect(provider.stream(HI))
+    events = await collect(provider.stream(LLMRequest.build(HI)))
     assert len(events) == 1
     assert isinstance(events[0], ErrorEvent)
     assert events[0].error_type == "LLMConnectionError"
@@ -315,7 +323,7 @@ async def test_connection_refused_is_retried() -> None:
     policy = RetryPolicy(max_attempts=2, sleep=sleep)
     provider = OpenAIProvider(MODEL, base_url=closed_port_base(), retry_policy=policy)
     with pytest.raises(LLMConnectionError):
-        await provider.complete(HI)
+        await provider.complete(LLMRequest.build(HI))
     assert len(attempts) == 1
     await provider.aclose()
 

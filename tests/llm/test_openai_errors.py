@@ -23,6 +23,7 @@ from agcore.llm.errors import (
     ServerError,
 )
 from agcore.llm.retry import RetryPolicy
+from agcore.llm.types import LLMRequest
 from tests.llm.test_openai_provider import (
     CHAT,
     COMPAT,
@@ -56,7 +57,7 @@ def recording_policy(max_attempts: int = 3) -> tuple[RetryPolicy, list[float]]:
 
 async def failure(provider: Any) -> LLMError:
     with pytest.raises(LLMError) as caught:
-        await provider.complete(HI)
+        await provider.complete(LLMRequest.build(HI))
     return caught.value
 
 
@@ -131,7 +132,7 @@ async def test_rate_limit_is_retried_after_the_servers_wait(api: respx.MockRoute
         respond_json(completion({"content": "Finally."})),
     ])
     policy, waits = recording_policy()
-    response = await make(retry_policy=policy).complete(HI)
+    response = await make(retry_policy=policy).complete(LLMRequest.build(HI))
     assert response.text == "Finally."
     assert route.call_count == 2
     assert waits == [1.5]  # retry-after-ms wins over retry-after and over the backoff

@@ -17,6 +17,7 @@ from agcore.llm.events import DoneEvent
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
+    LLMRequest,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -147,8 +148,8 @@ async def test_stream_and_complete_give_the_same_message(
             respond_sse(pieces(body, cuts)),
         ])
         provider = make(base_url=COMPAT)
-        completed = (await provider.complete(HI)).message
-        done = (await collect(provider.stream(HI)))[-1]
+        completed = (await provider.complete(LLMRequest.build(HI))).message
+        done = (await collect(provider.stream(LLMRequest.build(HI))))[-1]
         await provider.aclose()
     assert isinstance(done, DoneEvent), done
     assert completed == done.message == expected_message(reply)

@@ -26,6 +26,7 @@ from agcore.llm.retry import NO_RETRY
 from agcore.llm.types import (
     AssistantMessage,
     ImageBlock,
+    LLMRequest,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -233,7 +234,7 @@ async def test_key_comes_from_the_environment(api: respx.MockRouter, monkeypatch
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     route = ok_route(api)
     provider = OpenAIProvider(MODEL, retry_policy=NO_RETRY)
-    await provider.complete(HI)
+    await provider.complete(LLMRequest.build(HI))
     assert route.calls[0].request.headers["authorization"] == "Bearer sk-from-env"
     await provider.aclose()
 
@@ -241,7 +242,7 @@ async def test_key_comes_from_the_environment(api: respx.MockRouter, monkeypatch
 @pytest.mark.anyio
 async def test_organization_is_sent(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make(organization="org-agcore").complete(HI)
+    await make(organization="org-agcore").complete(LLMRequest.build(HI))
     assert route.calls[0].request.headers["openai-organization"] == "org-agcore"
 
 
@@ -268,7 +269,7 @@ async def test_aclose_closes_only_the_client_it_created() -> None:
 async def test_a_plain_httpx_client_can_carry_the_requests(api: respx.MockRouter) -> None:
     route = ok_route(api)
     async with httpx.AsyncClient() as http_client:
-        response = await make(http_client=http_client).complete(HI)
+        response = await make(http_client=http_client).complete(LLMRequest.build(HI))
     assert response.text == "It is 18°C and cloudy."
     assert route.called
 
@@ -279,7 +280,7 @@ async def test_a_plain_httpx_client_can_carry_the_requests(api: respx.MockRouter
 @pytest.mark.anyio
 async def test_minimal_request_sends_only_what_is_set(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete(HI)
+    await make().complete(LLMRequest.build(HI))
     assert sent(route) == {
         "model": MODEL, "messages": [{"role": "user", "content": "What's the weather in Paris?"}]}
 
@@ -287,10 +288,10 @@ async def test_minimal_request_sends_only_what_is_set(api: respx.MockRouter) -> 
 @pytest.mark.anyio
 async def test_system_tools_options_and_extra(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete(
+    await make().complete(LLMRequest.build(
         HI, system="Answer briefly.", tools=[WEATHER, CLOCK], tool_choice="auto", max_tokens=256,
         temperature=0.2, stop_sequences=["END", "STOP"], extra={"top_p": 0.9, "seed": 7, "user": "u-1"},
-    )
+    ))
     assert sent(route) == {
         "model": MODEL,
         "messages": [
@@ -317,7 +318,7 @@ async def test_system_tools_options_and_extra(api: respx.MockRouter) -> None:
 @pytest.mark.anyio
 async def test_compatible_servers_get_max_tokens(api: respx.MockRouter) -> None:
     route = ok_route(api, url=COMPAT_CHAT)
-    await make(base_url=COMPAT).complete(HI, max_tokens=64)
+    await make(base_url=COMPAT).complete(LLMRequest.build(HI, max_tokens=64))
     assert sent(route)["max_tokens"] == 64
     assert "max_completion_tokens" not in sent(route)
 
@@ -326,8 +327,8 @@ async def test_compatible_servers_get_max_tokens(api: respx.MockRouter) -> None:
 async def test_default_max_tokens_applies_only_when_the_request_has_none(api: respx.MockRouter) -> None:
     route = ok_route(api)
     provider = make(default_max_tokens=1000)
-    await provider.complete(HI)
-    await provider.complete(HI, max_tokens=50)
+    await provider.complete(LLMRequest.build(HI))
+    await provider.complete(LLMRequest.build(HI, max_tokens=50))
     assert sent(route, 0)["max_completion_tokens"] == 1000
     assert sent(route, 1)["max_completion_tokens"] == 50
 
@@ -341,14 +342,14 @@ async def test_default_max_tokens_applies_only_when_the_request_has_none(api: re
 ])
 async def test_tool_choice_forms(api: respx.MockRouter, choice: ToolChoice | str, wire: Any) -> None:
     route = ok_route(api)
-    await make().complete(HI, tools=[WEATHER], tool_choice=choice)
+    await make().complete(LLMRequest.build(HI, tools=[WEATHER], tool_choice=choice))
     assert sent(route)["tool_choice"] == wire
 
 
 @pytest.mark.anyio
 async def test_tool_choice_without_tools_is_not_sent(api: respx.MockRouter) -> None:
     route = ok_route(api)  # OpenAI rejects tool_choice when there are no tools
-    await make().complete(HI, tool_choice="none")
+    await make().complete(LLMRequest.build(HI, tool_choice="none"))
     assert "tool_choice" not in sent(route)
     assert "tools" not in sent(route)
 
@@ -381,7 +382,7 @@ async def test_history_with_images_tool_calls_and_results(api: respx.MockRouter)
                             is_error=True),
         ]),
     ]
-    await make().complete(history)
+    await make().complete(LLMRequest.build(history))
     assert sent(route)["messages"] == [
         {"role": "user", "content": [
             {"type": "text", "text": "Where is this, and what is the weather there?"},
@@ -410,11 +411,11 @@ async def test_history_with_images_tool_calls_and_results(api: respx.MockRouter)
 @pytest.mark.anyio
 async def test_image_only_tool_result_says_where_the_image_went(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete([
+    await make().complete(LLMRequest.build([
         UserMessage(content="Screenshot please"),
         AssistantMessage(content=[ToolUseBlock(id="call_s", name="screenshot")]),
         UserMessage(content=[ToolResultBlock(tool_use_id="call_s", content=[ImageBlock(url="https://x.test/s.png")])]),
-    ])
+    ]))
     assert sent(route)["messages"][2:] == [
         {"role": "tool", "tool_call_id": "call_s",
          "content": "The tool returned 1 image(s), attached in the next message."},
@@ -428,13 +429,13 @@ async def test_image_only_tool_result_says_where_the_image_went(api: respx.MockR
 @pytest.mark.anyio
 async def test_empty_text_and_thinking_only_messages_are_dropped(api: respx.MockRouter) -> None:
     route = ok_route(api)
-    await make().complete([
+    await make().complete(LLMRequest.build([
         UserMessage(content=[TextBlock(text=""), TextBlock(text="first"), TextBlock(text="second")]),
         AssistantMessage(content=[ThinkingBlock(thinking="hmm", provider="openai-compatible")]),
         AssistantMessage(content=[TextBlock(text=""), TextBlock(text="Sure.")]),
         UserMessage(content=""),
         UserMessage(content="go on"),
-    ])
+    ]))
     assert sent(route)["messages"] == [
         {"role": "user", "content": "first\nsecond"},
         {"role": "assistant", "content": "Sure."},
@@ -454,7 +455,7 @@ async def test_long_foreign_tool_ids_are_shortened_the_same_way_everywhere(api: 
         UserMessage(content=[ToolResultBlock(tool_use_id=i, content="12:00")
                              for i in (long_a, long_b, short)]),
     ]
-    await make().complete(history)
+    await make().complete(LLMRequest.build(history))
     body = sent(route)["messages"]
     call_ids = [c["id"] for c in body[1]["tool_calls"]]
     result_ids = [m["tool_call_id"] for m in body[2:5]]
@@ -462,7 +463,7 @@ async def test_long_foreign_tool_ids_are_shortened_the_same_way_everywhere(api: 
     assert call_ids[2] == short  # ids that fit are left alone
     assert all(len(i) <= 40 for i in call_ids)
     assert len(set(call_ids)) == 3
-    await make().complete(history)
+    await make().complete(LLMRequest.build(history))
     assert [c["id"] for c in sent(route, 1)["messages"][1]["tool_calls"]] == call_ids  # deterministic
 
 
@@ -472,7 +473,7 @@ async def test_long_foreign_tool_ids_are_shortened_the_same_way_everywhere(api: 
 @pytest.mark.anyio
 async def test_text_reply(api: respx.MockRouter) -> None:
     ok_route(api)
-    response = await make().complete(HI)
+    response = await make().complete(LLMRequest.build(HI))
     assert response.message == AssistantMessage(
         content=[TextBlock(text="It is 18°C and cloudy.")], stop_reason=StopReason.END_TURN,
         model=MODEL, provider="openai", usage=Usage(input_tokens=19, output_tokens=10),
@@ -487,7 +488,7 @@ async def test_parallel_tool_calls(api: respx.MockRouter) -> None:
         tool_call("call_ABCkeRlmEqZZ3ah3TlYhAa3F", "get_weather", '{"city":"Tokyo","unit":"f"}'),
         tool_call("call_Xy9pKgL3mQ2nR7sT1uV4wZ8b", "get_time", "{}"),
     ]}, finish_reason="tool_calls")))
-    response = await make().complete(HI, tools=[WEATHER, CLOCK])
+    response = await make().complete(LLMRequest.build(HI, tools=[WEATHER, CLOCK]))
     assert response.message.content == [
         ToolUseBlock(id="call_DdmO9pD3xa9XTPNJ32zg2hcA", name="get_weather", input={"city": "Paris"}),
         ToolUseBlock(id="call_ABCkeRlmEqZZ3ah3TlYhAa3F", name="get_weather",
@@ -502,7 +503,7 @@ async def test_text_before_tool_calls_keeps_its_order(api: respx.MockRouter) -> 
     api.post(CHAT).mock(return_value=respond_json(completion(
         {"content": "Let me check.", "tool_calls": [tool_call("call_1", "get_weather", '{"city":"Paris"}')]},
         finish_reason="tool_calls")))
-    message = (await make().complete(HI)).message
+    message = (await make().complete(LLMRequest.build(HI))).message
     assert message.content == [TextBlock(text="Let me check."),
                                ToolUseBlock(id="call_1", name="get_weather", input={"city": "Paris"})]
 
@@ -521,14 +522,14 @@ async def test_finish_reasons(
     api: respx.MockRouter, finish_reason: str | None, stop_reason: StopReason
 ) -> None:
     api.post(CHAT).mock(return_value=respond_json(completion({"content": "…"}, finish_reason=finish_reason)))
-    assert (await make().complete(HI)).stop_reason is stop_reason
+    assert (await make().complete(LLMRequest.build(HI))).stop_reason is stop_reason
 
 
 @pytest.mark.anyio
 async def test_refusal_is_text_and_a_refusal_stop(api: respx.MockRouter) -> None:
     api.post(CHAT).mock(return_value=respond_json(completion(
         {"refusal": "I'm sorry, I can't help with that."})))
-    message = (await make().complete(HI)).message
+    message = (await make().complete(LLMRequest.build(HI))).message
     assert message.content == [TextBlock(text="I'm sorry, I can't help with that.")]
     assert message.stop_reason is StopReason.REFUSAL
 
@@ -537,7 +538,7 @@ async def test_refusal_is_text_and_a_refusal_stop(api: respx.MockRouter) -> None
 async def test_cached_prompt_tokens_are_counted_apart(api: respx.MockRouter) -> None:
     api.post(CHAT).mock(return_value=respond_json(completion(
         {"content": "ok"}, usage=wire_usage(prompt=2006, completion=300, cached=1920, reasoning=128))))
-    usage = (await make().complete(HI)).usage
+    usage = (await make().complete(LLMRequest.build(HI))).usage
     assert usage == Usage(input_tokens=86, output_tokens=300, cache_read_tokens=1920)
     assert usage.total_tokens == 2306
 
@@ -553,7 +554,7 @@ async def test_malformed_arguments_are_repaired(
 ) -> None:
     api.post(CHAT).mock(return_value=respond_json(completion(
         {"tool_calls": [tool_call("call_1", "get_weather", raw)]}, finish_reason="tool_calls")))
-    call = (await make().complete(HI)).tool_calls[0]
+    call = (await make().complete(LLMRequest.build(HI))).tool_calls[0]
     assert call.input == expected
     assert call.parse_error is None
 
@@ -563,7 +564,7 @@ async def test_malformed_arguments_are_repaired(
 async def test_unrepairable_arguments_set_parse_error(api: respx.MockRouter, raw: str) -> None:
     api.post(CHAT).mock(return_value=respond_json(completion(
         {"tool_calls": [tool_call("call_1", "get_weather", raw)]}, finish_reason="tool_calls")))
-    response = await make().complete(HI)
+    response = await make().complete(LLMRequest.build(HI))
     call = response.tool_calls[0]
     assert call.input == {}
     assert call.parse_error is not None

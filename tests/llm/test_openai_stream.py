@@ -33,7 +33,7 @@ from agcore.llm.events import (
     ToolCallStart,
     UsageEvent,
 )
-from agcore.llm.types import AssistantMessage, StopReason, TextBlock, ToolUseBlock, Usage
+from agcore.llm.types import AssistantMessage, LLMRequest, StopReason, TextBlock, ToolUseBlock, Usage
 from tests.llm.test_openai_provider import (
     CHAT,
     HI,
@@ -77,7 +77,7 @@ def call_args(index: int, fragment: str) -> dict[str, Any]:
 
 async def test_text_stream_events_and_request(api: respx.MockRouter) -> None:
     route = stream_route(api, sse(*text_chunks("Hello", " there", "!")))
-    events = await collect(make().stream(HI, max_tokens=100))
+    events = await collect(make().stream(LLMRequest.build(HI, max_tokens=100)))
     message = AssistantMessage(content=[TextBlock(text="Hello there!")], stop_reason=StopReason.END_TURN,
                                model=MODEL, provider="openai", usage=Usage(input_tokens=19, output_tokens=10))
     assert events == [
@@ -106,9 +106,9 @@ async def test_stream_and_complete_agree(api: respx.MockRouter) -> None:
         respond_json(completion({"content": "Hello there"})),
     ])
     provider = make()
-    done = (await collect(provider.stream(HI)))[-1]
+    done = (await collect(provider.stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent)
-    assert done.message == (await provider.complete(HI)).message
+    assert done.message == (await provider.complete(LLMRequest.build(HI))).message
 
 
 async def test_two_parallel_tool_calls_with_interleaved_arguments(api: respx.MockRouter) -> None:
@@ -125,7 +125,7 @@ async def test_two_parallel_tool_calls_with_interleaved_arguments(api: respx.Moc
         chunk({}, "tool_calls"),
         usage_chunk(80, 40),
     ))
-    events = await collect(make().stream(HI, tools=[WEATHER]))
+    events = await collect(make().stream(LLMRequest.build(HI, tools=[WEATHER])))
     paris = ToolUseBlock(id="call_paris", name="get_weather", input={"city": "Paris"})
     tokyo = ToolUseBlock(id="call_tokyo", name="get_weather", input={"city": "Tokyo"})
     assert events[:-1] == [
@@ -152,7 +152,7 @@ async def test_text_then_tool_call(api: respx.MockRouter) -> None:
         call_start(0, "call_1", "get_weather"), call_args(0, '{"city":"Paris"}'),
         chunk({}, "tool_calls"), usage_chunk(),
     ))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert [type(e) for e in events] == [TextStart, TextDelta, ToolCallStart, ToolCallDelta, TextEnd,
                                          ToolCallEnd, UsageEvent, DoneEvent]
     assert events[2] == ToolCallStart(index=1, id="call_1", name="get_weather")
@@ -171,7 +171,7 @@ async def test_reasoning_content_deltas_become_thinking(api: respx.MockRouter) -
         chunk({}, "stop"),
         usage_chunk(),
     ))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     thinking = events[3]
     assert isinstance(thinking, ThinkingEnd)
     assert events[:3] == [ThinkingStart(index=0), ThinkingDelta(index=0, thinking="The user wants"),
@@ -184,7 +184,7 @@ async def test_reasoning_content_deltas_become_thinking(api: respx.MockRouter) -
 async def test_usage_chunk_counts_cached_tokens_apart(api: respx.MockRouter) -> None:
     stream_route(api, sse(chunk(ROLE), chunk({"content": "ok"}), chunk({}, "stop"),
                           usage_chunk(2006, 300, 1920)))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     usage = Usage(input_tokens=86, output_tokens=300, cache_read_tokens=1920)
     assert UsageEvent(usage=usage) in events
     done = events[-1]
@@ -195,7 +195,7 @@ async def test_usage_chunk_counts_cached_tokens_apart(api: respx.MockRouter) -> 
 async def test_refusal_deltas(api: respx.MockRouter) -> None:
     stream_route(api, sse(chunk(ROLE), chunk({"refusal": "I'm sorry, "}), chunk({"refusal": "I can't."}),
                           chunk({}, "stop"), usage_chunk()))
-    done = (await collect(make().stream(HI)))[-1]
+    done = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent)
     assert done.message.content == [TextBlock(text="I'm sorry, I can't.")]
     assert done.message.stop_reason is StopReason.REFUSAL
@@ -207,7 +207,7 @@ async def test_finish_reason_in_stream(
     api: respx.MockRouter, finish_reason: str, stop_reason: StopReason
 ) -> None:
     stream_route(api, sse(*text_chunks("Once upon", finish_reason=finish_reason)))
-    done = (await collect(make().stream(HI)))[-1]
+    done = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent)
     assert done.message.stop_reason is stop_reason
 
@@ -218,7 +218,7 @@ async def test_malformed_streamed_arguments(api: respx.MockRouter) -> None:
         call_start(1, "call_bad", "get_weather"), call_args(1, "city=Paris"),
         chunk({}, "tool_calls"), usage_chunk(),
     ))
-    done = (await collect(make().stream(HI)))[-1]
+    done = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent)
     repaired, broken = done.message.tool_calls
     assert (repaired.input, repaired.parse_error) == ({"city": "Paris"}, None)
@@ -230,7 +230,7 @@ async def test_malformed_streamed_arguments(api: respx.MockRouter) -> None:
 async def test_stream_cut_without_finish_is_interrupted_with_partial_text(api: respx.MockRouter) -> None:
     stream_route(api, sse(chunk(ROLE), chunk({"content": "The weather"}), chunk({"content": " in Paris"}),
                           done=False))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert events[:3] == [TextStart(index=0), TextDelta(index=0, text="The weather"),
                           TextDelta(index=0, text=" in Paris")]
     error = events[-1]
@@ -247,7 +247,7 @@ async def test_connection_lost_mid_stream_is_interrupted_with_partial(api: respx
     cut = body.index(b'" cloudy"') + 4  # inside the third event
     lost = httpcore2.RemoteProtocolError("peer closed connection without sending complete message body")
     stream_route(api, pieces(body[:cut], [40], lost))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), StreamInterruptedError)
@@ -260,7 +260,7 @@ async def test_connection_lost_mid_stream_is_interrupted_with_partial(api: respx
 async def test_connection_lost_after_the_reply_finished_is_not_a_failure(api: respx.MockRouter) -> None:
     body = sse(chunk(ROLE), chunk({"content": "Done."}), chunk({}, "stop"), usage_chunk(), done=False)
     stream_route(api, pieces(body, [], httpcore2.ReadError("connection reset by peer")))
-    done = (await collect(make().stream(HI)))[-1]
+    done = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(done, DoneEvent)  # everything the reply needs had arrived
     assert done.message.text == "Done."
     assert done.message.usage == Usage(input_tokens=19, output_tokens=10)
@@ -273,7 +273,7 @@ async def test_in_stream_error_object_is_mapped(api: respx.MockRouter) -> None:
                    "type": "server_error", "param": None, "code": None}},
         done=False,
     ))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     exc = error.to_exception()
@@ -294,7 +294,7 @@ async def test_in_stream_error_kinds(
     api: respx.MockRouter, body: dict[str, Any], kind: type[Exception]
 ) -> None:
     stream_route(api, sse({"error": body}, done=False))
-    error = (await collect(make().stream(HI)))[-1]
+    error = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), kind)
     assert error.partial is None
@@ -302,7 +302,7 @@ async def test_in_stream_error_kinds(
 
 async def test_done_without_finish_reason_still_completes(api: respx.MockRouter) -> None:
     stream_route(api, sse(chunk(ROLE), chunk({"content": "Hi"})))  # a server that forgets finish_reason
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert events[-2:] == [
         TextEnd(index=0, text="Hi"),
         DoneEvent(message=AssistantMessage(content=[TextBlock(text="Hi")], stop_reason=StopReason.END_TURN,
@@ -312,7 +312,7 @@ async def test_done_without_finish_reason_still_completes(api: respx.MockRouter)
 
 async def test_garbage_data_is_a_format_error(api: respx.MockRouter) -> None:
     stream_route(api, b"data: {not json\n\n")
-    error = (await collect(make().stream(HI)))[-1]
+    error = (await collect(make().stream(LLMRequest.build(HI))))[-1]
     assert isinstance(error, ErrorEvent)
     assert isinstance(error.to_exception(), ResponseFormatError)
     assert "OpenAI-compatible" in error.message
@@ -323,7 +323,7 @@ async def test_sse_split_anywhere_reads_the_same(api: respx.MockRouter) -> None:
                call_start(0, "call_1", "get_time"), call_args(0, "{}"), chunk({}, "tool_calls"),
                usage_chunk())
     stream_route(api, pieces(body, list(range(1, len(body), 7))))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     done = events[-1]
     assert isinstance(done, DoneEvent)
     assert done.message.content == [TextBlock(text="naïve café ☕\u2028done"),
@@ -334,7 +334,7 @@ async def test_http_error_before_output_is_an_error_event(api: respx.MockRouter)
     api.post(CHAT).mock(return_value=httpx.Response(429, json={"error": {
         "message": "Rate limit reached", "type": "requests", "param": None, "code": "rate_limit_exceeded"}},
         headers={"retry-after-ms": "250"}))
-    events = await collect(make().stream(HI))
+    events = await collect(make().stream(LLMRequest.build(HI)))
     assert len(events) == 1
     error = events[0]
     assert isinstance(error, ErrorEvent)
@@ -352,7 +352,7 @@ async def test_stream_connection_is_released(api: respx.MockRouter) -> None:
             closed.append(True)
 
     stream_route(api, body())
-    events: list[StreamEvent] = await collect(make().stream(HI))
+    events: list[StreamEvent] = await collect(make().stream(LLMRequest.build(HI)))
     assert isinstance(events[-1], DoneEvent)
     assert closed == [True]
     assert json.loads(api.calls[0].request.content)["stream"] is True
@@ -371,7 +371,7 @@ async def test_leaving_a_stream_early_releases_the_connection(api: respx.MockRou
 
     body = Body()
     api.post(CHAT).mock(return_value=httpx.Response(200, headers=SSE_HEADERS, stream=body))
-    stream = make().stream(HI)
+    stream = make().stream(LLMRequest.build(HI))
     async for event in stream:
         if isinstance(event, TextDelta):
             break
