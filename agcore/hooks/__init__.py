@@ -6,7 +6,9 @@ plain functions or ``async def``, may declare any subset of a hook's arguments, 
 meaning of ``tryfirst``/``trylast``, ``firstresult`` and wrappers (``wrapper=True`` and old-style
 ``hookwrapper=True`` generators). agcore adds async-generator wrappers: an ``async def`` with one
 ``yield``; as an async generator cannot ``return`` a value, a ``wrapper=True`` one replaces the result
-by yielding the replacement a second time (an old-style one calls ``outcome.force_result()``).
+by yielding the replacement a second time (an old-style one calls ``outcome.force_result()``). Mark
+them with agcore's ``hookimpl`` (pluggy's own marker only accepts generator functions as wrappers).
+The executor is driven by one table, ``HOOK_RULES``: each hook's kind and how its results fold.
 
 Every hook receives a ``HookContext`` first. Results combine, and failures are handled, per hook:
 
@@ -52,11 +54,20 @@ from agcore.hooks._context import HookContext, ToolCallDecision
 from agcore.hooks._errors import HookFailure
 from agcore.hooks._executor import HookExecutor, PluginInfo
 from agcore.hooks._markers import ENTRYPOINT_GROUP, PROJECT_NAME, hookimpl, hookspec
-from agcore.hooks._specs import HOOK_KINDS, AgcoreHookSpecs, ConfirmationAnswer, HookKind, ToolCallStatus
+from agcore.hooks._specs import (
+    HOOK_KINDS,
+    HOOK_RULES,
+    AgcoreHookSpecs,
+    ConfirmationAnswer,
+    HookKind,
+    HookRule,
+    ToolCallStatus,
+)
 
 __all__ = [
     "ENTRYPOINT_GROUP",
     "HOOK_KINDS",
+    "HOOK_RULES",
     "PROJECT_NAME",
     "AgcoreHookSpecs",
     "ConfirmationAnswer",
@@ -64,6 +75,7 @@ __all__ = [
     "HookExecutor",
     "HookFailure",
     "HookKind",
+    "HookRule",
     "ToolCallStatus",
     "PluginInfo",
     "ToolCallDecision",

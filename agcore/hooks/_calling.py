@@ -19,6 +19,7 @@ from pluggy import HookImpl, Result
 
 from agcore.hooks._errors import HookFailure
 from agcore.hooks._folds import Fold
+from agcore.hooks._markers import async_wrapper_of
 
 __all__ = ["log_observer_failure", "multicall"]
 
@@ -179,12 +180,15 @@ async def multicall(
     culprit: str | None = None  # the plugin whose exception is pending; None: not a plugin failure
     for impl in reversed(impls):
         try:
+            function = impl.function
+            if impl.wrapper or impl.hookwrapper:  # an async wrapper is registered as its stand-in
+                function = async_wrapper_of(impl) or function
             args = [kwargs[name] for name in impl.argnames]
             if impl.kwargnames:
                 extra = {name: kwargs[name] for name in impl.kwargnames if name in kwargs}
-                res = impl.function(*args, **extra)
+                res = function(*args, **extra)
             else:
-                res = impl.function(*args)
+                res = function(*args)
             if impl.wrapper or impl.hookwrapper:
                 teardowns.append(await _start_wrapper(impl, res))
                 continue

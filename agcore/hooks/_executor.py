@@ -6,22 +6,17 @@ from __future__ import annotations
 from typing import Any, Final, NamedTuple, cast
 
 import pluggy
-from pluggy import HookCaller, HookCallError, HookImpl
+from pluggy import HookCaller, HookCallError
 
 from agcore.hooks._calling import multicall
 from agcore.hooks._context import HookContext, ToolCallDecision
-from agcore.hooks._folds import AllTrue, Chain, Collect, Decide, First, Fold, Ignore
+from agcore.hooks._folds import Collect, First, Fold
 from agcore.hooks._markers import ENTRYPOINT_GROUP, PROJECT_NAME
-from agcore.hooks._plugins import allow_async_wrappers, check_plugin, default_plugin_name
-from agcore.hooks._specs import HOOK_KINDS, AgcoreHookSpecs, ConfirmationAnswer
+from agcore.hooks._plugins import check_plugin, default_plugin_name
+from agcore.hooks._specs import HOOK_RULES, AgcoreHookSpecs, ConfirmationAnswer
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
 
 __all__ = ["HookExecutor", "PluginInfo"]
-
-_IGNORE: Final = Ignore()
-_CHAIN_REQUEST: Final = Chain("on_llm_request", "request", LLMRequest)
-_CHAIN_RESULT: Final = Chain("after_tool_call", "result", ToolResultBlock)
-_ALLOW: Final = ToolCallDecision.allow()
 
 
 class PluginInfo(NamedTuple):
@@ -51,27 +46,12 @@ class HookExecutor:
                 f"agcore.hooks.hookimpl), got one for {pm.project_name!r}: use "
                 f"pluggy.PluginManager({PROJECT_NAME!r}), or pass none"
             )
-        allow_async_wrappers(pm)
         existing = getattr(pm.hook, "on_turn_end", None)
         if existing is None or existing.spec is None or existing.spec.namespace is not AgcoreHookSpecs:
             pm.add_hookspecs(AgcoreHookSpecs)
         self._pm: Final = pm
         # HookCallers are created once by add_hookspecs and never replaced: cache them for the fast path.
-        hook = pm.hook
-        self._on_session_start: Final[HookCaller] = hook.on_session_start
-        self._on_session_end: Final[HookCaller] = hook.on_session_end
-        self._on_turn_start: Final[HookCaller] = hook.on_turn_start
-        self._on_turn_end: Final[HookCaller] = hook.on_turn_end
-        self._on_llm_request: Final[HookCaller] = hook.on_llm_request
-        self._on_llm_response: Final[HookCaller] = hook.on_llm_response
-        self._before_tool_call: Final[HookCaller] = hook.before_tool_call
-        self._after_tool_call: Final[HookCaller] = hook.after_tool_call
-        self._on_message: Final[HookCaller] = hook.on_message
-        self._on_plan_step_complete: Final[HookCaller] = hook.on_plan_step_complete
-        self._on_error: Final[HookCaller] = hook.on_error
-        self._on_confirmation: Final[HookCaller] = hook.on_confirmation
-        self._on_turn_result: Final[HookCaller] = hook.on_turn_result
-        self._callers: Final[dict[str, HookCaller]] = {name: getattr(hook, name) for name in HOOK_KINDS}
+        self._callers: Final[dict[str, HookCaller]] = {name: getattr(pm.hook, name) for name in HOOK_RULES}
         if load_entrypoints:
             self.load_entrypoints()
 
@@ -90,7 +70,16 @@ class HookExecutor:
         """
         plugin_name = name or default_plugin_name(self._pm, plugin)
         check_plugin(self._pm, plugin, plugin_name)
-        return self._pm.register(plugin, name=plugin_name)
+        try:
+            return self._pm.register(plugin, name=plugin_name)
+        except pluggy.PluginValidationError as exc:
+            if "not a generator function" in str(exc):
+                exc.add_note(
+                    "an `async def` wrapper must be marked with agcore.hooks.hookimpl, which registers it "
+                    "with pluggy as a generator stand-in; pluggy's own HookimplMarker accepts only "
+                    "generator functions as wrappers"
+                )
+            raise
 
     def unregister(self, plugin_or_name: object) -> object:
         """Remove a plugin, given by object or by name, and return it."""
@@ -140,7 +129,7 @@ class HookExecutor:
             caller = getattr(self._pm.hook, hook_name, None)
             if caller is None:
                 return False
-        return bool(caller._hookimpls)
+        return bool(caller.get_hookimpls())
 
     # --------------------------------------------------------------------- application hooks
 
@@ -151,7 +140,7 @@ class HookExecutor:
     async def call(self, hook_name: str, /, **kwargs: object) -> Any:
         """Call a hook added with ``add_hookspecs()``: pluggy's result (the list of non-None results, or
         the first one for a ``firstresult`` spec). An implementation that raises -> ``HookFailure``."""
-        if hook_name in HOOK_KINDS:
+        if hook_name in HOOK_RULES:
             raise ValueError(f"{hook_name!r} is an agcore hook: call HookExecutor.{hook_name}() instead")
         caller: HookCaller | None = getattr(self._pm.hook, hook_name, None)
         if caller is None or caller.spec is None:
@@ -160,7 +149,7 @@ class HookExecutor:
         if spec.opts.get("historic"):
             raise ValueError(f"{hook_name!r} is historic: HookExecutor.call() does not replay calls")
         firstresult = bool(spec.opts.get("firstresult"))
-        impls = caller._hookimpls
+        impls = caller.get_hookimpls()
         if not impls:
             return None if firstresult else []
         call_kwargs = {**spec.kwargdefaults, **kwargs} if spec.kwargdefaults else dict(kwargs)
@@ -168,57 +157,43 @@ class HookExecutor:
         if missing:
             raise HookCallError(f"hook {hook_name!r} must be called with argument(s) {missing}")
         fold: Fold = First() if firstresult else Collect()
-        return await multicall(hook_name, list(impls), call_kwargs, fold, False)
+        return await multicall(hook_name, impls, call_kwargs, fold, False)
 
     # ----------------------------------------------------------------------------- agcore hooks
 
-    @staticmethod
-    async def _observe(name: str, impls: list[HookImpl], kwargs: dict[str, object]) -> None:
-        await multicall(name, impls.copy(), kwargs, _IGNORE, True)
+    async def _dispatch(self, hook_name: str, kwargs: dict[str, object]) -> object:
+        """Call an agcore hook as ``HOOK_RULES`` says: its fold combines the results, its kind picks
+        the failure semantics. With no implementation, the fold's empty result (at once)."""
+        rule = HOOK_RULES[hook_name]
+        fold = rule.fold()
+        impls = self._callers[hook_name].get_hookimpls()
+        if not impls:
+            return fold.value(kwargs)
+        return await multicall(hook_name, impls, kwargs, fold, rule.kind == "observer")
 
     async def on_session_start(self, ctx: HookContext) -> None:
-        if impls := self._on_session_start._hookimpls:
-            await self._observe("on_session_start", impls, {"ctx": ctx})
+        await self._dispatch("on_session_start", {"ctx": ctx})
 
     async def on_session_end(self, ctx: HookContext) -> None:
-        if impls := self._on_session_end._hookimpls:
-            await self._observe("on_session_end", impls, {"ctx": ctx})
+        await self._dispatch("on_session_end", {"ctx": ctx})
 
     async def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
-        if impls := self._on_turn_start._hookimpls:
-            await self._observe("on_turn_start", impls, {"ctx": ctx, "user_input": user_input})
+        await self._dispatch("on_turn_start", {"ctx": ctx, "user_input": user_input})
 
     async def on_turn_end(self, ctx: HookContext, message: AssistantMessage) -> bool:
         """True: go on; False: a plugin stopped the loop."""
-        impls = self._on_turn_end._hookimpls
-        if not impls:
-            return True
-        kwargs: dict[str, object] = {"ctx": ctx, "message": message}
-        return cast(bool, await multicall("on_turn_end", impls.copy(), kwargs, AllTrue(), False))
+        return cast(bool, await self._dispatch("on_turn_end", {"ctx": ctx, "message": message}))
 
     async def on_llm_request(self, ctx: HookContext, request: LLMRequest) -> LLMRequest:
         """The request to send: ``request`` as the plugins rewrote it (itself when none did)."""
-        impls = self._on_llm_request._hookimpls
-        if not impls:
-            return request
-        kwargs: dict[str, object] = {"ctx": ctx, "request": request}
-        return cast(
-            LLMRequest, await multicall("on_llm_request", impls.copy(), kwargs, _CHAIN_REQUEST, False)
-        )
+        return cast(LLMRequest, await self._dispatch("on_llm_request", {"ctx": ctx, "request": request}))
 
     async def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
-        if impls := self._on_llm_response._hookimpls:
-            await self._observe("on_llm_response", impls, {"ctx": ctx, "message": message})
+        await self._dispatch("on_llm_response", {"ctx": ctx, "message": message})
 
     async def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> ToolCallDecision:
         """The final decision: allow, deny(reason) (the first deny), or rewrite(the final arguments)."""
-        impls = self._before_tool_call._hookimpls
-        if not impls:
-            return _ALLOW
-        kwargs: dict[str, object] = {"ctx": ctx, "call": call}
-        return cast(
-            ToolCallDecision, await multicall("before_tool_call", impls.copy(), kwargs, Decide(), False)
-        )
+        return cast(ToolCallDecision, await self._dispatch("before_tool_call", {"ctx": ctx, "call": call}))
 
     async def after_tool_call(
         self,
@@ -229,32 +204,22 @@ class HookExecutor:
         duration: float = 0.0,
     ) -> ToolResultBlock:
         """The result to record: ``result`` as the plugins rewrote it (itself when none did)."""
-        impls = self._after_tool_call._hookimpls
-        if not impls:
-            return result
         kwargs: dict[str, object] = {
             "ctx": ctx, "call": call, "result": result, "status": status, "duration": duration,
         }
-        return cast(
-            ToolResultBlock, await multicall("after_tool_call", impls.copy(), kwargs, _CHAIN_RESULT, True)
-        )
+        return cast(ToolResultBlock, await self._dispatch("after_tool_call", kwargs))
 
     async def on_message(self, ctx: HookContext, message: Any) -> None:
-        if impls := self._on_message._hookimpls:
-            await self._observe("on_message", impls, {"ctx": ctx, "message": message})
+        await self._dispatch("on_message", {"ctx": ctx, "message": message})
 
     async def on_plan_step_complete(self, ctx: HookContext, step: Any) -> None:
-        if impls := self._on_plan_step_complete._hookimpls:
-            await self._observe("on_plan_step_complete", impls, {"ctx": ctx, "step": step})
+        await self._dispatch("on_plan_step_complete", {"ctx": ctx, "step": step})
 
     async def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:
-        if impls := self._on_confirmation._hookimpls:
-            await self._observe("on_confirmation", impls, {"ctx": ctx, "call": call, "answer": answer})
+        await self._dispatch("on_confirmation", {"ctx": ctx, "call": call, "answer": answer})
 
     async def on_error(self, ctx: HookContext, error: BaseException) -> None:
-        if impls := self._on_error._hookimpls:
-            await self._observe("on_error", impls, {"ctx": ctx, "error": error})
+        await self._dispatch("on_error", {"ctx": ctx, "error": error})
 
     async def on_turn_result(self, ctx: HookContext, result: Any) -> None:
-        if impls := self._on_turn_result._hookimpls:
-            await self._observe("on_turn_result", impls, {"ctx": ctx, "result": result})
+        await self._dispatch("on_turn_result", {"ctx": ctx, "result": result})

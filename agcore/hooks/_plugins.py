@@ -1,50 +1,15 @@
-"""Plugin validation on top of pluggy's: unknown hook names and hook-less plugins are errors, and
-async-generator wrappers (agcore's extension) pass pluggy's "wrapper must be a generator" check."""
+"""Plugin validation on top of pluggy's: unknown hook names and hook-less plugins are errors."""
 
 from __future__ import annotations
 
 import difflib
-import functools
-import inspect
-import types
-from collections.abc import Callable, Generator
-from typing import Any
 
 import pluggy
-from pluggy import HookCaller, HookImpl, PluginValidationError
+from pluggy import HookCaller, PluginValidationError
 
 from agcore.hooks._markers import PROJECT_NAME
 
-__all__ = ["allow_async_wrappers", "check_plugin", "default_plugin_name"]
-
-_PATCHED = "_agcore_allows_async_wrappers"
-
-
-def allow_async_wrappers(pm: pluggy.PluginManager) -> None:
-    """Let ``pm`` accept ``async def`` generator wrappers.
-
-    pluggy rejects a wrapper that is not a (sync) generator function. Its other checks (argument names,
-    historic hooks, wrapper/hookwrapper exclusivity) still apply: they run against a sync-generator
-    stand-in with the same signature. The override is set on the instance so that a manager given by
-    the application works too.
-    """
-    if getattr(pm, _PATCHED, False):
-        return
-    verify: Callable[[HookCaller, HookImpl], None] = pm._verify_hook
-
-    def _verify_hook(self: pluggy.PluginManager, hook: HookCaller, hookimpl: HookImpl) -> None:
-        function = hookimpl.function
-        if (hookimpl.wrapper or hookimpl.hookwrapper) and inspect.isasyncgenfunction(function):
-
-            @functools.wraps(function)
-            def stand_in(*args: Any, **kwargs: Any) -> Generator[None, Any, None]:
-                yield  # pragma: no cover - never called, only inspected
-
-            hookimpl = HookImpl(hookimpl.plugin, hookimpl.plugin_name, stand_in, hookimpl.opts)
-        verify(hook, hookimpl)
-
-    pm._verify_hook = types.MethodType(_verify_hook, pm)  # type: ignore[method-assign]
-    setattr(pm, _PATCHED, True)
+__all__ = ["check_plugin", "default_plugin_name"]
 
 
 def default_plugin_name(pm: pluggy.PluginManager, plugin: object) -> str:

@@ -7,33 +7,57 @@ when an implementation raises.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from collections.abc import Callable
+from functools import partial
+from typing import Any, Final, Literal, NamedTuple
 
 from agcore.hooks._context import HookContext, ToolCallDecision
+from agcore.hooks._folds import AllTrue, Chain, Decide, Fold, Ignore
 from agcore.hooks._markers import hookspec
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
 
-__all__ = ["HOOK_KINDS", "AgcoreHookSpecs", "ConfirmationAnswer", "HookKind", "ToolCallStatus"]
+__all__ = [
+    "HOOK_KINDS",
+    "HOOK_RULES",
+    "AgcoreHookSpecs",
+    "ConfirmationAnswer",
+    "HookKind",
+    "HookRule",
+    "ToolCallStatus",
+]
 
 HookKind = Literal["observer", "gatekeeper"]
 
-#: Failure semantics per hook: an observer's exception is logged and the run goes on; a gatekeeper's
-#: exception becomes ``HookFailure`` and stops the turn.
-HOOK_KINDS: Final[dict[str, HookKind]] = {
-    "on_session_start": "observer",
-    "on_session_end": "observer",
-    "on_turn_start": "observer",
-    "on_turn_end": "gatekeeper",
-    "on_llm_request": "gatekeeper",
-    "on_llm_response": "observer",
-    "before_tool_call": "gatekeeper",
-    "after_tool_call": "observer",
-    "on_confirmation": "observer",
-    "on_message": "observer",
-    "on_plan_step_complete": "observer",
-    "on_error": "observer",
-    "on_turn_result": "observer",
+
+class HookRule(NamedTuple):
+    """How the executor calls one hook. ``kind``: an observer's exception is logged and the run goes
+    on; a gatekeeper's becomes ``HookFailure`` and stops the turn. ``fold`` makes the ``Fold`` that
+    combines one call's results (a fold fed nothing gives the result of a hook nobody implements)."""
+
+    kind: HookKind
+    fold: Callable[[], Fold]
+
+
+#: The one table the executor is driven by: every agcore hook, its failure semantics, and how its
+#: results combine (see the package docstring for the rules in words).
+HOOK_RULES: Final[dict[str, HookRule]] = {
+    "on_session_start": HookRule("observer", Ignore),
+    "on_session_end": HookRule("observer", Ignore),
+    "on_turn_start": HookRule("observer", Ignore),
+    "on_turn_end": HookRule("gatekeeper", AllTrue),  # any False stops the loop
+    "on_llm_request": HookRule("gatekeeper", partial(Chain, "on_llm_request", "request", LLMRequest)),
+    "on_llm_response": HookRule("observer", Ignore),
+    "before_tool_call": HookRule("gatekeeper", Decide),  # the first deny wins; rewrites chain
+    "after_tool_call": HookRule("observer", partial(Chain, "after_tool_call", "result", ToolResultBlock)),
+    "on_confirmation": HookRule("observer", Ignore),
+    "on_message": HookRule("observer", Ignore),
+    "on_plan_step_complete": HookRule("observer", Ignore),
+    "on_error": HookRule("observer", Ignore),
+    "on_turn_result": HookRule("observer", Ignore),
 }
+
+#: Failure semantics per hook (``HOOK_RULES`` in short).
+HOOK_KINDS: Final[dict[str, HookKind]] = {name: rule.kind for name, rule in HOOK_RULES.items()}
 
 #: How a tool call ended, as ``after_tool_call`` receives it. The registry's statuses (``ok``,
 #: ``error``, ``timeout``, ``unknown_tool``, ``invalid_arguments``, ``parse_error``, and ``denied`` when a
