@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from agcore._clock import now
 from agcore.agent import _events as ev
 from agcore.agent._batch import (
     CANCELLED,
@@ -374,7 +374,7 @@ def _check_limits(session: AgentSession, config: AgentConfig, turn: TurnState) -
     if dollars is not None and (session.usage.cost_usd or 0.0) >= dollars:
         raise _Stop("limit", LimitExceeded("max_cost_usd", value=dollars))
     ttl = config.session_ttl
-    if ttl is not None and time.time() - session.created_at > ttl:
+    if ttl is not None and now() - session.created_at > ttl:
         raise _Stop("limit", LimitExceeded("session_ttl", value=ttl))
 
 

@@ -19,13 +19,13 @@ call, so it is a single pass that reuses the stored ``AssistantMessage`` objects
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agcore._clock import new_id, now_datetime
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -51,14 +51,6 @@ __all__ = [
 ]
 
 
-def _new_id() -> str:
-    return uuid.uuid4().hex
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class _AgentMessageBase(BaseModel):
     # defer_build: built on first use, not at import (see agcore.llm.types._Frozen).
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -67,8 +59,8 @@ class _AgentMessageBase(BaseModel):
     # cached message never goes stale.
     __slots__ = ("_llm_message",)
 
-    id: str = Field(default_factory=_new_id)
-    created_at: datetime = Field(default_factory=_now)
+    id: str = Field(default_factory=new_id)
+    created_at: datetime = Field(default_factory=now_datetime)
 
 
 class UserInput(_AgentMessageBase):

@@ -20,7 +20,6 @@ every provider and the next turn; a paused turn's client calls stay open for ``r
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
+from agcore._clock import monotonic
 from agcore.agent._batch import answer_open_calls, unanswered_calls
 from agcore.agent._cost import CostTracker
 from agcore.agent._messages import AgentMessage, messages_from_json
@@ -73,11 +73,11 @@ class SessionPersistence:
         self.last_id = last_id
         self.created = created
         self._lock = anyio.Lock()
-        self._saved_at = time.monotonic()
+        self._saved_at = monotonic()
 
     def progress_due(self) -> bool:
         """Whether progress lines recorded since the last save should be saved now."""
-        return time.monotonic() - self._saved_at >= PROGRESS_SAVE_INTERVAL
+        return monotonic() - self._saved_at >= PROGRESS_SAVE_INTERVAL
 
     def _diverged(self, messages: Sequence[AgentMessage]) -> bool:
         if self.saved == 0:
@@ -111,7 +111,7 @@ class SessionPersistence:
             await store.append_messages(session.session_id, texts, record=record)
         self.saved = count
         self.last_id = messages[count - 1].id if count else None
-        self._saved_at = time.monotonic()
+        self._saved_at = monotonic()
 
 
 # ------------------------------------------------------------------------------- saving

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import uuid
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agcore._clock import new_id
 from agcore.agent._errors import AgentError, PlanParseError
 
 __all__ = ["Plan", "Step", "StepError", "StepStatus"]
@@ -133,7 +133,7 @@ class Plan(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = Field(default_factory=new_id)
     goal: str = ""
     steps: list[Step] = Field(min_length=1)
 

@@ -27,12 +27,11 @@ and the session can take the next turn.
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from agcore._clock import new_id, now
 from agcore.agent._cost import CostTracker
 from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
@@ -100,7 +99,7 @@ class AgentSession:
                 "AgentSession needs a RuntimeBundle: build one with AgentBuilder().provider(...).build()"
             )
         self.agent = agent
-        self.session_id = session_id or uuid.uuid4().hex
+        self.session_id = session_id or new_id()
         self.bundle = bundle
         self.confirm = confirm
         self.transform = transform
@@ -120,7 +119,7 @@ class AgentSession:
         self._tool_context = ToolContext(
             session_id=self.session_id, dependencies=deps, progress=self._record_progress
         )
-        self.created_at = time.time()
+        self.created_at = now()
         self._steering: deque[UserMessage] = deque()
         self._follow_ups: deque[UserMessage] = deque()
         self._always_confirmed: set[str] = set()

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from typing import TYPE_CHECKING, Any
 
+from agcore._clock import new_id
 from agcore.llm import parse_tool_arguments
 from agcore.llm.models import get_model_info
 from agcore.llm.types import (
@@ -167,7 +167,7 @@ def text_mode_message(message: AssistantMessage) -> AssistantMessage:
     if prose:
         content.append(TextBlock(text=prose))
     content.append(
-        ToolUseBlock(id=f"text_{uuid.uuid4().hex[:20]}", name=name, input=arguments, parse_error=parse_error)
+        ToolUseBlock(id=f"text_{new_id()[:20]}", name=name, input=arguments, parse_error=parse_error)
     )
     return message.model_copy(update={"content": content, "stop_reason": StopReason.TOOL_USE})
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
+
+from agcore._clock import new_id
 
 __all__ = ["fit_identifier", "new_call_id"]
 
@@ -35,4 +36,4 @@ def fit_identifier(
 def new_call_id() -> str:
     """A fresh tool-call id, OpenAI-shaped (``call_`` + 24 hex digits), for calls that came without
     one (Ollama, some OpenAI-compatible servers, the test doubles)."""
-    return f"call_{secrets.token_hex(12)}"
+    return f"call_{new_id()[:24]}"

@@ -23,8 +23,9 @@ request may succeed later. Messages say what to do, not only what happened.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Mapping
+
+from agcore._clock import now
 
 __all__ = [
     "AuthenticationError",
@@ -179,7 +180,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
         parsed = email.utils.parsedate_tz(value)
         if parsed is None:
             return None
-        return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+        return max(0.0, email.utils.mktime_tz(parsed) - now())
 
 
 def error_from_status(

@@ -22,12 +22,13 @@ Rules every implementation follows:
 from __future__ import annotations
 
 import builtins
-import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agcore._clock import new_id, now_datetime
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -41,24 +42,16 @@ __all__ = [
 DEFAULT_NAMESPACE = "default"
 
 
-def _new_id() -> str:
-    return uuid.uuid4().hex
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class MemoryItem(BaseModel):
     """One remembered piece of text. ``metadata`` must be JSON-able: stores persist it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    id: str = Field(default_factory=_new_id)
+    id: str = Field(default_factory=new_id)
     content: str
     namespace: str = DEFAULT_NAMESPACE
     metadata: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime = Field(default_factory=_now)
+    created_at: datetime = Field(default_factory=now_datetime)
 
     @classmethod
     def new(
@@ -70,7 +63,7 @@ class MemoryItem(BaseModel):
         id: str | None = None,
     ) -> MemoryItem:
         """The item ``MemoryStore.add`` stores: a fresh id unless one is given, created now."""
-        return cls(id=_new_id() if id is None else id, content=content, namespace=namespace,
+        return cls(id=new_id() if id is None else id, content=content, namespace=namespace,
                    metadata=dict(metadata or {}))
 
 

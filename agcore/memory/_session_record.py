@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import builtins
-import time
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agcore._clock import now as clock_now
 from agcore.memory._protocols import MemoryStoreError
 
 __all__ = ["SessionRecord", "SessionStore"]
@@ -25,8 +25,8 @@ class SessionRecord(BaseModel):
 
     session_id: str = Field(min_length=1)
     agent_name: str = ""
-    created_at: float = Field(default_factory=time.time)
-    updated_at: float = Field(default_factory=time.time)
+    created_at: float = Field(default_factory=clock_now)
+    updated_at: float = Field(default_factory=clock_now)
     turn_index: int = Field(default=0, ge=0)
     usage: dict[str, Any] = Field(default_factory=dict)
     state: dict[str, Any] = Field(default_factory=dict)
@@ -35,7 +35,7 @@ class SessionRecord(BaseModel):
 
     def expired(self, now: float | None = None) -> bool:
         """True when ``expires_at`` has passed."""
-        return self.expires_at is not None and (time.time() if now is None else now) >= self.expires_at
+        return self.expires_at is not None and (clock_now() if now is None else now) >= self.expires_at
 
 
 @runtime_checkable

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 import anyio.to_thread
 
+from agcore._clock import now as clock_now
 from agcore.memory._protocols import MemoryStoreError
 from agcore.memory._session_record import SessionRecord, _check_texts, _missing, _taken
 
@@ -136,13 +137,13 @@ class SqliteSessionStore:
     def _retrying(self, fn: Callable[[], _T]) -> _T:
         # SQLite's own busy handler sleeps in steps growing to 100 ms, so writers from several
         # processes queue behind long naps; short jittered retries here keep the file busy instead.
-        deadline = time.monotonic() + self.busy_timeout
+        deadline = time.monotonic() + self.busy_timeout  # noqa: TID251 (a real-time wait)
         nap = 0.0005
         while True:
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() >= deadline:
+                if not _is_busy(exc) or time.monotonic() >= deadline:  # noqa: TID251
                     raise
             time.sleep(random.uniform(0.0, nap))
             nap = min(nap * 2, 0.01)
@@ -190,7 +191,7 @@ class SqliteSessionStore:
             "UPDATE agcore_sessions SET turn_index = ?, usage = ?, state = ?, expires_at = ?, "
             "updated_at = ? WHERE session_id = ?",
             (record.turn_index, json.dumps(record.usage), json.dumps(record.state), record.expires_at,
-             time.time(), record.session_id),
+             clock_now(), record.session_id),
         )
         if cursor.rowcount == 0:
             raise _missing(record.session_id)
@@ -259,7 +260,7 @@ class SqliteSessionStore:
         if record is not None:
             self._update_record(conn, record)
         elif conn.execute(
-            "UPDATE agcore_sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id)
+            "UPDATE agcore_sessions SET updated_at = ? WHERE session_id = ?", (clock_now(), session_id)
         ).rowcount == 0:
             raise _missing(session_id)
 
@@ -296,7 +297,7 @@ class SqliteSessionStore:
             params.append(agent_name)
         if not include_expired:
             where.append("(s.expires_at IS NULL OR s.expires_at > ?)")
-            params.append(time.time())
+            params.append(clock_now())
         sql = f"SELECT {_COLUMNS} FROM agcore_sessions s"
         if where:
             sql += " WHERE " + " AND ".join(where)

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import builtins
 import json
-import time
 from collections.abc import Sequence
 
+from agcore._clock import now as clock_now
 from agcore.memory._session_record import SessionRecord, SessionStore, _check_texts, _missing, _taken
 from agcore.memory._session_sqlite import SqliteSessionStore
 
@@ -83,7 +83,7 @@ class InMemorySessionStore:
                 "usage": json.loads(json.dumps(record.usage)),
                 "state": json.loads(json.dumps(record.state)),
                 "expires_at": record.expires_at,
-                "updated_at": time.time(),
+                "updated_at": clock_now(),
             }
         )
 
@@ -99,7 +99,7 @@ class InMemorySessionStore:
         if record is not None:
             self._save(record)
         else:
-            self._records[session_id].updated_at = time.time()
+            self._records[session_id].updated_at = clock_now()
         self._messages[session_id].extend(texts)
         return len(self._messages[session_id])
 
@@ -122,7 +122,7 @@ class InMemorySessionStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> builtins.list[SessionRecord]:
-        now = time.time()
+        now = clock_now()
         found = [
             self._out(sid) for sid, r in self._records.items()
             if (agent_name is None or r.agent_name == agent_name) and (include_expired or not r.expired(now))

@@ -231,14 +231,14 @@ class SqliteMemoryStore:
             # Switching to WAL needs a moment alone with the file and SQLite does not wait for it
             # (no busy handler), so stores opening a fresh file together retry here. Once WAL, it
             # stays WAL: later openers only read the mode.
-            deadline = time.monotonic() + self.busy_timeout
+            deadline = time.monotonic() + self.busy_timeout  # noqa: TID251 (a real-time wait)
             while True:
                 try:
                     if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                         conn.execute("PRAGMA journal_mode = WAL")
                     break
                 except sqlite3.OperationalError as exc:
-                    if "locked" not in str(exc) or time.monotonic() > deadline:
+                    if "locked" not in str(exc) or time.monotonic() > deadline:  # noqa: TID251
                         raise
                     time.sleep(0.005)
         with write_transaction(conn):

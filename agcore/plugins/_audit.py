@@ -10,12 +10,11 @@ replay a problem (every model request and reply, every tool result). Each line i
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from agcore._clock import new_id, now_datetime
 from agcore.hooks import HookContext, hookimpl
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
 from agcore.plugins._jsonl import JsonlFile
@@ -43,7 +42,7 @@ _DENIED_BY: Final = {"denied": "policy", "not_approved": "user"}
 
 
 def _new_trace_id() -> str:
-    return uuid.uuid4().hex
+    return new_id()
 
 
 class AuditLogPlugin:
@@ -121,7 +120,7 @@ class AuditLogPlugin:
 
     def _write(self, ctx: HookContext, event: str, data: Mapping[str, Any]) -> None:
         record = {
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "ts": now_datetime().isoformat(timespec="milliseconds"),
             "trace_id": self._trace_id(ctx),
             "session_id": ctx.session_id,
             "agent": ctx.agent_name,

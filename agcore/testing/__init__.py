@@ -15,6 +15,7 @@ model = load_script("replies.yaml")   # the same from a JSON/YAML file (the CLI'
 
 from __future__ import annotations
 
+from agcore.testing._clock import FixedClock
 from agcore.testing._providers import (
     FunctionProvider,
     ReplyFunction,
@@ -35,6 +36,7 @@ from agcore.testing._script_file import (
 )
 
 __all__ = [
+    "FixedClock",
     "FunctionProvider",
     "ReplyFunction",
     "Responder",

@@ -97,7 +97,7 @@ def tool_call_reply(
     id: str | None = None,
     text: str | None = None,
 ) -> AssistantMessage:
-    """A reply calling one tool; ``id`` is generated (``call_<24 hex>``) unless given."""
+    """A reply calling one tool; ``id`` is generated (``call_<24 characters of a new id>``) unless given."""
     call = ToolUseBlock(id=id or new_call_id(), name=name, input=dict(arguments or {}))
     return tool_calls_reply([call], text=text)
 

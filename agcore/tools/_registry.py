@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -16,6 +15,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import ValidationError
 
+from agcore._clock import monotonic
 from agcore.llm.types import ToolDefinition, ToolResultBlock, ToolUseBlock
 from agcore.tools._context import ToolContext
 from agcore.tools._errors import (
@@ -192,7 +192,7 @@ class ToolRegistry:
         self, call: ToolUseBlock, ctx: ToolContext, *, default_timeout: float | None = None
     ) -> ToolExecution:
         """``execute()``, also reporting the status, attempts, duration and the exception."""
-        started = time.perf_counter()
+        started = monotonic()
         tool = self._tools.get(call.name)
         if tool is None:
             unknown = self._unknown(call.name)
@@ -242,7 +242,7 @@ class ToolRegistry:
                 return _failed(call, status, message, started, failure, attempts)
         content = tool.render(value)
         result = ToolResultBlock(tool_use_id=call.id, content=content)
-        return ToolExecution(result, "ok", attempts, time.perf_counter() - started)
+        return ToolExecution(result, "ok", attempts, monotonic() - started)
 
     def _unknown(self, name: str) -> UnknownToolError:
         names = list(self._tools)
@@ -285,4 +285,4 @@ def _failed(
     attempts: int = 0,
 ) -> ToolExecution:
     result = ToolResultBlock(tool_use_id=call.id, content=message, is_error=True)
-    return ToolExecution(result, status, attempts, time.perf_counter() - started, error)
+    return ToolExecution(result, status, attempts, monotonic() - started, error)

@@ -10,7 +10,6 @@ through explicit contexts, never through the ambient "current span", which other
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Any, Final
 
 from opentelemetry import trace
@@ -18,6 +17,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 from agcore import __version__
+from agcore._clock import now
 from agcore.hooks import HookContext, hookimpl
 from agcore.integrations.otel._content import arguments_json, input_messages, output_messages
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, Usage, UserMessage
@@ -54,6 +54,11 @@ CONTENT_EVENT: Final = "gen_ai.client.inference.operation.details"
 # A tool call that ended in one of these is a success; every other status marks its span as an error.
 _TOOL_OK: Final = frozenset({"ok", "client"})
 _TURN_OK: Final = frozenset({"done", "client_tools", "stopped_by_hook"})
+
+
+def _now_ns() -> int:
+    return int(now() * 1_000_000_000)
+
 
 
 @dataclasses.dataclass(slots=True)
@@ -307,7 +312,7 @@ class OpenTelemetryPlugin:
             attributes=attributes,
         )
         opened.tools[call.id] = span
-        opened.ready_ns[call.id] = time.time_ns()
+        opened.ready_ns[call.id] = _now_ns()
         return span
 
     @hookimpl(tryfirst=True)  # first: a denying plugin ends the hook call before later ones run
@@ -321,7 +326,7 @@ class OpenTelemetryPlugin:
         if span is None:
             span = self._start_tool(ctx, call)
         span.add_event("agcore.confirmation", {"agcore.confirmation.answer": answer})
-        self._open[ctx.session_id].ready_ns[call.id] = time.time_ns()  # the tool runs after the answer
+        self._open[ctx.session_id].ready_ns[call.id] = _now_ns()  # the tool runs after the answer
 
     @hookimpl
     def after_tool_call(
