@@ -119,14 +119,16 @@ def plan_cut(
     earliest_tail: int = 0,
 ) -> Plan | None:
     """Where to cut: the head is ``keep_head`` messages (fewer if that parts a pair); the tail is the
-    longest run of recent messages that fits ``tail_budget`` tokens, at least ``keep_tail`` messages
-    when they fit, and at least the last message. None when no safe cut leaves a middle to summarise."""
+    longest run of recent messages that fits ``tail_budget`` tokens, and never fewer than the last
+    ``keep_tail`` messages (nor than the last one), even past the budget: those are the work in
+    progress, never summarised. None when no safe cut leaves a middle to summarise."""
     n = len(messages)
     safe = safe_cut_points(messages)
     head = min(keep_head, n)
     while head > 0 and not safe[head]:
         head -= 1
-    candidates = [t for t in range(max(head + 1, earliest_tail), n) if safe[t]]
+    latest = n - max(keep_tail, 1)  # the latest the tail may start
+    candidates = [t for t in range(max(head + 1, earliest_tail), latest + 1) if safe[t]]
     if not candidates:
         return None
     suffix = [0] * (n + 1)
@@ -174,15 +176,16 @@ async def compact(
     """``messages`` unchanged while their estimate is at most ``threshold_ratio`` x
     ``max_context_tokens``; past it, the middle is summarised by ``provider`` so the result aims at
     ``target_ratio`` of the window: the first ``keep_head`` messages, a summary block
-    (``is_summary_block``), and as many recent messages as fit (``keep_tail`` or more).
+    (``is_summary_block``), and as many recent messages as fit, never fewer than the last
+    ``keep_tail`` (kept even when they alone exceed the target).
 
     A tool result larger than a quarter of the target is cut first; if that alone brings the history
     under the threshold, no summary is written. ``on_overflow`` (sync or async) receives the
     transcript of the messages summarised away. The summariser is sent at most
     ``summary_input_tokens`` of transcript per call (default: what fits under the threshold of this
     same window; set it for a summariser with a smaller window), a longer middle is summarised in
-    chunks. When no cut can be made without parting a tool call from its result (or leaving no
-    recent message), the history is returned with only its huge results cut. Raises
+    chunks. When no cut can be made without parting a tool call from its result or summarising one
+    of the last ``keep_tail`` messages, the history is returned with only its huge results cut. Raises
     ``CompactionError`` when summarising fails.
     """
     _check(max_context_tokens, threshold_ratio, target_ratio, keep_head, keep_tail)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from agcore.agent import Summary
 from agcore.context import (
     CompactionError,
+    cap_tool_results,
     compact,
     estimate_message_tokens,
     is_summary_block,
@@ -81,6 +82,31 @@ async def test_the_middle_is_summarised_and_head_and_tail_kept() -> None:
     assert "Refactor the handlers." not in prompts
     assert all(r.max_tokens == 2048 for r in model.requests)
     assert all(estimate_message_tokens(r.messages) <= 0.8 * WINDOW for r in model.requests)
+
+
+async def test_the_last_keep_tail_messages_are_never_summarised_even_past_the_target() -> None:
+    history = long_history(30, result_chars=9000)  # each result close to the per-result cap
+    model = summariser("summary")
+    out = await compact(history, provider=model, max_context_tokens=WINDOW, keep_tail=9)
+    assert model.calls >= 1
+    assert_valid(out)
+    # The 9 last messages (4 tool rounds and the closing exchange, ~9k tokens) stay word for word,
+    # though the tail budget (about 7.9k tokens) alone would keep fewer.
+    assert out[-8:] == history[-8:]
+    first_kept = history[-9]
+    assert isinstance(first_kept, UserMessage)  # merged with the summary, its blocks intact
+    assert out[-9].blocks[-len(first_kept.blocks):] == first_kept.blocks
+    shorter = await compact(history, provider=summariser("summary"), max_context_tokens=WINDOW, keep_tail=1)
+    assert len(shorter) < len(out)
+
+
+async def test_keep_tail_that_leaves_no_middle_summarises_nothing() -> None:
+    history = long_history(8, result_chars=9000)
+    model = summariser("summary")
+    out = await compact(history, provider=model, max_context_tokens=WINDOW, keep_head=1,
+                        keep_tail=len(history) - 1)
+    assert model.calls == 0
+    assert len(out) == len(history)
 
 
 async def test_the_summary_reads_exactly_like_the_agent_layers_summary_message() -> None:
@@ -155,8 +181,11 @@ async def test_an_earlier_summary_in_the_head_is_folded_into_the_new_one() -> No
     history = long_history(60, result_chars=1200)
     first = await compact(history, provider=summariser("FIRST SUMMARY"),
                           max_context_tokens=WINDOW, keep_tail=4)
-    grown = [*first[:-1], *long_history(60, result_chars=1200)[1:-1], first[-1]]
-    grown = [m for i, m in enumerate(grown) if i == 0 or type(m) is not type(grown[i - 1])]
+    # The session went on: 60 more rounds (new call ids), then the same closing exchange.
+    more = [m for n in range(100, 160) for m in tool_round(n, result_chars=1200)]
+    grown = [*first[:-1], UserMessage(content="Read the rest too."), *more,
+             AssistantMessage(content=[TextBlock(text="Done again.")]), first[-1]]
+    assert_valid(grown)
     model = summariser("SECOND SUMMARY")
     second = await compact(grown, provider=model, max_context_tokens=WINDOW, keep_tail=4)
     assert "FIRST SUMMARY" in prompt_of(model.requests[0])
@@ -253,6 +282,12 @@ async def test_compaction_keeps_every_tool_pair_together(
     assert isinstance(out[0], UserMessage)
     # Every call and result that survived is still a complete pair, and the last message is kept.
     assert out[-1].role == history[-1].role
+    # The last keep_tail messages (their huge results cut first) end the output block for block.
+    capped = cap_tool_results(history, max(1, int(window * 0.5) // 4))
+    kept = [b for m in capped[len(capped) - keep_tail:] for b in (m.blocks if isinstance(m, UserMessage)
+            else m.content)] if keep_tail else []
+    found = [b for m in out for b in (m.blocks if isinstance(m, UserMessage) else m.content)]
+    assert found[len(found) - len(kept):] == kept
     if model.calls:
         assert len(summary_blocks(out)) == 1
         assert estimate_message_tokens(out) < estimate_message_tokens(history)
