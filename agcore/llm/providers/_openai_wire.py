@@ -150,7 +150,8 @@ def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
 def build_params(
     request: LLMRequest, *, model: str, max_tokens: int | None, official: bool
 ) -> dict[str, Any]:
-    """Keyword arguments for ``chat.completions.create`` (without the streaming ones)."""
+    """The JSON body of a Chat Completions request (without the streaming fields). ``extra`` is merged
+    in last, so it wins, as the SDK's ``extra_body`` does."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -175,7 +176,7 @@ def build_params(
     if request.stop_sequences:
         params["stop"] = list(request.stop_sequences)
     if request.extra:
-        params["extra_body"] = request.extra
+        params.update(request.extra)
     return params
 
 
