@@ -87,14 +87,29 @@ WEATHER_TOOL: dict[str, Any] = {"type": "function", "function": {
         "required": ["city"], "additionalProperties": False}}}
 FUNCTIONS: dict[str, Callable[..., Awaitable[str]]] = {"get_weather": get_weather}
 MAX_ITERATIONS = 10
-RAMP = 5  # new connections opened at once in the throughput warm-up (see measure_throughput)
+RAMP = 25  # sessions warmed up at once in the throughput section (see measure_throughput)
 
 
 # ---------------------------------------------------------------- bare SDK loops
 
 
-def openai_client(base_url: str) -> AsyncOpenAI:
-    client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
+def http_client(pool: int | None) -> Any:
+    """The SDK's own HTTP client with room for ``pool`` kept-alive connections (None: the SDK's default
+    pool, 100 kept alive). Every side gets the same kind of pool, so none pays for connection churn
+    the others do not."""
+    if pool is None:
+        return None
+    import httpx2
+    from openai import DefaultAsyncHttpxClient
+
+    # Idle connections live 2 minutes (the SDK's default is 5 s), so those opened by the warm-up are
+    # all still there when the timed rounds begin.
+    limits = httpx2.Limits(max_connections=pool, max_keepalive_connections=pool, keepalive_expiry=120)
+    return DefaultAsyncHttpxClient(limits=limits)
+
+
+def openai_client(base_url: str, pool: int | None = None) -> AsyncOpenAI:
+    client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0, http_client=http_client(pool))
     CLOSERS.append(client.close)
     return client
 
@@ -179,13 +194,19 @@ def bare_stream_loop(client: AsyncOpenAI, messages_out: list[list[dict[str, Any]
 # ---------------------------------------------------------------- agcore
 
 
-def agcore_bundle(base_url: str) -> Any:
+def agcore_bundle(base_url: str, pool: int | None = None, **config: Any) -> Any:
+    """``AgentBuilder`` with the OpenAI provider on the fake server, ``get_weather``, and ``config``."""
     from agcore.agent import AgentBuilder
     from agcore.llm.providers.openai import OpenAIProvider
 
-    provider = OpenAIProvider(MODEL, base_url=base_url, api_key="x", provider_name="openai")
+    client = http_client(pool)
+    if client is not None:
+        CLOSERS.append(client.aclose)
+    provider = OpenAIProvider(MODEL, base_url=base_url, api_key="x", provider_name="openai",
+                              http_client=client)
     CLOSERS.append(provider.aclose)
-    return AgentBuilder().provider(provider).tools(get_weather).build()
+    builder = AgentBuilder().provider(provider).tools(get_weather)
+    return (builder.config(**config) if config else builder).build()
 
 
 def agcore_reused(bundle: Any) -> Turn:
@@ -221,26 +242,36 @@ def agcore_new(bundle: Any) -> Turn:
     return turn
 
 
-def agcore_streaming_bundle(base_url: str) -> Any:
-    """The same agent with ``AgentConfig(streaming="always")``: ``submit_turn`` streams every call
-    (by default it streams only when someone reads the events, i.e. in ``stream_turn``)."""
-    from agcore.agent import AgentBuilder
-    from agcore.llm.providers.openai import OpenAIProvider
+def agcore_events(bundle: Any) -> Turn:
+    """``stream_turn`` with every event read, on a bundle whose model calls are never streamed
+    (``streaming="never"``): the same ``complete()`` calls as ``agcore``, plus every ``AgentEvent``
+    built. ``agcore-events`` vs ``agcore`` is what the loop's ``emit=False`` fast path saves."""
+    from agcore.agent import AgentSession, BasicAgent
 
-    provider = OpenAIProvider(MODEL, base_url=base_url, api_key="x", provider_name="openai")
-    CLOSERS.append(provider.aclose)
-    return AgentBuilder().provider(provider).tools(get_weather).config(streaming="always").build()
+    session = AgentSession(BasicAgent(name="bench"), None, bundle)
+
+    async def turn() -> str:
+        session.messages.clear()
+        async for _ in session.stream_turn(QUESTION):
+            pass
+        result = session.last_result
+        assert result is not None
+        if result.error is not None:
+            raise result.error
+        return result.text
+
+    return turn
 
 
 # ---------------------------------------------------------------- peers (only in bench/.venv-peers)
 
 
-def pydantic_ai_side(base_url: str) -> Callable[[], Turn]:
+def pydantic_ai_side(base_url: str, pool: int | None = None) -> Callable[[], Turn]:
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    client = openai_client(base_url)
+    client = openai_client(base_url, pool)
     agent = Agent(OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client)), tools=[get_weather])
 
     async def turn() -> str:
@@ -249,11 +280,11 @@ def pydantic_ai_side(base_url: str) -> Callable[[], Turn]:
     return lambda: turn
 
 
-def openai_agents_side(base_url: str) -> Callable[[], Turn]:
+def openai_agents_side(base_url: str, pool: int | None = None) -> Callable[[], Turn]:
     from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
 
     set_tracing_disabled(True)
-    client = openai_client(base_url)
+    client = openai_client(base_url, pool)
     agent = Agent(name="bench", model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
                   tools=[function_tool(get_weather)])
 
@@ -263,7 +294,7 @@ def openai_agents_side(base_url: str) -> Callable[[], Turn]:
     return lambda: turn
 
 
-PEERS: dict[str, Callable[[str], Callable[[], Turn]]] = {
+PEERS: dict[str, Callable[[str, int | None], Callable[[], Turn]]] = {
     "pydantic-ai": pydantic_ai_side,
     "openai-agents": openai_agents_side,
 }
@@ -282,11 +313,13 @@ class Side:
     wall_us: list[float] = field(default_factory=list)
 
 
-def build_sides(base_url: str, with_peers: bool) -> tuple[list[Side], list[str]]:
-    bare_client = openai_client(base_url)
-    stream_client = openai_client(base_url)
-    bundle = agcore_bundle(base_url)
-    streaming_bundle = agcore_streaming_bundle(base_url)
+def build_sides(base_url: str, with_peers: bool, pool: int | None = None) -> tuple[list[Side], list[str]]:
+    bare_client = openai_client(base_url, pool)
+    stream_client = openai_client(base_url, pool)
+    bundle = agcore_bundle(base_url, pool)
+    # streaming="always": submit_turn streams every call (by default only stream_turn streams).
+    streaming_bundle = agcore_bundle(base_url, pool, streaming="always")
+    never_bundle = agcore_bundle(base_url, pool, streaming="never")
     sides = [
         Side("bare", "openai SDK loop, non-streaming", lambda: bare_loop(bare_client)),
         Side("bare-stream", "openai SDK loop, stream=True", lambda: bare_stream_loop(stream_client)),
@@ -294,12 +327,14 @@ def build_sides(base_url: str, with_peers: bool) -> tuple[list[Side], list[str]]
         Side("agcore-new", "AgentSession.submit_turn, new session", lambda: agcore_new(bundle)),
         Side("agcore-stream", "submit_turn with streaming=\"always\"",
              lambda: agcore_reused(streaming_bundle)),
+        Side("agcore-events", "stream_turn, streaming=\"never\": every event built",
+             lambda: agcore_events(never_bundle)),
     ]
     notes: list[str] = []
     if with_peers:
         for name, build in PEERS.items():
             try:
-                make = build(base_url)
+                make = build(base_url, pool)
             except Exception as exc:  # a peer that will not load or configure is skipped, not fatal
                 notes.append(f"{name} skipped: {type(exc).__name__}: {exc}")
                 continue
@@ -387,6 +422,12 @@ def cpu_table(sides: list[Side], args: argparse.Namespace, port: int) -> str:
 # ---------------------------------------------------------------- 2. throughput
 
 
+def rss_bytes() -> int:
+    """This process's resident set size now (Linux /proc)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
 def proc_cpu_seconds(pid: int) -> float:
     """utime + stime of another process (Linux /proc), to show whether the fake server saturates."""
     try:
@@ -403,40 +444,57 @@ class Throughput:
     cpu_us: list[float] = field(default_factory=list)
     client_util: list[float] = field(default_factory=list)
     server_util: list[float] = field(default_factory=list)
+    p50_ms: list[float] = field(default_factory=list)
+    p99_ms: list[float] = field(default_factory=list)
 
 
-async def run_concurrently(runs: list[Turn], turns_each: int) -> None:
+async def run_concurrently(runs: list[Turn], turns_each: int) -> list[float]:
+    """Run every session's turns concurrently; the wall time of each turn, in seconds."""
+    latencies: list[float] = []
+
     async def worker(run: Turn) -> None:
         for _ in range(turns_each):
+            started = time.perf_counter()
             await run()
+            latencies.append(time.perf_counter() - started)
 
     async with anyio.create_task_group() as group:
         for run in runs:
             group.start_soon(worker, run)
+    return latencies
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def measure_throughput(sides: list[Side], server_pid: int, sessions: int, turns_each: int,
                              rounds: int) -> list[Throughput]:
-    """Each side in turn: a warm-up that grows to all sessions ``RAMP`` at a time, then its rounds.
+    """Each side in turn: a warm-up, then its rounds.
 
-    The warm-up opens the client pool's connections a few at a time: the fake server listens with
-    socketserver's backlog of 5, and 100 connects at once overflow it (the kernel drops the SYNs, the
-    client retries after 1 s, then gets a reset). The rounds follow at once because the SDK's pool
-    drops connections idle for 5 s, which would bring that burst back.
+    The warm-up gives one turn to ``RAMP`` sessions at a time, so the client pool's connections open a
+    few at a time while nothing else runs, then one turn to all sessions at once. Opening hundreds of
+    connections while hundreds of sessions keep the client's event loop busy makes connects wait
+    past their 5 s timeout: that would measure the warm-up, not the turns. Above 100 sessions every
+    side gets a pool that keeps all its connections (``http_client``); below, the SDK's default pool.
     """
     results = []
     for side in sides:
-        if side.name in ("agcore-new", "agcore-stream"):
+        if side.name in ("agcore-new", "agcore-stream", "agcore-events"):
             continue  # the reused-session, default variant stands for agcore here
         runs = [side.make() for _ in range(sessions)]
         result = Throughput(side)
-        for width in range(RAMP, sessions + RAMP, RAMP):
-            await run_concurrently(runs[:width], 1)
+        for first in range(0, sessions, RAMP):
+            await run_concurrently(runs[first:first + RAMP], 1)
+        await run_concurrently(runs, 1)
         for _ in range(rounds):
             gc.collect()
             c0, w0, s0 = time.process_time(), time.perf_counter(), proc_cpu_seconds(server_pid)
-            await run_concurrently(runs, turns_each)
+            latencies = await run_concurrently(runs, turns_each)
             cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            result.p50_ms.append(percentile(latencies, 0.50) * 1000)
+            result.p99_ms.append(percentile(latencies, 0.99) * 1000)
             server = proc_cpu_seconds(server_pid) - s0
             done = sessions * turns_each
             result.rates.append(done / wall)
@@ -457,7 +515,7 @@ def throughput_table(results: list[Throughput], args: argparse.Namespace) -> str
         "",
     ]
     header = (f"{'side':<14} {'turns/s':>8} {'rounds':>10} {'vs bare':>8} {'client CPU µs/turn':>19} "
-              f"{'client CPU':>11} {'server CPU':>11}")
+              f"{'client CPU':>11} {'server CPU':>11} {'p50 ms':>7} {'p99 ms':>7}")
     lines += [header, "-" * len(header)]
     for r in results:
         rate = statistics.median(r.rates)
@@ -465,7 +523,8 @@ def throughput_table(results: list[Throughput], args: argparse.Namespace) -> str
             f"{r.side.name:<14} {rate:>8.0f} {f'{min(r.rates):.0f}-{max(r.rates):.0f}':>10} "
             f"{rate / statistics.median(bare.rates):>8.2f} "
             f"{statistics.median(r.cpu_us):>19.0f} {statistics.median(r.client_util):>10.0%} "
-            f"{statistics.median(r.server_util):>10.0%}")
+            f"{statistics.median(r.server_util):>10.0%} {statistics.median(r.p50_ms):>7.1f} "
+            f"{statistics.median(r.p99_ms):>7.1f}")
     lines += ["", "   client/server CPU = CPU seconds ÷ wall seconds (100% = one core busy). The client is "
               "one thread: near 100% it is the bottleneck;", "   the fake server (threads, one GIL) near "
               "100% would cap every side alike. rounds = min-max turns/s over the rounds."]
@@ -537,7 +596,9 @@ async def run_loop_sections(args: argparse.Namespace) -> str:
     out: list[str] = []
     try:
         base_url = f"http://127.0.0.1:{port}/v1"
-        sides, notes = build_sides(base_url, args.in_peers_venv)
+        # Above the SDK's 100 kept-alive connections, every side gets a pool as wide as its sessions.
+        pool = args.sessions_concurrent if args.sessions_concurrent > 100 else None
+        sides, notes = build_sides(base_url, args.in_peers_venv, pool)
         out += [f"NOTE: {note}" for note in notes]
         if args.in_peers_venv:
             versions = []
@@ -665,6 +726,12 @@ async def memory(sessions: int, history_sessions: int) -> str:
         bare_histories.clear()
 
         gc.collect()
+        rss_before = rss_bytes()
+        rss_probe = [AgentSession(agent, None, bundle) for _ in range(sessions * 10)]
+        gc.collect()
+        rss_per_idle = (rss_bytes() - rss_before) / len(rss_probe)
+        del rss_probe
+        gc.collect()
         tracemalloc.start()
         start = tracemalloc.get_traced_memory()[0]
         kept = [AgentSession(agent, None, bundle) for _ in range(sessions)]
@@ -708,6 +775,8 @@ async def memory(sessions: int, history_sessions: int) -> str:
         f"{'each further turn':<56} {second:>7.0f}",
         f"{'  per history message (further turn ÷ its messages)':<56} {per_message:>7.0f}",
         f"{'idle session + one turn':<56} {per_idle + first:>7.0f}",
+        f"{'idle AgentSession, process RSS growth':<56} {rss_per_idle:>7.0f}   "
+        f"({sessions * 10} sessions, RSS after - before, ÷ {sessions * 10}; allocator slack included)",
         f"{'bare SDK loop: messages list of one turn (dicts)':<56} {bare_turn:>7.0f}   "
         f"({bare_messages // history_sessions} messages, for scale)",
     ]

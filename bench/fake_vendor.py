@@ -360,6 +360,9 @@ def _model(model_id: str, anthropic: bool) -> dict[str, Any]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver listens with a backlog of 5: a thousand clients connecting at once would overflow
+    # it (the kernel drops their SYNs), and the benchmark would measure that, not the clients.
+    request_queue_size = 4096
 
     def __init__(self, address: tuple[str, int]) -> None:
         super().__init__(address, _Handler)
