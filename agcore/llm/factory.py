@@ -11,13 +11,17 @@ Specs:
 
 Other vendors plug in with ``register_provider_factory("name", factory)``. Providers are cached by
 their arguments, so asking twice for the same spec returns the same instance (and HTTP connection
-pool); pass ``cache=False`` for a fresh one.
+pool); pass ``cache=False`` for a fresh one. A shared instance is safe to close: each holder's
+``aclose()`` gives back its share and the client closes with the last one (a closed provider is never
+handed out again). The cache keeps the ``MAX_CACHED_PROVIDERS`` most recently asked-for providers.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +32,9 @@ __all__ = ["clear_provider_cache", "create_provider", "parse_model_spec", "regis
 
 ProviderFactory = Callable[..., LLMProvider]
 
-_cache: dict[tuple[Any, ...], LLMProvider] = {}
+#: The most providers the cache keeps (least recently asked for go first).
+MAX_CACHED_PROVIDERS = 64
+_cache: OrderedDict[tuple[Any, ...], LLMProvider] = OrderedDict()
 # Part of the cache key, so a changed key or host in the environment gives a new provider.
 _ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST")
 _cache_lock = threading.Lock()
@@ -85,6 +91,13 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     if info is not None:
         return info.provider, spec
     known = ", ".join(sorted(_factories))
+    # A vendor name is letters and hyphens; "llama3:8b" is an Ollama model id, not a misspelt vendor.
+    looks_like_vendor = sep and vendor.replace("-", "").isalpha()
+    if looks_like_vendor and (close := difflib.get_close_matches(vendor, _factories, n=1, cutoff=0.6)):
+        raise ValueError(
+            f"unknown provider {vendor!r} in {spec!r}: did you mean {close[0]!r} ('{close[0]}:{model}')? "
+            f"Providers: {known}"
+        )
     raise ValueError(
         f"cannot tell which provider serves {spec!r}: write it as '<provider>:<model>' with provider "
         f"one of {known} (e.g. 'anthropic:claude-sonnet-4-6', 'ollama:llama3.1')"
@@ -108,8 +121,15 @@ def create_provider(spec: str, *, cache: bool = True, **options: Any) -> LLMProv
         return factory(model, **options)
     with _cache_lock:
         provider = _cache.get(key)
-        if provider is None:
+        if provider is None or getattr(provider, "closed", False):  # a closed one is never handed out
             provider = _cache[key] = factory(model, **options)
+        _cache.move_to_end(key)
+        while len(_cache) > MAX_CACHED_PROVIDERS:
+            # Forgotten, not closed: its holders keep using it, and close it when they are done.
+            _cache.popitem(last=False)
+        share = getattr(provider, "_share", None)
+        if share is not None:  # BaseProvider counts its holders, so one holder's aclose() spares the rest
+            share()
         return provider
 
 

@@ -78,16 +78,21 @@ class ModelRegistry:
                 self._by_name[name] = info
 
     def get(self, model: str) -> ModelInfo | None:
-        candidates = [model]
-        if ":" in model:  # "anthropic:claude-…"; but Ollama ids like "llama3:8b" hold a colon too
-            candidates.append(model.split(":", 1)[1])
-        for name in candidates:
-            if (found := self._by_name.get(name)) is not None:
-                return found
-            undated = _DATE_SUFFIX.sub("", name)
-            if undated != name and (found := self._by_name.get(undated)) is not None:
-                return found
+        """The model named ``model``: an id, an alias, a dated id, or any of these behind its own
+        provider's prefix (``anthropic:claude-…``). Another prefix (``antropic:claude-…``, a typo)
+        finds nothing, so a misspelt vendor is never priced as the model it names."""
+        if (found := self._find(model)) is not None:
+            return found
+        prefix, sep, rest = model.partition(":")  # Ollama ids like "llama3:8b" hold a colon too
+        if sep and (found := self._find(rest)) is not None and found.provider == prefix:
+            return found
         return None
+
+    def _find(self, name: str) -> ModelInfo | None:
+        if (found := self._by_name.get(name)) is not None:
+            return found
+        undated = _DATE_SUFFIX.sub("", name)
+        return self._by_name.get(undated) if undated != name else None
 
     def __iter__(self) -> Iterator[ModelInfo]:
         return iter(list(self._models.values()))

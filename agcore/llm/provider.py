@@ -81,8 +81,33 @@ class BaseProvider(ABC):
     async def health_check(self) -> bool:
         """True when the endpoint answers and knows the model; never raises."""
 
+    #: How many holders ``create_provider``'s cache has handed this instance to; see ``aclose``.
+    _shares: int = 0
+    _closed: bool = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``aclose`` released the HTTP client (a closed provider cannot make calls)."""
+        return self._closed
+
     async def aclose(self) -> None:
-        """Release the underlying HTTP client (a no-op for providers that hold none)."""
+        """Release the underlying HTTP client. An instance that ``create_provider`` handed out several
+        times is shared: each ``aclose`` gives back one share, and the client closes with the last,
+        so one holder closing it never breaks another's calls. Idempotent."""
+        if self._shares > 1:
+            self._shares -= 1
+            return
+        self._shares = 0
+        if not self._closed:
+            self._closed = True
+            await self._close_client()
+
+    def _share(self) -> None:
+        """One more holder (``create_provider``'s cache hands this instance out again)."""
+        self._shares += 1
+
+    async def _close_client(self) -> None:
+        """Close the HTTP client this provider owns; providers that hold none keep the default."""
         return None
 
     async def __aenter__(self) -> BaseProvider:

@@ -10,6 +10,7 @@ replay a problem (every model request and reply, every tool result). Each line i
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -39,6 +40,10 @@ TRACE_EVENTS: Final = frozenset({"llm_request", "llm_response", "tool_result"})
 
 # How a refused call is recorded as a ``denial``: by a before_tool_call plugin, or by the user.
 _DENIED_BY: Final = {"denied": "policy", "not_approved": "user"}
+
+
+#: Sessions whose trace id is kept (``trace_id()``); a session past it that turns again gets a new id.
+MAX_TRACKED_SESSIONS = 4096
 
 
 def _new_trace_id() -> str:
@@ -87,7 +92,9 @@ class AuditLogPlugin:
         except OSError:
             self._audit.close()
             raise
-        self._trace_ids: dict[str, str] = {}  # session id -> its current (or latest) turn's trace id
+        # session id -> its current (or latest) turn's trace id; the least recently active go first
+        # past MAX_TRACKED_SESSIONS, so sessions that never end do not grow it without bound.
+        self._trace_ids: OrderedDict[str, str] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"AuditLogPlugin({str(self.audit_path.parent)!r})"
@@ -115,7 +122,14 @@ class AuditLogPlugin:
     def _trace_id(self, ctx: HookContext) -> str:
         trace_id = self._trace_ids.get(ctx.session_id)
         if trace_id is None:  # registered mid-turn, or resumed in a new process: a fresh id still ties
-            trace_id = self._trace_ids[ctx.session_id] = _new_trace_id()
+            trace_id = self._start_trace(ctx.session_id)
+        return trace_id
+
+    def _start_trace(self, session_id: str) -> str:
+        trace_id = self._trace_ids[session_id] = _new_trace_id()
+        self._trace_ids.move_to_end(session_id)
+        while len(self._trace_ids) > MAX_TRACKED_SESSIONS:
+            self._trace_ids.popitem(last=False)
         return trace_id
 
     def _write(self, ctx: HookContext, event: str, data: Mapping[str, Any]) -> None:
@@ -137,7 +151,7 @@ class AuditLogPlugin:
 
     @hookimpl
     def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
-        self._trace_ids[ctx.session_id] = _new_trace_id()
+        self._start_trace(ctx.session_id)
         text = message_text(user_input)
         self._write(ctx, "user_message", {"text": preview(text, self.preview_chars), "chars": len(text)})
 

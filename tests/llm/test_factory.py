@@ -92,3 +92,52 @@ def test_other_vendors_plug_in() -> None:
     provider = create_provider("house:tiny-1", temperature_hint=0.3)
     assert provider.provider_name == "house"
     assert seen == {"model": "tiny-1", "temperature_hint": 0.3}
+
+
+@pytest.mark.parametrize(("spec", "meant"), [
+    ("antropic:claude-haiku-4-5", "anthropic"), ("opnai:gpt-4.1", "openai"), ("olama:llama3.1", "ollama"),
+])
+def test_a_misspelt_vendor_is_refused_with_the_right_name(spec: str, meant: str) -> None:
+    # It used to be taken as a bare model id of another vendor and priced as that model.
+    with pytest.raises(ValueError, match=f"did you mean '{meant}'"):
+        parse_model_spec(spec)
+    from agcore.llm.models import get_model_info
+
+    assert get_model_info(spec) is None  # and never priced as the model it names
+
+
+def test_an_ollama_style_bare_id_is_not_taken_for_a_misspelt_vendor() -> None:
+    with pytest.raises(ValueError, match="cannot tell which provider") as caught:
+        parse_model_spec("llama3:8b")
+    assert "did you mean" not in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_closing_a_shared_provider_spares_its_other_holders(anyio_backend: str) -> None:
+    first = create_provider("openai:gpt-4.1", api_key="sk-test")
+    second = create_provider("openai:gpt-4.1", api_key="sk-test")
+    assert first is second
+    await first.aclose()  # the first holder is done
+    assert isinstance(second, OpenAIProvider)
+    assert not second.closed
+    assert not second.client.is_closed()
+    await second.aclose()
+    assert second.closed
+    assert second.client.is_closed()
+    third = create_provider("openai:gpt-4.1", api_key="sk-test")
+    assert third is not second
+    assert not third.closed
+    await third.aclose()
+    await third.aclose()  # idempotent
+
+
+def test_the_cache_is_bounded() -> None:
+    from agcore.llm.factory import MAX_CACHED_PROVIDERS
+
+    first = create_provider("openai:gpt-4.1", api_key="sk-0")
+    for i in range(1, MAX_CACHED_PROVIDERS + 10):
+        create_provider("openai:gpt-4.1", api_key=f"sk-{i}")
+    assert create_provider("openai:gpt-4.1", api_key="sk-0") is not first  # the oldest was dropped
+    assert create_provider("openai:gpt-4.1", api_key=f"sk-{MAX_CACHED_PROVIDERS + 9}") is (
+        create_provider("openai:gpt-4.1", api_key=f"sk-{MAX_CACHED_PROVIDERS + 9}")
+    )

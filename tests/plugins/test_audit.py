@@ -141,6 +141,22 @@ async def test_each_turn_gets_a_new_trace_id(tmp_path: Path) -> None:
     assert audit.trace_id("s-1") is None
 
 
+async def test_sessions_that_never_end_do_not_grow_the_trace_ids_without_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agcore.plugins import _audit
+
+    monkeypatch.setattr(_audit, "MAX_TRACKED_SESSIONS", 8)
+    audit = AuditLogPlugin(tmp_path)
+    for i in range(20):  # twenty sessions take a turn and are never closed
+        await session_with(ScriptedProvider(["ok"]), audit, session_id=f"s-{i}").submit_turn("hi")
+    assert len(audit._trace_ids) == 8
+    assert audit.trace_id("s-0") is None  # the least recently active were forgotten
+    assert audit.trace_id("s-19") is not None
+    trace = read_jsonl(audit.trace_path)
+    assert len({r["trace_id"] for r in trace}) == 20  # every turn still got its own id
+
+
 async def test_a_failed_model_call_records_the_error_and_the_stop(tmp_path: Path) -> None:
     audit = AuditLogPlugin(tmp_path)
     model = ScriptedProvider([RateLimitError("slow down", status_code=429, request_id="req-9")])

@@ -184,7 +184,7 @@ class AnthropicProvider(BaseProvider):
     def client(self) -> AsyncAnthropic:
         return self._client
 
-    async def aclose(self) -> None:
+    async def _close_client(self) -> None:
         if self._owns_client:
             await self._client.close()
 

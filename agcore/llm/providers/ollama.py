@@ -78,7 +78,7 @@ class OllamaProvider(BaseProvider):
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient(timeout=httpx.Timeout(timeout))
 
-    async def aclose(self) -> None:
+    async def _close_client(self) -> None:
         if self._owns_client:
             await self._client.aclose()
 

@@ -134,7 +134,7 @@ class OpenAIProvider(BaseProvider):
     def client(self) -> openai.AsyncOpenAI:
         return self._client
 
-    async def aclose(self) -> None:
+    async def _close_client(self) -> None:
         if self._owns_client:
             await self._client.close()
 
