@@ -88,8 +88,13 @@ class AgentBuilder:
         for item in tools:
             if isinstance(item, Tool) or callable(item):
                 self._tools.append(item)
+            elif isinstance(item, str | bytes) or not isinstance(item, Iterable):
+                raise _not_a_tool(item)
             else:
-                self._tools.extend(item)
+                for each in item:
+                    if not (isinstance(each, Tool) or callable(each)):
+                        raise _not_a_tool(each)
+                    self._tools.append(each)
         return self
 
     def tool_registry(self, registry: ToolRegistry) -> AgentBuilder:
@@ -248,7 +253,8 @@ class AgentBuilder:
                 registry.register(item)
             except ToolNameCollisionError as exc:
                 raise ConfigError(
-                    f"Two tools are named '{exc.tool_name}': {exc.message}",
+                    f"Two tools are named '{exc.tool_name}': keep one, or rename the other "
+                    f"(@tool(name='...') or Tool.from_function(fn, name='...')).",
                     piece="tools",
                     cause=exc,
                 ) from exc
@@ -279,3 +285,13 @@ class AgentBuilder:
                     piece="plugins",
                     cause=exc,
                 ) from exc
+
+
+def _not_a_tool(item: object) -> ConfigError:
+    what = f"the string {item!r}" if isinstance(item, str | bytes) else f"{type(item).__name__} {item!r}"
+    return ConfigError(
+        f".tools() takes tools, not {what}: pass a Tool, a function (decorated with @tool or plain, "
+        "with type hints), or a list of them, e.g. .tools(get_weather) or "
+        ".tools(Workspace(root).tools()) for the workspace tools (agcore.tools.workspace).",
+        piece="tools",
+    )

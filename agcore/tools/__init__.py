@@ -27,6 +27,7 @@ from agcore.tools._context import ToolContext, ToolProgress
 from agcore.tools._errors import (
     MissingDependencyError,
     RetryableToolError,
+    ToolDefinitionWarning,
     ToolDenied,
     ToolError,
     ToolNameCollisionError,
@@ -59,6 +60,7 @@ __all__ = [
     "RetryableToolError",
     "Tool",
     "ToolContext",
+    "ToolDefinitionWarning",
     "ToolDenied",
     "ToolError",
     "ToolExecution",

@@ -26,9 +26,15 @@ __all__ = [
     "ToolDenied",
     "ToolError",
     "ToolNameCollisionError",
+    "ToolDefinitionWarning",
     "UnknownToolError",
     "describe_invalid_arguments",
 ]
+
+
+class ToolDefinitionWarning(UserWarning):
+    """A tool was made, but the model will be told less than it needs: a parameter without a type
+    hint (the model may send any JSON value there) or a tool without a description."""
 
 
 class ToolError(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import sys
 import types
 import typing
 import warnings
@@ -17,12 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
 from agcore.tools._context import ToolContext
+from agcore.tools._errors import ToolDefinitionWarning
 
 __all__ = ["FunctionSchema", "clean_json_schema", "function_schema", "parse_docstring"]
 
@@ -221,14 +223,12 @@ def function_schema(
             warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
             raw_schema = model.model_json_schema()
     except (PydanticSchemaGenerationError, PydanticUserError) as exc:
-        raise TypeError(
-            f"tool {name!r}: a parameter type cannot be built from JSON ({exc}). Use str, int, float, "
-            "bool, lists, dicts, Literal, Enum, pydantic models, dataclasses or "
-            "typing_extensions.TypedDict."
-        ) from exc
+        raise _unbuildable(name, parameters, context_parameter) from exc
+    final_description = description if description is not None else summary
+    _warn_about_gaps(name, final_description, parameters, context_parameter)
     return FunctionSchema(
         name=name,
-        description=description if description is not None else summary,
+        description=final_description,
         input_schema=clean_json_schema(raw_schema),
         model=model,
         parameter_names=tuple(visible),
@@ -237,6 +237,56 @@ def function_schema(
         keywords=tuple(keywords),
         context_keyword=context_keyword,
     )
+
+
+def _unbuildable(
+    name: str, parameters: list[tuple[inspect.Parameter, Any]], context_parameter: str | None
+) -> TypeError:
+    """The error for a parameter whose type cannot come from JSON, naming that parameter (pydantic's
+    own message advises model authors on model config, which a tool author cannot use)."""
+    for param, annotation in parameters:
+        if param.name == context_parameter or annotation is inspect.Parameter.empty:
+            continue
+        try:
+            TypeAdapter(annotation)
+        except (PydanticSchemaGenerationError, PydanticUserError):
+            shown = getattr(annotation, "__qualname__", None) or repr(annotation)
+            return TypeError(
+                f"tool {name!r}: parameter {param.name!r} is typed {shown}, which a model cannot send as "
+                "JSON. Give it a JSON type (str, int, float, bool, a list, dict, Literal, Enum, a "
+                "pydantic model, dataclass or typing_extensions.TypedDict); if the tool needs this "
+                "object from your "
+                "application, do not make it a parameter: bind it with functools.partial(fn, "
+                f"{param.name}=...) or read it from ToolContext (ctx.require(...))."
+            )
+    return TypeError(
+        f"tool {name!r}: a parameter type cannot be built from JSON. Use str, int, float, bool, lists, "
+        "dicts, Literal, Enum, pydantic models, dataclasses or typing_extensions.TypedDict."
+    )
+
+
+def _warn_about_gaps(
+    name: str, description: str, parameters: list[tuple[inspect.Parameter, Any]],
+    context_parameter: str | None,
+) -> None:
+    """Warn (``ToolDefinitionWarning``) where the model would be told too little, pointing at the
+    user's line that made the tool (the first frame outside ``agcore.tools``)."""
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is our caller, the frame _getframe(1) gives
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("agcore.tools"):
+        frame, level = frame.f_back, level + 1
+    if not description.strip():
+        warnings.warn(
+            f"tool {name!r} has no description, so the model sees only its name: give the function a "
+            "docstring, or pass description=...",
+            ToolDefinitionWarning, stacklevel=level,
+        )
+    for param, annotation in parameters:
+        if annotation is inspect.Parameter.empty and param.name != context_parameter:
+            warnings.warn(
+                f"tool {name!r}: parameter {param.name!r} has no type hint, so the model is told it may "
+                f"send any JSON value and nothing is validated; annotate it ({param.name}: str, say)",
+                ToolDefinitionWarning, stacklevel=level,
+            )
 
 
 def _resolved_parameters(fn: Callable[..., Any], name: str) -> list[tuple[inspect.Parameter, Any]]:

@@ -364,6 +364,19 @@ def test_a_tool_name_given_twice_is_a_config_error() -> None:
         AgentBuilder().provider(ScriptedProvider()).tools(shout, Tool.client("shout")).build()
     assert info.value.piece == "tools"
     assert "'shout'" in str(info.value)
+    # It names what the user can do with the builder (the registry's replace=True is not one).
+    assert "replace=True" not in str(info.value)
+    assert "name=" in str(info.value)
+
+
+@pytest.mark.parametrize("given", ["read_file", ["read_file"], 42])
+def test_a_tool_name_or_other_non_tool_is_refused_at_once(given: object) -> None:
+    # A string used to be taken as an iterable of one-letter "tools" ('r', 'e', ...).
+    with pytest.raises(ConfigError) as info:
+        AgentBuilder().tools(given)  # type: ignore[arg-type]
+    assert info.value.piece == "tools"
+    assert "takes tools" in str(info.value)
+    assert "Workspace(root).tools()" in str(info.value)
 
 
 def test_config_fields_are_validated_at_build() -> None:

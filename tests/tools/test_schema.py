@@ -409,7 +409,7 @@ def test_type_pydantic_cannot_build_is_a_clear_type_error() -> None:
     def f(thing: Opaque) -> None:
         pass
 
-    with pytest.raises(TypeError, match=r"tool 'f'.*cannot be built from JSON"):
+    with pytest.raises(TypeError, match=r"tool 'f': parameter 'thing' .*cannot send as JSON"):
         tool(f)
 
 
@@ -444,3 +444,43 @@ def test_method_with_self_must_be_bound() -> None:
     bound = tool(Service().lookup)
     assert bound.name == "lookup"
     assert set(bound.input_schema["properties"]) == {"key"}
+
+
+def test_a_parameter_a_model_cannot_send_is_named_with_what_to_do() -> None:
+    with pytest.raises(TypeError) as info:
+        @tool
+        def watch(path: str, lock: Opaque) -> str:
+            """Watch a path."""
+            return path
+
+    message = str(info.value)
+    assert "parameter 'lock'" in message
+    assert "tool 'watch'" in message
+    assert "functools.partial" in message
+    assert "arbitrary_types_allowed" not in message  # pydantic's advice is for model authors
+
+
+def test_a_missing_type_hint_or_description_is_warned_about_at_the_users_line() -> None:
+    from agcore.tools import ToolDefinitionWarning
+
+    with pytest.warns(ToolDefinitionWarning) as caught:
+        @tool
+        def lookup(key):  # type: ignore[no-untyped-def]
+            return key
+
+    messages = [str(w.message) for w in caught]
+    assert any("parameter 'key' has no type hint" in m for m in messages)
+    assert any("'lookup' has no description" in m for m in messages)
+    assert {w.filename for w in caught} == {__file__}  # points at the line that made the tool
+
+
+def test_a_described_and_typed_tool_makes_no_warning() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @tool
+        def lookup(key: str) -> str:
+            """Look a key up."""
+            return key
