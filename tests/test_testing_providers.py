@@ -212,8 +212,8 @@ async def test_running_out_says_how_many_calls_and_what_to_do() -> None:
     with pytest.raises(ScriptExhaustedError) as caught:
         await provider.complete(LLMRequest.build(HI))
     assert "call 2" in caught.value.message
-    assert "only 1 response" in caught.value.message
-    assert "Add more responses" in caught.value.message
+    assert "only 1 reply" in caught.value.message
+    assert "add more to ScriptedProvider([...])" in caught.value.message
     events = await collect(provider.stream(LLMRequest.build(HI)))
     assert len(events) == 1
     assert isinstance(events[0], ErrorEvent)

@@ -122,13 +122,15 @@ class AgentLLMError(AgentError):
 
 
 def _llm_message(cause: LLMError) -> str:
-    if isinstance(cause, ContextWindowExceededError):
-        advice = ("Shorten the history (set AgentConfig.compact_config, or start a new session) or use "
-                  "a model with a larger context window.")
+    if cause.advice is not None:
+        advice = cause.advice
+    elif isinstance(cause, ContextWindowExceededError):
+        # The cause already says to shorten the history; say how agcore does it for you.
+        advice = "To compact the history automatically, set AgentConfig.compact_config."
     elif isinstance(cause, AuthenticationError):
         advice = "Fix the provider's credentials, then run the turn again."
     elif isinstance(cause, ModelNotFoundError):
-        advice = "Check the model id (and base URL) given to the provider."
+        advice = ""  # its message names the fix already (the model id, the URL, `ollama pull`)
     elif isinstance(cause, InvalidRequestError):
         advice = ("Check the request options (max_tokens, temperature, tools' input schemas, "
                   "request.extra) and what on_llm_request hooks changed.")
@@ -137,7 +139,7 @@ def _llm_message(cause: LLMError) -> str:
     else:
         advice = "Check the provider's configuration, then run the turn again."
     # The cause's own message usually ends in a sentence of advice: no second full stop after it.
-    return f"The model call failed: {str(cause).rstrip('.')}. {advice}"
+    return f"The model call failed: {str(cause).rstrip('.')}." + (f" {advice}" if advice else "")
 
 
 class AgentToolError(AgentError):
@@ -167,15 +169,18 @@ class AgentMemoryError(AgentError):
 
 
 class PlanParseError(AgentError):
-    """A plan (the model's, or a hand-written one) could not be read. ``raw`` is the text given."""
+    """A plan (the model's, or a hand-written one) could not be read. ``raw`` is the text given;
+    ``problem`` the bare reason (``message`` may wrap it in advice meant for the model)."""
 
     recoverable = True
 
     def __init__(
-        self, message: str, *, raw: str | None = None, cause: BaseException | None = None
+        self, message: str, *, raw: str | None = None, cause: BaseException | None = None,
+        problem: str | None = None,
     ) -> None:
         super().__init__(message, cause=cause)
         self.raw = raw
+        self.problem = problem
 
 
 class HookBlocked(AgentError):

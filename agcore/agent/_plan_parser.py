@@ -106,7 +106,7 @@ class JsonPlanParser:
         return PlanParseError(
             f"The model's plan could not be read: {problem}. Answer with only a JSON object of this "
             f"shape: {PLAN_SHAPE}",
-            raw=raw,
+            raw=raw, problem=problem,
         )
 
 

@@ -188,9 +188,10 @@ class DefaultTaskAgent:
         try:
             return await self.parser.parse(reply.text, goal)
         except PlanParseError as second:
+            problem = second.problem or second.message
             raise PlanParseError(
-                f"The model's plan could not be read, even when asked again: {second.message}",
-                raw=second.raw, cause=second,
+                f"The model's plan could not be read, even when asked again: {problem}",
+                raw=second.raw, cause=second, problem=problem,
             ) from None
 
     async def execute_plan(

@@ -44,8 +44,20 @@ Model = Annotated[str | None, typer.Option(
          "`agcore models`, or scripted:PATH (a JSON/YAML script of replies, offline). Default: "
          "$AGCORE_MODEL, else by which of ANTHROPIC_API_KEY / OPENAI_API_KEY is set.",
 )]
+def _base_url(value: str | None) -> str | None:
+    from agcore.llm._urls import check_base_url
+
+    if value is not None:
+        try:
+            check_base_url(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 BaseUrl = Annotated[str | None, typer.Option(
-    "--base-url", metavar="URL", help="An OpenAI-compatible server, e.g. http://localhost:8000/v1.",
+    "--base-url", metavar="URL", callback=_base_url,
+    help="An OpenAI-compatible server, e.g. http://localhost:8000/v1.",
 )]
 WorkspaceDir = Annotated[Path | None, typer.Option(
     "--workspace", "-w", metavar="DIR", help="The directory the agent works in (default: the current one).",
@@ -112,7 +124,7 @@ def _cli_error(exc: BaseException) -> CliError | None:
 
 @app.command(epilog=EXIT_CODES_HELP)
 def run(
-    task: Annotated[str, typer.Argument(help="What the agent should do.")],
+    task: Annotated[str, typer.Argument(metavar="TASK", help="What the agent should do.")],
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
@@ -123,6 +135,7 @@ def run(
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
     from agcore.cli._run import run_task
 
+    _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins))
 
@@ -171,6 +184,11 @@ def plan_run(
                                yes=yes, plugins=plugins, on_failure=policy))
 
 
+def _require_words(value: str, name: str, example: str) -> None:
+    if not value.strip():
+        raise typer.BadParameter(f"it is empty; say what to do, e.g. {example}", param_hint=name)
+
+
 def _policy(value: str) -> FailurePolicy:
     if value in ("stop", "continue", "retry"):
         return cast("FailurePolicy", value)
@@ -179,7 +197,7 @@ def _policy(value: str) -> FailurePolicy:
 
 @plan_app.command("draft", epilog=EXIT_CODES_HELP)
 def plan_draft(
-    goal: Annotated[str, typer.Argument(help="What the plan should achieve.")],
+    goal: Annotated[str, typer.Argument(metavar="GOAL", help="What the plan should achieve.")],
     save: Annotated[Path | None, typer.Option(
         "--save", metavar="FILE", help="Also save the plan, as JSON or YAML by FILE's suffix.")] = None,
     model: Model = None,
@@ -190,6 +208,7 @@ def plan_draft(
     """Have the model draft a plan for GOAL and print it as a table (nothing is executed)."""
     from agcore.cli._plan import draft_plan
 
+    _require_words(goal, "GOAL", 'agcore plan draft "release version 1.2"')
     _execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
                                workspace=workspace, plugins=plugins))
 

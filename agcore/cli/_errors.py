@@ -43,6 +43,8 @@ def exit_code_for(error: BaseException) -> ExitCode:
     if isinstance(error, PlanParseError):
         return ExitCode.USAGE
     cause = error.cause if isinstance(error, AgentLLMError) else error
+    if type(cause).__name__ == "ScriptExhaustedError":  # --model scripted:FILE has too few replies
+        return ExitCode.USAGE  # (matched by name: agcore.testing is not imported for every run)
     if isinstance(cause, AuthenticationError):
         return ExitCode.CONFIG  # the key is missing or rejected: the user fixes their setup
     if isinstance(cause, LLMError):

@@ -11,16 +11,28 @@ from __future__ import annotations
 import os
 
 from agcore.cli._errors import CliError, ExitCode
-from agcore.llm.errors import LLMError
+from agcore.llm._urls import check_base_url
+from agcore.llm.errors import LLMError, MissingCredentialsError
 from agcore.llm.factory import create_provider, parse_model_spec
 from agcore.llm.provider import LLMProvider
 
-__all__ = ["DEFAULT_MODELS", "close_provider", "default_model_spec", "resolve_provider"]
+__all__ = ["DEFAULT_MODELS", "checked_base_url", "close_provider", "default_model_spec", "resolve_provider"]
 
 #: The model used when ``--model`` and ``AGCORE_MODEL`` are absent, by which key is set.
 DEFAULT_MODELS = (("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-6"), ("OPENAI_API_KEY", "openai:gpt-5.5"))
 
 _SCRIPTED = "scripted:"
+_KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def checked_base_url(url: str | None) -> str | None:
+    """``--base-url``, checked before anything runs: a malformed URL is a usage error (exit 2)."""
+    if url is None:
+        return None
+    try:
+        return check_base_url(url)
+    except ValueError as exc:
+        raise CliError(f"--base-url: {exc}", ExitCode.USAGE) from None
 
 
 def default_model_spec(base_url: str | None) -> str:
@@ -46,7 +58,9 @@ def default_model_spec(base_url: str | None) -> str:
 
 
 def resolve_provider(spec: str | None, base_url: str | None = None) -> LLMProvider:
-    """The provider for ``--model spec`` and ``--base-url``; ``CliError`` (exit 3) naming the fix."""
+    """The provider for ``--model spec`` and ``--base-url``; ``CliError`` (exit 3) naming the fix
+    (exit 2 for a malformed ``--base-url``)."""
+    base_url = checked_base_url(base_url)
     spec = spec.strip() if spec else default_model_spec(base_url)
     if spec.startswith(_SCRIPTED):
         return _scripted(spec.removeprefix(_SCRIPTED))
@@ -55,7 +69,16 @@ def resolve_provider(spec: str | None, base_url: str | None = None) -> LLMProvid
     options = {"base_url": base_url} if base_url else {}
     try:
         return create_provider(spec, cache=False, **options)
-    except LLMError as exc:  # MissingCredentialsError: its message names the variable to set
+    except MissingCredentialsError as exc:
+        variable = _KEY_VARIABLES.get(exc.provider or "")
+        if variable is None:
+            raise CliError(f"Cannot use model {spec!r}: {exc.message}", ExitCode.CONFIG) from None
+        raise CliError(
+            f"No API key for {spec}: set {variable} (export {variable}=...), or choose another model "
+            "with --model (`agcore models` lists them; --model scripted:FILE runs offline).",
+            ExitCode.CONFIG,
+        ) from None
+    except LLMError as exc:
         raise CliError(f"Cannot use model {spec!r}: {exc.message}", ExitCode.CONFIG) from None
     except (ValueError, TypeError) as exc:
         raise CliError(f"Bad --model {spec!r}: {exc}", ExitCode.CONFIG) from None

@@ -21,7 +21,7 @@ from agcore.agent import AgentError, AgentSession, DefaultTaskAgent, FailurePoli
 from agcore.agent import StepStatus as S
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._models import close_provider, resolve_provider
-from agcore.cli._render import Renderer, format_usage, shorten
+from agcore.cli._render import Renderer, count, format_usage, shorten
 from agcore.cli._setup import build_bundle, coding_prompt, open_workspace, run_interruptible
 from agcore.hooks import HookContext, hookimpl
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
@@ -151,7 +151,7 @@ async def run_plan(
         tracker = session.usage
         cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
         console.print(f"{sum(1 for s in plan.steps if s.done)}/{len(plan.steps)} steps done · "
-                      f"{tracker.calls} model calls · {format_usage(tracker.usage)} · {cost}",
+                      f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
                       markup=False, highlight=False)
         if interrupted:
             return ExitCode.INTERRUPTED
@@ -184,8 +184,8 @@ async def draft_plan(
             try:
                 plan = await agent.draft_plan(session, goal)
             except PlanParseError as exc:
-                raise CliError(f"The model's plan could not be read: {exc.message}",
-                               ExitCode.TASK_FAILED) from None
+                raise CliError(f"{exc.message.rstrip('.')}. Try again, reword the goal, or use a "
+                               "stronger model (--model).", ExitCode.TASK_FAILED) from None
             except AgentError as exc:
                 raise CliError(str(exc), exit_code_for(exc)) from None
         console.print(plan_table(plan, title=f"plan: {plan.goal or goal}", results=False))

@@ -27,7 +27,7 @@ from agcore.agent import (
 )
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage
 
-__all__ = ["Renderer", "format_call", "format_usage", "shorten", "summarize_result"]
+__all__ = ["Renderer", "count", "format_call", "format_usage", "shorten", "summarize_result"]
 
 _ARG_CHARS = 60
 _CALL_CHARS = 160
@@ -131,7 +131,7 @@ class Renderer:
     def summary(self, result: TurnResult) -> None:
         """The closing line of a turn: how it ended, model calls, tokens, cost."""
         self.end_text()
-        calls = f"{result.turns} model call{'s' if result.turns != 1 else ''}"
+        calls = count(result.turns, "model call")
         cost = (f"${result.cost_usd:.4f}" if result.cost_usd is not None
                 else "cost unknown (no price for this model)")
         ending = {"done": "✓ done", "cancelled": "⏹ cancelled", "limit": "✗ stopped at a limit",
@@ -142,3 +142,8 @@ class Renderer:
             self.console.print(Text(f"{ending}: {result.error}", style=style), soft_wrap=True)
         self.console.print(Text(f"{ending} · {calls} · {format_usage(result.usage)} · {cost}", style=style),
                            soft_wrap=True)
+
+
+def count(n: int, noun: str) -> str:
+    """``1 model call``, ``2 model calls``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

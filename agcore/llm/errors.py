@@ -49,6 +49,9 @@ __all__ = [
 
 class LLMError(Exception):
     is_retryable: bool = False
+    #: What the user should do, for errors whose class knows better than the generic advice the
+    #: agent layer adds by kind (``AgentLLMError``'s message uses it when set).
+    advice: str | None = None
 
     def __init__(
         self,

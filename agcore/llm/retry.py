@@ -58,8 +58,22 @@ class RetryPolicy:
 NO_RETRY = RetryPolicy(max_attempts=1)
 
 
+def _log_retry(what: str, attempt: int, policy: RetryPolicy, delay: float, reason: str,
+               previous: str | None) -> str:
+    """One warning per retry; a reason already given for this call is not repeated in full (a server
+    that is down fails the same way every time, and its long message would fill the screen)."""
+    if reason == previous:
+        _log.warning("%s failed again, same error (attempt %d/%d), retrying in %.2fs",
+                     what, attempt, policy.max_attempts, delay)
+    else:
+        _log.warning("%s failed (attempt %d/%d), retrying in %.2fs: %s",
+                     what, attempt, policy.max_attempts, delay, reason)
+    return reason
+
+
 async def retry_call(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
     attempt = 1
+    reported: str | None = None
     while True:
         try:
             return await call()
@@ -67,8 +81,7 @@ async def retry_call(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T
             delay = policy.delay_for(attempt, error)
             if delay is None:
                 raise
-            _log.warning("LLM call failed (attempt %d/%d), retrying in %.2fs: %s",
-                         attempt, policy.max_attempts, delay, error)
+            reported = _log_retry("LLM call", attempt, policy, delay, str(error), reported)
             await policy.sleep(delay)
             attempt += 1
 
@@ -78,6 +91,7 @@ async def retry_stream(
 ) -> AsyncIterator[StreamEvent]:
     """Re-open the stream while its *first* event is a retryable ``ErrorEvent``."""
     attempt = 1
+    reported: str | None = None
     while True:
         stream = open_stream()
         first = True
@@ -87,9 +101,8 @@ async def retry_stream(
                 if first and isinstance(event, ErrorEvent):
                     retry_delay = policy.delay_for(attempt, event.to_exception())
                     if retry_delay is not None:
-                        _log.warning("LLM stream failed before any output (attempt %d/%d), "
-                                     "retrying in %.2fs: %s", attempt, policy.max_attempts,
-                                     retry_delay, event.message)
+                        reported = _log_retry("LLM stream, before any output,", attempt, policy,
+                                              retry_delay, event.message, reported)
                         break
                 first = False
                 yield event

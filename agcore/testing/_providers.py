@@ -68,6 +68,8 @@ ReplyFunction: TypeAlias = Callable[
 class ScriptExhaustedError(LLMError):
     """A ``ScriptedProvider`` was called more times than its script has responses."""
 
+    advice = "Give the script a reply for every model call the run makes, then run it again."
+
 
 def text_reply(text: str, *, usage: Usage | None = None) -> AssistantMessage:
     """A plain text answer that ends the turn."""
@@ -242,6 +244,8 @@ class ScriptedProvider(_ReplyingProvider):
                          chunk_size=chunk_size)
         self._script: deque[ScriptedResponse] = deque()
         self._total = 0
+        #: The script file the responses came from (``load_script``), named when the script runs out.
+        self.source: str | None = None
         self.add(*responses)
 
     def add(self, *responses: ScriptedResponse) -> None:
@@ -262,10 +266,11 @@ class ScriptedProvider(_ReplyingProvider):
 
     async def _reply(self, request: LLMRequest) -> ScriptedReply:
         if not self._script:
+            held = f"{self._total} repl{'y' if self._total == 1 else 'ies'}"
             raise ScriptExhaustedError(
-                f"the script ran out: call {self.calls} was made, but the script held only "
-                f"{self._total} response(s). Add more responses to ScriptedProvider([...]) (or with "
-                ".add(...)) to cover every model call the test makes.",
+                f"the script ran out: model call {self.calls} was made, but "
+                + (f"the script file {self.source} holds only {held}" if self.source else
+                   f"the script held only {held}; add more to ScriptedProvider([...]) or with .add(...)"),
                 provider=self.provider_name, model=self.model_id,
             )
         response = self._script.popleft()

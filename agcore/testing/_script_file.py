@@ -86,8 +86,15 @@ def load_script(path: str | Path, *, model_id: str | None = None) -> ScriptedPro
             model = str(data["model"])
     if not isinstance(replies, list):
         raise ScriptFileError(f"{file}: the script must be a list of replies, not {type(replies).__name__}")
+    if not replies:
+        raise ScriptFileError(
+            f"{file}: the script holds no replies; give one per model call (a string, or an object "
+            "with text and/or tool_calls)"
+        )
     responses = script_responses(replies, source=str(file))
-    return ScriptedProvider(responses, model_id=model or "scripted-model")
+    provider = ScriptedProvider(responses, model_id=model or "scripted-model")
+    provider.source = str(file)
+    return provider
 
 
 def script_responses(replies: list[Any], *, source: str = "script") -> list[ScriptedResponse]:

@@ -25,6 +25,7 @@ from agcore.llm.errors import (
     ContextWindowExceededError,
     InvalidRequestError,
     LLMConnectionError,
+    ModelNotFoundError,
     OverloadedError,
     RateLimitError,
 )
@@ -175,3 +176,15 @@ def test_errors_pickle_with_their_attributes(error: AgentError) -> None:
     if isinstance(error, AgentLLMError):
         assert isinstance(copy.cause, RateLimitError)
         assert copy.cause.retry_after == 3.0
+
+
+def test_advice_the_cause_already_gives_is_not_repeated() -> None:
+    from agcore.llm.errors import error_from_status
+
+    cause = error_from_status(404, "model 'gtp-4.1' does not exist", provider="openai", model="gtp-4.1")
+    assert isinstance(cause, ModelNotFoundError)
+    message = str(AgentLLMError(cause))
+    assert message.count("Check the model id") == 1  # the hint used to appear twice
+    overflow = str(AgentLLMError(ContextWindowExceededError("too long. Shorten the history.")))
+    assert overflow.count("Shorten the history") == 1
+    assert "AgentConfig.compact_config" in overflow

@@ -183,7 +183,7 @@ async def test_property_history_stays_valid(
             await anyio.lowlevel.checkpoint()
         return "slow done"
 
-    gated = Tool.from_function(lambda: "gated", name="gated")
+    gated = Tool.from_function(lambda: "gated", name="gated", description="A gated tool.")
     bundle = (
         AgentBuilder()
         .provider(FunctionProvider(reply))

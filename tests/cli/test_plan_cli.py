@@ -133,3 +133,12 @@ def test_plan_draft_that_the_model_cannot_produce_exits_1(tmp_path: Path, invoke
     done = invoke("plan", "draft", "g", "--model", "scripted:model.json")
     assert done.exit_code == 1
     assert "could not be read" in done.stderr
+
+
+def test_an_unreadable_draft_is_reported_once_with_what_to_do(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, ["I would rather not plan.", "Still no plan, sorry."])
+    done = invoke("plan", "draft", "do something", "--model", "scripted:model.json", "--no-plugins")
+    assert done.exit_code == 1
+    assert done.stderr.count("could not be read") == 1  # it used to say so three times
+    assert "even when asked again: it contains no JSON plan" in done.stderr
+    assert "--model" in done.stderr

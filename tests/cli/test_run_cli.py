@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.cli import finish, write_script
 from tests.cli.conftest import Invoke, SpawnCli
@@ -160,3 +161,64 @@ def test_piped_answers_are_read_and_echoed(tmp_path: Path, invoke: Invoke) -> No
     assert "[y = yes / n = no / a = always] n\n" in done.stdout
     assert "✗ not_approved" in done.stdout
     assert not (tmp_path / "notes.txt").exists()
+
+
+# ------------------------------------------------------------------- what a new user trips on
+
+
+def test_an_empty_task_is_refused_at_once(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": "never asked"}])
+    done = invoke("run", "  ", "--model", "scripted:model.json")
+    assert done.exit_code == 2
+    assert "TASK" in done.stderr
+    assert "it is empty" in done.stderr
+
+
+@pytest.mark.parametrize("url", ["not-a-url", "ftp://example.com/v1", "http://"])
+def test_a_malformed_base_url_is_a_usage_error_before_any_request(
+    tmp_path: Path, invoke: Invoke, url: str
+) -> None:
+    started = time.monotonic()
+    done = invoke("run", "hi", "--model", "qwen", "--base-url", url, "--no-plugins")
+    assert done.exit_code == 2, done.stdout + done.stderr
+    assert "http:// or https://" in done.stderr
+    assert "retrying" not in done.stdout + done.stderr  # it used to be retried as a transient failure
+    assert time.monotonic() - started < 3
+
+
+def test_the_missing_key_message_speaks_to_a_cli_user(tmp_path: Path, invoke: Invoke) -> None:
+    done = invoke("run", "hi", "--model", "openai:gpt-4.1")
+    assert done.exit_code == 3
+    assert "export OPENAI_API_KEY=" in done.stderr
+    assert "api_key=" not in done.stderr  # a CLI user passes no arguments to a class
+
+
+def test_a_misspelt_vendor_gets_did_you_mean(tmp_path: Path, invoke: Invoke) -> None:
+    done = invoke("run", "hi", "--model", "antropic:claude-haiku-4-5")
+    assert done.exit_code == 3
+    assert "did you mean 'anthropic'" in done.stderr
+
+
+def test_running_out_of_scripted_replies_is_a_usage_error(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]}])
+    done = invoke("run", "look around", "--model", "scripted:model.json", "--no-plugins")
+    assert done.exit_code == 2, done.stdout
+    assert "holds only 1 reply" in done.stdout
+    assert "model.json" in done.stdout
+    assert "ScriptedProvider" not in done.stdout  # no Python advice for a CLI user
+    assert "provider's configuration" not in done.stdout
+    assert "1 model call ·" not in done.stdout
+    assert "2 model calls ·" in done.stdout
+
+
+def test_an_empty_script_file_is_refused(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "model.json").write_text('{"replies": []}')
+    done = invoke("run", "hi", "--model", "scripted:model.json")
+    assert done.exit_code == 3
+    assert "holds no replies" in done.stderr
+
+
+def test_the_help_names_the_task_argument_as_the_docs_do(tmp_path: Path, invoke: Invoke) -> None:
+    done = invoke("run", "--help")
+    assert "TASK" in done.stdout
+    assert "{task}" not in done.stdout

@@ -107,3 +107,18 @@ async def test_stream_error_that_is_not_retryable_is_delivered() -> None:
     events = [e async for e in retry_stream(lambda: _stream(denied), policy(sleeps))]
     assert events == [denied]
     assert sleeps.delays == []
+
+
+async def test_a_reason_already_logged_is_not_repeated_in_full(caplog: pytest.LogCaptureFixture) -> None:
+    sleeps = Sleeps()
+    reason = "could not connect to http://127.0.0.1:9/v1: connection refused; is the server running?"
+
+    async def down() -> str:
+        raise OverloadedError(reason)
+
+    with caplog.at_level("WARNING", logger="agcore.llm"), pytest.raises(OverloadedError):
+        await retry_call(down, policy(sleeps, max_attempts=4))
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3  # one per retry
+    assert sum(reason in line for line in lines) == 1  # the long reason once, then "same error"
+    assert all("same error" in line for line in lines[1:])

@@ -19,6 +19,7 @@ import httpx2
 from anthropic import AsyncAnthropic, AsyncStream
 
 from agcore.llm._assembly import StreamAssembler
+from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     LLMConnectionError,
     LLMError,
@@ -169,9 +170,12 @@ class AnthropicProvider(BaseProvider):
                 "(or a configured client=AsyncAnthropic(...)) to AnthropicProvider",
                 provider=PROVIDER, model=model_id,
             )
+        endpoint = base_url or os.environ.get(_BASE_URL_ENV) or None
+        if endpoint is not None:
+            check_base_url(endpoint, example="https://api.anthropic.com")
         self._client = AsyncAnthropic(
             api_key=key,
-            base_url=base_url or os.environ.get(_BASE_URL_ENV) or None,
+            base_url=endpoint,
             # An unreachable host should fail in seconds, not after the whole generation timeout.
             timeout=httpx2.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)),
             max_retries=0,  # agcore's retry layer is the only one

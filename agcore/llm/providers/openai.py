@@ -25,6 +25,7 @@ import httpx
 import openai
 
 from agcore.llm._assembly import StreamAssembler
+from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     LLMConnectionError,
     LLMError,
@@ -105,6 +106,8 @@ class OpenAIProvider(BaseProvider):
         resolved = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if client is not None:
             resolved = str(client.base_url)
+        elif resolved is not None:
+            check_base_url(resolved)
         self._official = resolved is None or _is_official(resolved)
         self.provider_name = provider_name or ("openai" if self._official else "openai-compatible")
         if client is not None:
