@@ -56,7 +56,8 @@ class StepError(BaseModel):
 
 
 class Step(BaseModel):
-    """One step of a plan. ``attempts`` counts the turns run for it (retries and resumes included)."""
+    """One step of a plan. ``attempts`` counts the turns run for it (retries and resumes included);
+    ``last_error`` is why the attempt before the current one failed, when it did (a retry's reason)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -69,6 +70,7 @@ class Step(BaseModel):
     result: str | None = None
     error: StepError | None = None
     skip_reason: str | None = None
+    last_error: StepError | None = None
 
     @field_validator("id", mode="before")
     @classmethod
@@ -111,6 +113,7 @@ class Step(BaseModel):
     def start(self) -> None:
         self.status = StepStatus.RUNNING
         self.attempts += 1
+        self.last_error = self.error  # None unless the previous attempt failed
         self.result = self.error = self.skip_reason = None
 
     def complete(self, result: str) -> None:
@@ -182,8 +185,9 @@ class Plan(BaseModel):
         return cls.from_dict(data, goal=goal)
 
     @classmethod
-    def from_yaml(cls, text: str, *, goal: str | None = None) -> Plan:
-        """A plan from YAML text (needs PyYAML: ``pip install pyyaml``)."""
+    def from_yaml(cls, text: str, *, goal: str | None = None, source: str | None = None) -> Plan:
+        """A plan from YAML text (needs PyYAML: ``pip install pyyaml``); ``source`` names the text
+        (a file name) in error positions."""
         try:
             yaml: Any = importlib.import_module("yaml")
         except ImportError as exc:
@@ -194,7 +198,8 @@ class Plan(BaseModel):
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise PlanParseError(f"The plan is not valid YAML: {exc}. Fix the YAML and load it again.",
+            where = str(exc).replace('"<unicode string>"', f'"{source}"' if source else "the text")
+            raise PlanParseError(f"The plan is not valid YAML: {where}. Fix the YAML and load it again.",
                                  raw=text, cause=exc) from None
         return cls.from_dict(data, goal=goal)
 
@@ -210,7 +215,9 @@ class Plan(BaseModel):
             )
         text = file.read_text(encoding="utf-8")
         try:
-            return cls.from_json(text, goal=goal) if suffix == ".json" else cls.from_yaml(text, goal=goal)
+            if suffix == ".json":
+                return cls.from_json(text, goal=goal)
+            return cls.from_yaml(text, goal=goal, source=str(file))
         except PlanParseError as exc:
             raise PlanParseError(f"{file}: {exc.message}", raw=text, cause=exc.cause) from None
 

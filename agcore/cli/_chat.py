@@ -130,8 +130,8 @@ class _Chat:
                 self.terminal.on_line = None
                 self._turn = None
         result = self.session.last_result
-        if scope.cancelled_caught and self.renderer.console.is_terminal:
-            self.renderer.line("")  # the terminal echoed ^C: start the summary on a line of its own
+        if scope.cancelled_caught:
+            self.renderer.interrupted()
         if result is not None:
             self.renderer.summary(result)
         # A cancelled turn's history is repaired in memory; write the repair now, not with the next turn.

@@ -108,6 +108,9 @@ class _Progress:
             where = f"step {step.id} ({n}/{total})"
             if step.status is S.RUNNING:
                 again = f" (attempt {step.attempts})" if step.attempts > 1 else ""
+                if step.last_error is not None:
+                    why = shorten(step.last_error.message, 120)
+                    again = f" (attempt {step.attempts}; the last one failed: {why})"
                 text = shorten(step.description, 100)
                 self.renderer.line(f"▶ {where} running{again}: {text}", style="cyan")
             elif step.status is S.COMPLETED:

@@ -80,6 +80,14 @@ class Renderer:
         self.end_text()
         self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
 
+    def interrupted(self) -> None:
+        """Ctrl-C was pressed: a terminal echoed ``^C`` where the cursor stood, so what is printed
+        next starts on a line of its own."""
+        if self.console.is_terminal:
+            self.console.print()
+        self._mid_line = False
+        self._thinking = False
+
     def end_text(self) -> None:
         if self._mid_line:
             self.console.print()

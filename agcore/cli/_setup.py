@@ -117,4 +117,6 @@ async def run_interruptible(
             async with interrupts(scope.cancel):
                 await work(session)
         await session.close()
+    if scope.cancelled_caught:
+        renderer.interrupted()
     return session, scope.cancelled_caught

@@ -2,7 +2,8 @@
 
 Design, and why:
 
-* **Search** is FTS5 ranked by BM25 (``bm25()`` is lower-is-better; the score is its negation).
+* **Search** is FTS5 ranked by BM25 (``bm25()`` is lower-is-better); a hit's score is its BM25 as a
+  share of the best hit's, so the best scores 1.0 (compare scores within one result list).
   The tokenizer is ``unicode61 remove_diacritics 2`` over a copy of the text in which every CJK
   character stands alone, and a CJK query becomes overlapping character-bigram phrases. The
   ``trigram`` tokenizer (SQLite >= 3.34) was rejected: it never matches a term shorter than three
@@ -415,10 +416,22 @@ class SqliteMemoryStore:
             return rows
 
         rows = await self._run(run)
-        return [RetrievedItem(item=_row_item(r), score=-float(r[5])) for r in rows]
+        scores = _relative(rows)
+        return [RetrievedItem(item=_row_item(r), score=score) for r, score in zip(rows, scores, strict=True)]
 
     async def retrieve(
         self, query: str, *, limit: int = 5, namespace: str | None = None
     ) -> builtins.list[RetrievedItem]:
         """The store as its own keyword ``Retriever`` (``KeywordRetriever`` wraps the same search)."""
         return await self.search(query, limit=limit, namespace=namespace)
+
+
+def _relative(rows: builtins.list[Any]) -> builtins.list[float]:
+    """Each hit's BM25 as a share of the best hit's (so the best scores 1.0). FTS5 floors the weight
+    of a term found in more than half the items at a millionth, so in a small store every raw score
+    is about 0.000001 (a single item's always is): useless to show, though the order is right."""
+    ranks = [float(r[5]) for r in rows]  # bm25(): negative, lower is better
+    best = min(ranks, default=0.0)
+    if best >= 0.0:
+        return [1.0 for _ in ranks]
+    return [rank / best for rank in ranks]

@@ -113,7 +113,8 @@ def _parse(file: Path, text: str) -> Any:
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ScriptFileError(f"{file} is not valid YAML: {exc}") from None
+            where = str(exc).replace('"<unicode string>"', f'"{file}"')
+            raise ScriptFileError(f"{file} is not valid YAML: {where}") from None
     try:
         return json.loads(text)
     except ValueError as exc:

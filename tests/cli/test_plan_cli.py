@@ -77,6 +77,8 @@ def test_a_bad_plan_file_shows_the_parse_error_and_exits_2(tmp_path: Path, invok
     done = invoke("plan", "run", "broken.yaml")
     assert done.exit_code == 2
     assert "not valid YAML" in done.stderr
+    assert 'in "broken.yaml", line 1' in done.stderr  # the file is named, not "<unicode string>"
+    assert "<unicode string>" not in done.stderr
     assert "Traceback" not in done.stderr
     done = invoke("plan", "run", "missing.json")
     assert done.exit_code == 2
@@ -142,3 +144,13 @@ def test_an_unreadable_draft_is_reported_once_with_what_to_do(tmp_path: Path, in
     assert done.stderr.count("could not be read") == 1  # it used to say so three times
     assert "even when asked again: it contains no JSON plan" in done.stderr
     assert "--model" in done.stderr
+
+
+def test_a_retried_step_says_why_the_last_attempt_failed(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps({"steps": [{"id": "fetch", "description": "Fetch it"}]}))
+    write_script(tmp_path, [{"error": {"status": 529, "message": "overloaded right now"}}, "Fetched."])
+    done = invoke("plan", "run", "plan.json", "--model", "scripted:model.json", "--on-failure", "retry",
+                  "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert re.search(r"running \(attempt 2; the last one failed: .*overloaded right now", done.stdout)
+    assert "1/1 steps done" in done.stdout

@@ -99,6 +99,8 @@ def test_ctrl_c_cancels_the_run_with_exit_130(tmp_path: Path, spawn_cli: SpawnCl
     time.sleep(0.2)  # the turn is waiting for the model's second answer
     child.sendintr()
     child.expect("⏹ cancelled")
+    assert "^C" not in child.after  # the echoed ^C stays on its own line, not before the summary
+    assert (child.before or "").rstrip(" ").endswith("\n")
     assert finish(child) == 130
     assert "Traceback" not in (child.before or "")
 

@@ -199,3 +199,18 @@ async def test_sqlite_search_folds_case_and_accents(tmp_path: Path) -> None:
         await store.add("un café au lait à Paris", id="fr")
         assert [h.id for h in await store.search("cafe a paris")] == ["fr"]
         assert [h.id for h in await store.search("CAFÉ")] == ["fr"]
+
+
+@pytest.mark.anyio
+async def test_keyword_scores_say_how_good_a_hit_is_even_in_a_tiny_store(store: Any) -> None:
+    # FTS5 floors a term found in most items at a weight of 0.000001: a single stored item used to
+    # score 0.0 in the retrieve tool's rounded output.
+    await store.add("The deploy key lives in vault path secret/deploy")
+    [hit] = await store.search("deploy key")
+    assert round(hit.score, 4) > 0
+    await store.add("Deploys run from the deploy branch; the key is rotated monthly")
+    await store.add("Lunch is at noon")
+    hits = await store.search("deploy key")
+    assert len(hits) == 2
+    assert all(round(h.score, 4) > 0 for h in hits)
+    assert hits[0].score >= hits[1].score
