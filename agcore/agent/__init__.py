@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from agcore.agent._task_agent import (
         DEFAULT_PLAN_PROMPT,
         DEFAULT_REASK_PROMPT,
+        PLAN_STATE_KEY,
         DefaultTaskAgent,
         FailurePolicy,
         PlanUpdate,
@@ -103,6 +104,7 @@ _LAZY = {
     "PlanParser": "agcore.agent._plan_parser",
     "DEFAULT_PLAN_PROMPT": "agcore.agent._task_agent",
     "DEFAULT_REASK_PROMPT": "agcore.agent._task_agent",
+    "PLAN_STATE_KEY": "agcore.agent._task_agent",
     "DefaultTaskAgent": "agcore.agent._task_agent",
     "FailurePolicy": "agcore.agent._task_agent",
     "PlanUpdate": "agcore.agent._task_agent",
@@ -114,6 +116,7 @@ __all__ = [
     "DEFAULT_REASK_PROMPT",
     "DEFAULT_SAFETY_RULES",
     "DEFAULT_TOOL_RULES",
+    "PLAN_STATE_KEY",
     "Agent",
     "AgentBuilder",
     "AgentConfig",

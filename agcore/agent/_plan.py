@@ -113,7 +113,8 @@ class Step(BaseModel):
     def start(self) -> None:
         self.status = StepStatus.RUNNING
         self.attempts += 1
-        self.last_error = self.error  # None unless the previous attempt failed
+        if self.error is not None:  # the previous attempt failed (else keep what reset() kept)
+            self.last_error = self.error
         self.result = self.error = self.skip_reason = None
 
     def complete(self, result: str) -> None:
@@ -127,7 +128,9 @@ class Step(BaseModel):
         self.status, self.skip_reason, self.result, self.error = StepStatus.SKIPPED, reason, None, None
 
     def reset(self) -> None:
-        """Back to pending (its attempts kept), to be run again."""
+        """Back to pending (its attempts kept, and why the last one failed), to be run again."""
+        if self.error is not None:
+            self.last_error = self.error
         self.status, self.result, self.error, self.skip_reason = StepStatus.PENDING, None, None, None
 
 

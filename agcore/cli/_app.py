@@ -66,6 +66,13 @@ Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every write and 
 Plugins = Annotated[bool, typer.Option(
     "--plugins/--no-plugins", help="Load the hook plugins installed in the 'agcore' entry-point group.",
 )]
+SessionDb = Annotated[Path | None, typer.Option(
+    "--db", metavar="PATH", help="The session database (default: $AGCORE_HOME/sessions.db, "
+                                 "AGCORE_HOME defaulting to ~/.agcore).")]
+FailurePolicyOption = Annotated[str, typer.Option(
+    "--on-failure", metavar="POLICY",
+    help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
+         "retry: run a step again while its error is transient.")]
 
 
 def _version(value: bool) -> None:
@@ -144,9 +151,7 @@ def run(
 def chat(
     session: Annotated[str | None, typer.Option(
         "--session", "-s", metavar="ID", help="Resume this session (its id is shown at the start).")] = None,
-    db: Annotated[Path | None, typer.Option(
-        "--db", metavar="PATH", help="The session database (default: $AGCORE_HOME/sessions.db, "
-                                     "AGCORE_HOME defaulting to ~/.agcore).")] = None,
+    db: SessionDb = None,
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
@@ -165,23 +170,48 @@ def chat(
 def plan_run(
     file: Annotated[Path, typer.Argument(
         metavar="FILE", help="A plan as JSON or YAML (.json, .yaml, .yml).")],
+    session: Annotated[str | None, typer.Option(
+        "--session", "-s", metavar="ID",
+        help="Save the run as this session (new or existing): the same command continues it, without "
+             "redoing completed steps. Default: a new session id, printed at the start.")] = None,
+    db: SessionDb = None,
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
     yes: Yes = False,
     plugins: Plugins = True,
-    on_failure: Annotated[str, typer.Option(
-        "--on-failure", metavar="POLICY",
-        help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
-             "retry: run a step again while its error is transient.")] = "stop",
+    on_failure: FailurePolicyOption = "stop",
 ) -> None:
     """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
-    if a step failed."""
+    if a step failed. The run is saved as it goes: after Ctrl-C or a failure, `agcore plan resume ID`
+    (printed at the end) continues it."""
     from agcore.cli._plan import run_plan
 
     policy = _policy(on_failure)
-    _execute(functools.partial(run_plan, file=file, model=model, base_url=base_url, workspace=workspace,
-                               yes=yes, plugins=plugins, on_failure=policy))
+    _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
+                               base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
+                               on_failure=policy))
+
+
+@plan_app.command("resume", epilog=EXIT_CODES_HELP)
+def plan_resume(
+    session: Annotated[str, typer.Argument(metavar="ID", help="The session the plan was run in.")],
+    db: SessionDb = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    workspace: WorkspaceDir = None,
+    yes: Yes = False,
+    plugins: Plugins = True,
+    on_failure: FailurePolicyOption = "stop",
+) -> None:
+    """Continue the plan saved in session ID: completed steps are not redone; the step that was
+    running or failed runs again."""
+    from agcore.cli._plan import run_plan
+
+    policy = _policy(on_failure)
+    _execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
+                               base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
+                               on_failure=policy))
 
 
 def _require_words(value: str, name: str, example: str) -> None:

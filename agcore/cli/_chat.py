@@ -7,31 +7,25 @@ chat. Every line — prompts, confirmations, steering — comes from the one ``T
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import anyio
 from rich.console import Console
 
 from agcore.agent import AgentSession, AssistantReply, BasicAgent, UserInput
-from agcore.cli._errors import CliError, ExitCode
+from agcore.cli._errors import ExitCode
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
 from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
+from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.cli._terminal import Terminal, interrupts
-from agcore.memory import MemoryStoreError, SqliteSessionStore
+from agcore.memory import MemoryStoreError
 
-__all__ = ["chat", "default_db_path"]
+__all__ = ["chat"]
 
 _PROMPT = "you> "
 _HISTORY_SHOWN = 6
-
-
-def default_db_path() -> Path:
-    """``$AGCORE_HOME/sessions.db``, ``AGCORE_HOME`` defaulting to ``~/.agcore``."""
-    home = os.environ.get("AGCORE_HOME") or "~/.agcore"
-    return Path(home).expanduser() / "sessions.db"
 
 
 async def chat(
@@ -46,14 +40,12 @@ async def chat(
     plugins: bool,
 ) -> ExitCode:
     space = open_workspace(workspace)
-    path = db or default_db_path()
     provider = resolve_provider(model, base_url)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins)
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console)
-        async with SqliteSessionStore(path) as store, Terminal(console) as terminal:
+        async with open_store(db, existing=session_id is not None) as store, Terminal(console) as terminal:
             confirm = confirm_callback(terminal, renderer, yes=yes)
             try:
                 if session_id:
@@ -63,14 +55,13 @@ async def chat(
                     session = AgentSession(agent, bundle=bundle, confirm=confirm, store=store)
                     await session.save()  # so the id printed below can be resumed even before a turn
             except LookupError:
-                raise CliError(
-                    f"No session {session_id!r} in {path}: check the id, or --db if it was saved elsewhere "
-                    "(run `agcore chat` without --session to start a new one).", ExitCode.USAGE,
-                ) from None
-            except MemoryStoreError as exc:
-                raise CliError(f"Cannot use the session store {path}: {exc}", ExitCode.CONFIG) from None
-            console.print(f"session {session.session_id} · resume with: agcore chat --session "
-                          f"{session.session_id}", style="dim", markup=False, highlight=False)
+                raise unknown_session(session_id or "", db, "agcore chat") from None
+            except (MemoryStoreError, OSError) as exc:
+                raise store_error(db, exc) from None
+            again = resume_command("chat", "--session", session.session_id, db=db, model=model,
+                                   base_url=base_url, workspace=workspace)
+            console.print(f"session {session.session_id} · resume with: {again}",
+                          style="dim", markup=False, highlight=False)
             console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "
                           "quits.", style="dim", markup=False)
             try:
@@ -79,8 +70,6 @@ async def chat(
                 await session.close()
         console.print("bye")
         return ExitCode.OK
-    except OSError as exc:
-        raise CliError(f"Cannot open the session store {path}: {exc}", ExitCode.CONFIG) from None
     finally:
         await close_provider(provider)
 

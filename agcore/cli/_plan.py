@@ -17,14 +17,25 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agcore.agent import AgentError, AgentSession, DefaultTaskAgent, FailurePolicy, Plan, PlanParseError
+from agcore.agent import (
+    PLAN_STATE_KEY,
+    AgentError,
+    AgentSession,
+    DefaultTaskAgent,
+    FailurePolicy,
+    Plan,
+    PlanParseError,
+    RuntimeBundle,
+)
 from agcore.agent import StepStatus as S
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, count, format_usage, shorten
-from agcore.cli._setup import build_bundle, coding_prompt, open_workspace, run_interruptible
+from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
+from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.hooks import HookContext, hookimpl
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
+from agcore.memory import MemoryStoreError, SqliteSessionStore
 
 __all__ = ["draft_plan", "load_plan", "plan_table", "run_plan", "save_plan"]
 
@@ -93,9 +104,12 @@ class _ToolLines:
 class _Progress:
     """Prints a line for each step status change (``execute_plan``'s ``on_update``)."""
 
-    def __init__(self, renderer: Renderer) -> None:
+    def __init__(self, renderer: Renderer, plan: Plan | None = None) -> None:
         self.renderer = renderer
-        self._seen: dict[str, tuple[S, int]] = {}
+        # Steps a resumed plan had completed before are not announced again.
+        self._seen: dict[str, tuple[S, int]] = {
+            step.id: (step.status, step.attempts) for step in (plan.steps if plan else ()) if step.done
+        }
 
     def __call__(self, plan: Plan) -> None:
         total = len(plan.steps)
@@ -125,8 +139,10 @@ class _Progress:
 
 async def run_plan(
     console: Console,
-    file: Path,
+    file: Path | None,
     *,
+    session_id: str | None,
+    db: Path | None,
     model: str | None,
     base_url: str | None,
     workspace: Path | None,
@@ -134,33 +150,93 @@ async def run_plan(
     plugins: bool,
     on_failure: FailurePolicy,
 ) -> ExitCode:
-    plan = load_plan(file)
+    """``agcore plan run FILE`` (``file``) or ``agcore plan resume ID`` (``file`` None): the plan runs
+    in a session saved as it goes, so the same command continues it after Ctrl-C or a failure."""
+    plan = load_plan(file) if file is not None else None
     space = open_workspace(workspace)
     provider = resolve_provider(model, base_url)
     renderer = Renderer(console)
+    chosen: list[Plan] = []
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, plugins=(_ToolLines(renderer),))
         agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=on_failure)
-        goal = f" · goal: {plan.goal}" if plan.goal else ""
-        console.print(f"plan {file.name}: {len(plan.steps)} steps{goal}", markup=False, highlight=False)
-        session, interrupted = await run_interruptible(
-            console, renderer, agent, bundle, yes=yes,
-            work=lambda s: agent.execute_plan(s, plan, on_update=_Progress(renderer)),
-        )
+        async with open_store(db, existing=file is None) as store:
+
+            async def open_session(confirm: Confirm) -> AgentSession:
+                session = await _plan_session(store, session_id, agent, bundle, confirm, db,
+                                              new=plan is not None)
+                chosen.append(_plan_to_run(session, plan, file))
+                _announce(console, chosen[0], file, session)
+                return session
+
+            session, interrupted = await run_interruptible(
+                console, renderer, agent, bundle, yes=yes, open_session=open_session,
+                work=lambda s: agent.execute_plan(s, chosen[0], on_update=_Progress(renderer, chosen[0])),
+            )
+        ran = chosen[0]
         if interrupted:
             renderer.line("⏹ cancelled", style="yellow")
-        console.print(plan_table(plan, title="plan status", results=True,
-                                 interrupted=interrupted))
+        console.print(plan_table(ran, title="plan status", results=True, interrupted=interrupted))
         tracker = session.usage
         cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
-        console.print(f"{sum(1 for s in plan.steps if s.done)}/{len(plan.steps)} steps done · "
+        console.print(f"{sum(1 for s in ran.steps if s.done)}/{len(ran.steps)} steps done · "
                       f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
                       markup=False, highlight=False)
+        if interrupted or not ran.succeeded:
+            again = resume_command("plan", "resume", session.session_id, db=db, model=model,
+                                   base_url=base_url, workspace=workspace)
+            console.print(f"continue with: {again}", style="dim", markup=False, highlight=False)
         if interrupted:
             return ExitCode.INTERRUPTED
-        return ExitCode.OK if plan.succeeded else ExitCode.TASK_FAILED
+        return ExitCode.OK if ran.succeeded else ExitCode.TASK_FAILED
     finally:
         await close_provider(provider)
+
+
+async def _plan_session(
+    store: SqliteSessionStore, session_id: str | None, agent: DefaultTaskAgent, bundle: RuntimeBundle,
+    confirm: Confirm, db: Path | None, *, new: bool,
+) -> AgentSession:
+    """The session ``session_id`` from the store; a new one (saved under ``session_id`` if given)
+    when there is none and a plan file was given."""
+    if session_id is not None:
+        try:
+            return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm)
+        except LookupError:
+            if not new:
+                raise unknown_session(session_id, db, "agcore plan run FILE") from None
+        except (MemoryStoreError, OSError) as exc:
+            raise store_error(db, exc) from None
+    return AgentSession(agent, session_id, bundle, confirm=confirm, store=store)
+
+
+def _plan_to_run(session: AgentSession, plan: Plan | None, file: Path | None) -> Plan:
+    """The session's saved plan, continued (its completed steps are not redone), or ``plan``."""
+    saved = session.app_state.get(PLAN_STATE_KEY)
+    if saved is None:
+        if plan is None:
+            raise CliError(f"Session {session.session_id!r} holds no plan to resume: run one with "
+                           f"agcore plan run FILE --session {session.session_id}", ExitCode.USAGE)
+        return plan
+    progress = Plan.from_dict(saved)
+    if plan is not None and _steps(plan) != _steps(progress):
+        raise CliError(f"Session {session.session_id!r} holds a different plan than {file}: continue it "
+                       f"with `agcore plan resume {session.session_id}`, or give another --session.",
+                       ExitCode.USAGE)
+    return progress
+
+
+def _steps(plan: Plan) -> list[tuple[str, str]]:
+    return [(step.id, step.description) for step in plan.steps]
+
+
+def _announce(console: Console, plan: Plan, file: Path | None, session: AgentSession) -> None:
+    goal = f" · goal: {plan.goal}" if plan.goal else ""
+    done = sum(1 for s in plan.steps if s.done)
+    name = f"plan {file.name}" if file is not None else "plan"
+    resuming = f" · continuing: {done}/{len(plan.steps)} done" if done else ""
+    console.print(f"{name}: {len(plan.steps)} steps{goal}{resuming}", markup=False, highlight=False)
+    console.print(f"session {session.session_id}", style="dim", markup=False, highlight=False)
 
 
 async def draft_plan(

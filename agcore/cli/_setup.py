@@ -29,7 +29,8 @@ from agcore.tools import Tool
 from agcore.tools.workspace import Workspace
 
 __all__ = [
-    "IDENTITY", "build_bundle", "coding_prompt", "confirm_callback", "open_workspace", "run_interruptible",
+    "IDENTITY", "Confirm", "build_bundle", "coding_prompt", "confirm_callback", "open_workspace",
+    "run_interruptible",
 ]
 
 IDENTITY = (
@@ -108,11 +109,17 @@ async def run_interruptible(
     *,
     yes: bool,
     work: Callable[[AgentSession], Awaitable[object]],
+    open_session: Callable[[Confirm], Awaitable[AgentSession]] | None = None,
 ) -> tuple[AgentSession, bool]:
-    """Run ``work`` on a new session that asks the terminal for confirmations; Ctrl-C cancels the
-    work (not the program). Returns the session and whether it was interrupted."""
+    """Run ``work`` on a session that asks the terminal for confirmations (a new one, or the one
+    ``open_session(confirm)`` gives, e.g. loaded from a store); Ctrl-C cancels the work (not the
+    program). Returns the session and whether it was interrupted."""
     async with Terminal(console) as terminal:
-        session = AgentSession(agent, bundle=bundle, confirm=confirm_callback(terminal, renderer, yes=yes))
+        confirm = confirm_callback(terminal, renderer, yes=yes)
+        if open_session is not None:
+            session = await open_session(confirm)
+        else:
+            session = AgentSession(agent, bundle=bundle, confirm=confirm)
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):
                 await work(session)

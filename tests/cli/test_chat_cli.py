@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from pathlib import Path
 
@@ -80,11 +81,15 @@ def test_confirmation_in_chat_uses_the_same_reader(tmp_path: Path, spawn_cli: Sp
 
 
 def test_a_session_resumes_by_id_in_another_process(tmp_path: Path, spawn_cli: SpawnCli) -> None:
-    write_script(tmp_path, [{"text": "Noted: banana."}], name="first.json")
+    # Each process loads the script afresh; its one reply only comes if the request holds "banana",
+    # which the second process's question does not: only the history loaded from the store does.
+    write_script(tmp_path, [{"text": "Noted: banana.", "expect": "banana"}], name="first.json")
     db = tmp_path / "chats.db"
     child = spawn_cli("chat", "--model", "scripted:first.json", "--db", str(db), "--no-plugins")
-    child.expect(r"session ([0-9a-f]{32}) · resume with: agcore chat --session \1")
-    session_id = child.match.group(1)
+    child.expect(r"session ([0-9a-f]{32}) · resume with: (agcore chat --session \1[^\r\n]*)")
+    session_id, printed = child.match.group(1), child.match.group(2)
+    assert f"--db {db}" in printed  # the printed command finds the session when pasted as it is
+    assert "--model scripted:first.json" in printed
     child.expect(PROMPT)
     child.sendline("remember the word banana")
     child.expect("Noted: banana.")
@@ -92,17 +97,13 @@ def test_a_session_resumes_by_id_in_another_process(tmp_path: Path, spawn_cli: S
     child.sendeof()
     assert finish(child) == 0
 
-    # The second model only answers if the history of the first process is in its request.
-    write_script(tmp_path, [{"text": "You told me: banana.", "expect": "remember the word banana"}],
-                 name="second.json")
-    child = spawn_cli("chat", "--session", session_id, "--model", "scripted:second.json", "--db", str(db),
-                      "--no-plugins")
+    child = spawn_cli(*shlex.split(printed)[1:])  # pasted: everything after "agcore"
     child.expect(f"resumed session {session_id}")
     child.expect("you: remember the word banana")
     child.expect("assistant: Noted: banana.")
     child.expect(PROMPT)
     child.sendline("what word?")
-    child.expect("You told me: banana.")
+    child.expect("Noted: banana.")
     child.expect(PROMPT)
     child.sendeof()
     assert finish(child) == 0
@@ -120,6 +121,16 @@ def test_default_store_lives_under_agcore_home(tmp_path: Path, spawn_cli: SpawnC
 def test_unknown_session_id_is_a_usage_error(tmp_path: Path, spawn_cli: SpawnCli) -> None:
     write_script(tmp_path, ["hi"])
     child = spawn_cli("chat", "--session", "does-not-exist", "--model", "scripted:model.json")
+    child.expect("No session database at")  # looking a session up creates no database
+    assert finish(child) == 2
+    assert not (tmp_path / "home" / "sessions.db").exists()
+    child = spawn_cli("chat", "--model", "scripted:model.json", "--no-plugins")  # creates it
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+    child = spawn_cli("chat", "--session", "does-not-exist", "--model", "scripted:model.json")
     child.expect("No session 'does-not-exist'")
     assert finish(child) == 2
     assert re.search("Traceback", child.before or "") is None
+
+

@@ -95,6 +95,7 @@ def test_ctrl_c_during_a_plan_stops_it_with_exit_130(tmp_path: Path, spawn_cli: 
     child.expect("⏹ cancelled")
     child.expect("plan status")
     child.expect("interrupted")  # the step that was running; the next run redoes it
+    child.expect(r"continue with: agcore plan resume [0-9a-f]{32} --model scripted:model.json")
     assert finish(child) == 130
 
 
@@ -154,3 +155,56 @@ def test_a_retried_step_says_why_the_last_attempt_failed(tmp_path: Path, invoke:
     assert done.exit_code == 0, done.stdout + done.stderr
     assert re.search(r"running \(attempt 2; the last one failed: .*overloaded right now", done.stdout)
     assert "1/1 steps done" in done.stdout
+
+
+TWO_STEPS = {"steps": [{"id": "a", "description": "Step A"},
+                       {"id": "b", "description": "Step B", "depends_on": ["a"]}]}
+
+
+def test_a_failed_plan_continues_where_it_stopped(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    write_script(tmp_path, ["A done.", {"error": {"status": 400, "message": "bad thing"}}], name="m1.json")
+    done = invoke("plan", "run", "plan.json", "--session", "s-1", "--model", "scripted:m1.json",
+                  "--no-plugins")
+    assert done.exit_code == 1
+    assert "continue with: agcore plan resume s-1 --model scripted:m1.json" in done.stdout
+    # Step a is not redone: the one reply this script holds is step b's, and asking the model
+    # anything else would run the script out (exit 2).
+    write_script(tmp_path, [{"text": "B done.", "expect": "Step B"}], name="m2.json")
+    done = invoke("plan", "resume", "s-1", "--model", "scripted:m2.json", "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "continuing: 1/2 done" in done.stdout
+    assert "step a (1/2)" not in done.stdout  # not run, not even announced again
+    assert re.search(r"running \(attempt 2; the last one failed: .*bad thing", done.stdout)
+    assert "2/2 steps done" in done.stdout
+    assert "continue with" not in done.stdout
+
+
+def test_the_same_run_command_continues_its_session(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    write_script(tmp_path, ["A done.", {"error": {"status": 400, "message": "bad"}}], name="m1.json")
+    assert invoke("plan", "run", "plan.json", "-s", "s-2", "--model", "scripted:m1.json",
+                  "--no-plugins").exit_code == 1
+    write_script(tmp_path, ["B done."], name="m2.json")
+    done = invoke("plan", "run", "plan.json", "-s", "s-2", "--model", "scripted:m2.json", "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "2/2 steps done" in done.stdout
+    other = {"steps": [{"id": "x", "description": "Something else"}]}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    done = invoke("plan", "run", "other.json", "-s", "s-2", "--model", "scripted:m2.json", "--no-plugins")
+    assert done.exit_code == 2
+    assert "holds a different plan" in done.stderr
+
+
+def test_resuming_what_is_not_there_is_a_usage_error(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, ["unused"])
+    done = invoke("plan", "resume", "nope", "--model", "scripted:model.json")
+    assert done.exit_code == 2
+    assert "No session database" in done.stderr
+    assert not (tmp_path / "home" / "sessions.db").exists()
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    write_script(tmp_path, ["A.", "B."])
+    assert invoke("plan", "run", "plan.json", "--model", "scripted:model.json").exit_code == 0
+    done = invoke("plan", "resume", "nope", "--model", "scripted:model.json")
+    assert done.exit_code == 2
+    assert "No session 'nope'" in done.stderr
