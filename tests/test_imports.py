@@ -43,7 +43,9 @@ HEAVY = (
     "agcore.llm.providers.openai",
 )
 
-PACKAGES = ("agcore.agent", "agcore.context", "agcore.hooks", "agcore.llm", "agcore.memory", "agcore.tools")
+PACKAGES = (
+    "agcore", "agcore.agent", "agcore.context", "agcore.hooks", "agcore.llm", "agcore.memory", "agcore.tools",
+)
 
 
 def run_python(code: str) -> object:
@@ -193,3 +195,17 @@ def test_agent_builder_build_loads_the_bundle() -> None:
         """
     )
     assert loaded == ["DynamicContainer", True, True]
+
+
+def test_the_first_names_a_user_reaches_for_come_from_the_top_package() -> None:
+    loaded = run_python(
+        f"""
+        import json, sys
+        import agcore
+        cheap = [m for m in {HEAVY!r} + ("agcore.agent", "pydantic") if m in sys.modules]
+        from agcore import AgentBuilder, AgentSession, BasicAgent, tool, TaskAgent, Plan, DefaultTaskAgent
+        from agcore.agent import AgentBuilder as builder
+        print(json.dumps([cheap, AgentBuilder is builder, Plan.__module__]))
+        """
+    )
+    assert loaded == [[], True, "agcore.agent._plan"]  # `import agcore` alone loads none of it
