@@ -165,8 +165,8 @@ class ToolPhase:
             if tool is not None and self._offered is not None and tool.name not in self._offered:
                 # The agent did not offer it (Agent.tool_definitions filtered it out): hiding a tool
                 # must also keep it from running, whatever the model guesses.
-                refusal = not_offered_message(call.name, self._offered)
-                answer(call, error_result(call.id, refusal), "unknown_tool")
+                hidden = not_offered_message(call.name, self._offered)
+                answer(call, error_result(call.id, hidden), "unknown_tool")
                 continue
             if tool is None or call.parse_error is not None:
                 # Unknown tool or unreadable arguments: the registry words the error for the model.

@@ -1,0 +1,215 @@
+"""The same scripted session on AgentSession and on the compiled LangGraph graph: equal histories
+(message ids and times aside), equal turn results, and the same hook calls in the same order.
+
+LangGraph runs on asyncio only, so this module runs on asyncio only (not on trio).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, TurnResult
+from agcore.hooks import HookContext, ToolCallDecision, hookimpl
+from agcore.integrations.langgraph import GraphSession
+from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.testing import ScriptedProvider, tool_calls_reply
+from agcore.tools import Tool, tool
+
+from .conftest import comparable
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+@tool
+def forbidden(path: str) -> str:
+    """A tool the policy hook denies."""
+    raise AssertionError("a denied call must not run")
+
+
+@tool(requires_confirmation=True)
+def risky(target: str) -> str:
+    """A tool that needs the user's approval."""
+    return f"wiped {target}"
+
+
+ask_user = Tool.client("ask_user", "Ask the user a question.", {
+    "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"],
+})
+
+
+class Recorder:
+    """Records every hook call, with what identifies it."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @hookimpl
+    def on_session_start(self, ctx: HookContext) -> None:
+        self.calls.append("session_start")
+
+    @hookimpl
+    def on_session_end(self, ctx: HookContext) -> None:
+        self.calls.append("session_end")
+
+    @hookimpl
+    def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
+        self.calls.append(f"turn_start:{ctx.turn_index}:{user_input.content}")
+
+    @hookimpl
+    def on_llm_request(self, ctx: HookContext, request: LLMRequest) -> None:
+        self.calls.append(f"llm_request:{len(request.messages)}:{sorted(t.name for t in request.tools)}")
+
+    @hookimpl
+    def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
+        self.calls.append(f"llm_response:{message.text}:{[c.id for c in message.tool_calls]}")
+
+    @hookimpl
+    def on_turn_end(self, ctx: HookContext, message: AssistantMessage) -> None:
+        self.calls.append(f"turn_end:{ctx.usage.total_tokens}")
+
+    @hookimpl
+    def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> ToolCallDecision | None:
+        self.calls.append(f"before:{call.id}")
+        if call.name == "forbidden":
+            return ToolCallDecision.deny("paths outside the workspace are off limits")
+        return None
+
+    @hookimpl
+    def after_tool_call(self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock,
+                        status: str) -> None:
+        self.calls.append(f"after:{call.id}:{status}:{result.content}")
+
+    @hookimpl
+    def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: str) -> None:
+        self.calls.append(f"confirmation:{call.id}:{answer}")
+
+    @hookimpl
+    def on_message(self, ctx: HookContext, message: Any) -> None:
+        self.calls.append(f"message:{message.kind}")
+
+    @hookimpl
+    def on_turn_result(self, ctx: HookContext, result: TurnResult) -> None:
+        self.calls.append(f"turn_result:{result.stop}:{type(result.error).__name__}:{result.turns}")
+
+    @hookimpl
+    def on_error(self, ctx: HookContext, error: BaseException) -> None:
+        self.calls.append(f"error:{type(error).__name__}")
+
+
+def call(id: str, name: str, **arguments: Any) -> ToolUseBlock:
+    return ToolUseBlock(id=id, name=name, input=arguments)
+
+
+def script() -> list[Any]:
+    return [
+        # turn 1: two parallel adds, a denied call, a confirmed call; then a refused confirmation
+        tool_calls_reply([call("c1", "add", a=1, b=2), call("c2", "add", a=3, b=4),
+                          call("c3", "forbidden", path="/etc"), call("c4", "risky", target="tmp")],
+                         text="working"),
+        tool_calls_reply([call("c5", "risky", target="home")]),
+        "sum is 10",
+        # turn 2: a client call next to a server call; then the queued follow-up
+        tool_calls_reply([call("c6", "ask_user", question="which?"), call("c7", "add", a=5, b=5)]),
+        "you said blue",
+        "followed up",
+        # turn 3: an unknown tool, then tool rounds until max_tool_turns stops the turn
+        tool_calls_reply([call("c8", "nope"), call("c9", "add", a=1, b=1)]),
+        tool_calls_reply([call("c10", "add", a=2, b=2)]),
+        tool_calls_reply([call("c11", "add", a=3, b=3)]),
+        tool_calls_reply([call("c12", "add", a=4, b=4)]),
+    ]
+
+
+def confirm_answers() -> Any:
+    answers = iter([True, False])
+
+    def confirm(call: ToolUseBlock, tool: Tool) -> bool:
+        return next(answers)
+
+    return confirm
+
+
+async def run_session(session: AgentSession | GraphSession) -> list[TurnResult]:
+    results = [await session.submit_turn("compute")]
+    session.follow_up("and then?")
+    paused = await session.submit_turn("ask me")
+    assert paused.stop == "client_tools"
+    assert [c.id for c in paused.pending_tool_calls] == ["c6"]
+    results += [paused, await session.resume([ToolResultBlock(tool_use_id="c6", content="blue")])]
+    results.append(await session.submit_turn("keep going"))
+    await session.close()
+    return results
+
+
+@pytest.mark.parametrize("parallel", [True, False], ids=["parallel", "sequential"])
+async def test_same_session_same_history_and_hooks(parallel: bool) -> None:
+    runs: dict[str, tuple[list[Any], list[str], list[Any]]] = {}
+    for backend in ("loop", "graph"):
+        recorder = Recorder()
+        bundle = (AgentBuilder().provider(ScriptedProvider(script())).tools(add, forbidden, risky, ask_user)
+                  .plugins(recorder).config(AgentConfig(max_tool_turns=3, parallel_tool_calls=parallel))
+                  .build())
+        agent = BasicAgent(name="parity", system_prompt="be brief")
+        session: AgentSession | GraphSession
+        if backend == "loop":
+            session = AgentSession(agent, "s1", bundle, confirm=confirm_answers())
+            results = await run_session(session)
+            history = session.messages
+        else:
+            session = GraphSession(agent, "s1", bundle, confirm=confirm_answers())
+            results = await run_session(session)
+            history = await session.messages()
+        outcome = [(r.stop, r.text, r.turns, type(r.error).__name__, r.usage, comparable(r.messages))
+                   for r in results]
+        runs[backend] = (comparable(history), recorder.calls, outcome)
+
+    loop_history, loop_hooks, loop_results = runs["loop"]
+    graph_history, graph_hooks, graph_results = runs["graph"]
+    assert graph_history == loop_history
+    assert graph_hooks == loop_hooks
+    assert graph_results == loop_results
+    # and the session did what the script says, on both
+    stops = [r[0] for r in loop_results]
+    assert stops == ["done", "client_tools", "done", "limit"]
+    results_by_id = {r["tool_use_id"]: r for m in loop_history if m["kind"] == "tool_results"
+                     for r in m["results"]}
+    assert results_by_id["c1"]["content"] == "3"
+    assert "denied" in results_by_id["c3"]["content"]
+    assert results_by_id["c4"]["content"] == "wiped tmp"
+    assert "did not approve" in results_by_id["c5"]["content"]
+    assert results_by_id["c6"]["content"] == "blue"
+    assert "Unknown tool" in results_by_id["c8"]["content"] or results_by_id["c8"]["is_error"]
+    assert "max_tool_turns" in results_by_id["c12"]["content"]
+    assert "confirmation:c4:yes" in loop_hooks
+    assert "confirmation:c5:no" in loop_hooks
+
+
+async def test_no_confirm_callback_means_not_run_on_both() -> None:
+    histories = []
+    for backend in ("loop", "graph"):
+        model = ScriptedProvider([tool_calls_reply([call("c1", "risky", target="x")]), "ok"])
+        bundle = AgentBuilder().provider(model).tools(risky).build()
+        agent = BasicAgent(name="p", system_prompt="s")
+        if backend == "loop":
+            loop_session = AgentSession(agent, "s", bundle)
+            await loop_session.submit_turn("go")
+            histories.append(comparable(loop_session.messages))
+        else:
+            graph_session = GraphSession(agent, "s", bundle)
+            await graph_session.submit_turn("go")
+            histories.append(comparable(await graph_session.messages()))
+    assert histories[0] == histories[1]
+    assert "no way to ask" in histories[1][2]["results"][0]["content"]
