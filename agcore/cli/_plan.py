@@ -143,6 +143,7 @@ async def run_plan(
         session, interrupted = await run_interruptible(
             console, renderer, agent, bundle, yes=yes,
             work=lambda s: agent.execute_plan(s, plan, on_update=_Progress(renderer)),
+            session_type=AgentSession,
         )
         if interrupted:
             renderer.line("⏹ cancelled", style="yellow")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 from rich.console import Console
@@ -15,8 +15,8 @@ from agcore.agent import (
     DEFAULT_TOOL_RULES,
     Agent,
     AgentBuilder,
-    AgentSession,
     ConfigError,
+    ConversationSession,
     RuntimeBundle,
     SystemPrompt,
 )
@@ -71,11 +71,12 @@ def build_bundle(
     *,
     entry_point_plugins: bool,
     plugins: tuple[object, ...] = (),
+    backend: str = "loop",
 ) -> RuntimeBundle:
     """The runtime bundle: ``provider``, the workspace tools, ``plugins`` and (if asked) the plugins of
     the ``agcore`` entry-point group. An invalid plugin is a configuration error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
-    builder.plugins(*plugins, entry_points=entry_point_plugins)
+    builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
     try:
         return builder.build()
     except ConfigError as exc:
@@ -100,6 +101,9 @@ def confirm_callback(terminal: Terminal, renderer: Renderer, *, yes: bool) -> Co
     return confirm
 
 
+Session = TypeVar("Session", bound=ConversationSession)
+
+
 async def run_interruptible(
     console: Console,
     renderer: Renderer,
@@ -107,12 +111,15 @@ async def run_interruptible(
     bundle: RuntimeBundle,
     *,
     yes: bool,
-    work: Callable[[AgentSession], Awaitable[object]],
-) -> tuple[AgentSession, bool]:
-    """Run ``work`` on a new session that asks the terminal for confirmations; Ctrl-C cancels the
-    work (not the program). Returns the session and whether it was interrupted."""
+    work: Callable[[Session], Awaitable[object]],
+    session_type: Callable[..., Session],
+) -> tuple[Session, bool]:
+    """Run ``work`` on a new session (``session_type``: ``AgentSession``, or ``open_session`` for the
+    bundle's backend) that asks the terminal for confirmations; Ctrl-C cancels the work (not the
+    program). Returns the session and whether it was interrupted."""
     async with Terminal(console) as terminal:
-        session = AgentSession(agent, bundle=bundle, confirm=confirm_callback(terminal, renderer, yes=yes))
+        confirm: Any = confirm_callback(terminal, renderer, yes=yes)
+        session = session_type(agent, bundle=bundle, confirm=confirm)
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):
                 await work(session)

@@ -125,7 +125,13 @@ class GraphSession:
                 return value
         return None
 
-    async def messages(self) -> list[AgentMessage]:
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """The history as of the latest run in this process (``AgentSession.messages``); a thread
+        another process ran: ``await history()``."""
+        return self.session.messages
+
+    async def history(self) -> list[AgentMessage]:
         """The history as the checkpoint holds it."""
         snapshot = await self.graph.aget_state(cast(Any, self._config))
         return list(snapshot.values.get("messages") or [])

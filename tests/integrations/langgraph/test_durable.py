@@ -127,7 +127,7 @@ async def test_a_confirmation_is_answered_in_another_process(tmp_path: Path) -> 
     async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
         session = GraphSession(BasicAgent(name="durable", system_prompt="s"), "thread-1", bundle,
                                checkpointer=saver)
-        history = await session.messages()
+        history = await session.history()
         assert await session.pending() is None
     [results] = [m for m in history if isinstance(m, ToolResults)]
     assert [r.content for r in results.results] == ["fast 1 done", "deployed prod"]
@@ -166,7 +166,7 @@ async def test_checkpointers_hold_the_history_agent_session_makes(saver: str, tm
         graph = GraphSession(agent, "t", add_bundle(*FIRST, *SECOND), checkpointer=InMemorySaver())
         await graph.submit_turn("add")
         await graph.submit_turn("again")
-        history = await graph.messages()
+        history = await graph.history()
     else:
         async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "g.sqlite")) as sqlite:
             await GraphSession(agent, "t", add_bundle(*FIRST), checkpointer=sqlite).submit_turn("add")
@@ -174,7 +174,7 @@ async def test_checkpointers_hold_the_history_agent_session_makes(saver: str, tm
         async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "g.sqlite")) as sqlite:
             again = GraphSession(agent, "t", add_bundle(*SECOND), checkpointer=sqlite)
             result = await again.submit_turn("again")
-            history = await again.messages()
+            history = await again.history()
         assert result.text == "again 3"
         assert result.turns == 1
     assert comparable(history) == comparable(reference.messages)

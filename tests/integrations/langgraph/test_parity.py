@@ -171,7 +171,7 @@ async def test_same_session_same_history_and_hooks(parallel: bool) -> None:
         else:
             session = GraphSession(agent, "s1", bundle, confirm=confirm_answers())
             results = await run_session(session)
-            history = await session.messages()
+            history = await session.history()
         outcome = [(r.stop, r.text, r.turns, type(r.error).__name__, r.usage, comparable(r.messages))
                    for r in results]
         runs[backend] = (comparable(history), recorder.calls, outcome)
@@ -210,6 +210,6 @@ async def test_no_confirm_callback_means_not_run_on_both() -> None:
         else:
             graph_session = GraphSession(agent, "s", bundle)
             await graph_session.submit_turn("go")
-            histories.append(comparable(await graph_session.messages()))
+            histories.append(comparable(await graph_session.history()))
     assert histories[0] == histories[1]
     assert "no way to ask" in histories[1][2]["results"][0]["content"]

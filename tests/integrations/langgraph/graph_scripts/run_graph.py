@@ -84,7 +84,7 @@ async def main() -> None:
                 await session.submit_turn("run the tools")
                 raise SystemExit("the slow tool should have hung until the process was killed")
             result = await session.recover()
-            print(summary(await session.messages(), stop=result.stop, text=result.text), flush=True)
+            print(summary(await session.history(), stop=result.stop, text=result.text), flush=True)
             return
         graph = compile_agent(agent, bundle, checkpointer=saver)
         config: Any = {"configurable": {"thread_id": THREAD}}
