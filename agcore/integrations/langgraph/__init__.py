@@ -28,7 +28,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from agcore.integrations.langgraph._graph import compile_agent, recursion_limit
-from agcore.integrations.langgraph._session import GraphSession
+from agcore.integrations.langgraph._session import AgentGraph, GraphSession
 from agcore.integrations.langgraph._state import (
     AgentState,
     GraphInput,
@@ -41,6 +41,7 @@ from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
 __all__ = [
     "CLIENT_TOOLS",
     "CONFIRMATION",
+    "AgentGraph",
     "AgentState",
     "GraphInput",
     "GraphSession",

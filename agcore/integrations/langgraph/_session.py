@@ -19,7 +19,7 @@ from langgraph.types import Command, Durability
 
 from agcore.agent import AgentEvent, AgentMessage, AgentSession, LimitExceeded, TurnResult
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
-from agcore.integrations.langgraph._shell import ThreadSession
+from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
 
@@ -28,9 +28,31 @@ if TYPE_CHECKING:
 
     from agcore.agent import Agent, ConfirmCallback, ContextTransform, RuntimeBundle
 
-__all__ = ["GraphSession"]
+__all__ = ["AgentGraph", "GraphSession"]
 
 _Payload = dict[str, Any] | Command[Any] | None
+
+
+class AgentGraph:
+    """``agent`` compiled once, for many sessions (threads): ``graph.session(id)`` makes each one
+    without compiling again. ``compiled`` is the ``CompiledStateGraph``; ``checkpointer`` defaults to
+    an ``InMemorySaver``."""
+
+    def __init__(
+        self, agent: Agent, bundle: RuntimeBundle, checkpointer: BaseCheckpointSaver[Any] | None = None
+    ) -> None:
+        self.agent = agent
+        self.bundle = bundle
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        self.compiled, self.threads = build_graph(agent, bundle, self.checkpointer)
+
+    def __repr__(self) -> str:
+        return f"AgentGraph({self.agent.name!r})"
+
+    def session(self, session_id: str | None = None, **kwargs: Any) -> GraphSession:
+        """A ``GraphSession`` on this graph (``kwargs``: ``confirm``, ``transform``, ``dependencies``,
+        ``durability``)."""
+        return GraphSession(self.agent, session_id, self.bundle, graph=self, **kwargs)
 
 
 class GraphSession:
@@ -40,6 +62,8 @@ class GraphSession:
     keep the thread across processes. ``durability`` is LangGraph's: ``"sync"`` (the default) writes
     each step's checkpoint before the next step starts, so a crash loses nothing that finished.
     ``confirm``, ``transform`` and ``dependencies`` mean what they mean for ``AgentSession``.
+    ``graph`` runs the session on an ``AgentGraph`` compiled before (``AgentGraph.session()``), for
+    applications opening many sessions of one agent; ``checkpointer`` is then the graph's.
     """
 
     def __init__(
@@ -53,6 +77,7 @@ class GraphSession:
         transform: ContextTransform | None = None,
         dependencies: Mapping[str, Any] | None = None,
         durability: Durability = "sync",
+        graph: AgentGraph | None = None,
     ) -> None:
         session = AgentSession(
             agent, session_id, bundle, confirm=confirm, transform=transform, dependencies=dependencies
@@ -60,13 +85,21 @@ class GraphSession:
         assert bundle is not None  # AgentSession raised the helpful error otherwise
         self.session = session
         self.session_id = session.session_id
-        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
-        self.graph, threads = build_graph(agent, bundle, self.checkpointer)
+        if graph is None:
+            graph = AgentGraph(agent, bundle, checkpointer)
+        elif graph.agent is not agent or graph.bundle is not bundle:
+            raise ValueError("this AgentGraph was compiled for another agent or bundle: use graph.session()")
+        self.checkpointer = graph.checkpointer
+        self.graph = graph.compiled
+        threads = graph.threads
         self._thread = threads.attach(ThreadSession(session, interrupt_confirmations=confirm is not None))
         self.durability: Durability = durability
+        limit = recursion_limit(bundle.config())
         self._config: dict[str, Any] = {
-            "configurable": {"thread_id": self.session_id},
-            "recursion_limit": recursion_limit(bundle.config()),
+            "configurable": {"thread_id": self.session_id, EVENTS_KEY: False}, "recursion_limit": limit,
+        }
+        self._stream_config: dict[str, Any] = {
+            "configurable": {"thread_id": self.session_id, EVENTS_KEY: True}, "recursion_limit": limit,
         }
 
     def __repr__(self) -> str:
@@ -158,7 +191,6 @@ class GraphSession:
     # ---------------------------------------------------------------------------- driving
 
     async def _run(self, payload: _Payload) -> TurnResult:
-        self._thread.emit = False
         config = cast(Any, self._config)
         try:
             while True:
@@ -171,8 +203,7 @@ class GraphSession:
         return self._result()
 
     async def _stream(self, payload: _Payload) -> AsyncIterator[AgentEvent]:
-        self._thread.emit = True
-        config = cast(Any, self._config)
+        config = cast(Any, self._stream_config)
         try:
             while True:
                 interrupts: Any = None

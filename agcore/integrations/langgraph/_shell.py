@@ -34,7 +34,13 @@ if TYPE_CHECKING:
     from agcore.hooks import HookExecutor
     from agcore.integrations.langgraph._state import AgentState
 
-__all__ = ["Step", "ThreadSession", "ThreadSessions"]
+__all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions"]
+
+#: ``config["configurable"]`` key: whether the nodes build ``AgentEvent``s for the custom stream
+#: (default True). ``GraphSession.submit_turn`` sets it False, as ``AgentSession.submit_turn`` builds
+#: none; set it False too when invoking the graph without reading ``stream_mode="custom"``: with
+#: ``AgentConfig.streaming="auto"`` the model calls are then ``complete()`` calls, not streams.
+EVENTS_KEY = "agcore_events"
 
 _log = logging.getLogger("agcore.integrations.langgraph")
 
@@ -44,8 +50,6 @@ class ThreadSession:
     """The in-process side of one thread: its session, and how its runs are driven."""
 
     session: AgentSession
-    #: Whether the nodes build ``AgentEvent``s for the custom stream (``submit_turn`` needs none).
-    emit: bool = True
     #: Confirmations become ``interrupt()``s (False: the session has no way to ask, as with
     #: ``AgentSession(confirm=None)``: the tool is not run and the model is told why).
     interrupt_confirmations: bool = True
@@ -91,7 +95,7 @@ class Step:
         self.base = sync_session(session, state)
         self.config: AgentConfig = session.bundle.config()
         self.hooks: HookExecutor = session.bundle.hook_executor()
-        self.emit = thread.emit
+        self.emit = bool((config.get("configurable") or {}).get(EVENTS_KEY, True))
         self.writer = get_stream_writer() if self.emit else None
 
     def send(self, event: AgentEvent) -> None:
