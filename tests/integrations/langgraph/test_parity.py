@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, TurnResult
+from agcore.agent import AgentBuilder, AgentConfig, AgentEvent, AgentSession, BasicAgent, TurnResult
 from agcore.hooks import HookContext, ToolCallDecision, hookimpl
 from agcore.integrations.langgraph import GraphSession
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.llm.errors import InvalidRequestError
 from agcore.testing import ScriptedProvider, tool_calls_reply
-from agcore.tools import Tool, tool
+from agcore.tools import Tool, ToolContext, tool
 
 from .conftest import comparable
 
@@ -213,3 +214,109 @@ async def test_no_confirm_callback_means_not_run_on_both() -> None:
             histories.append(comparable(await graph_session.history()))
     assert histories[0] == histories[1]
     assert "no way to ask" in histories[1][2]["results"][0]["content"]
+
+
+# ------------------------------------------------------------------ streaming, steering, errors
+
+
+@tool
+def interrupting(ctx: ToolContext) -> str:
+    """A tool during which the user types a new message (steering)."""
+    ctx.require("session").steer("actually, stop and say hi")
+    return "noted"
+
+
+class StopAfterTwo:
+    """on_turn_end says stop at the second reply of a turn."""
+
+    def __init__(self) -> None:
+        self.replies = 0
+
+    @hookimpl
+    def on_turn_end(self, ctx: HookContext, message: AssistantMessage) -> bool:
+        self.replies += 1
+        return self.replies % 2 == 1
+
+
+def event_view(event: AgentEvent) -> dict[str, Any]:
+    data = event.model_dump(mode="json", exclude={"duration"})
+    data.pop("duration", None)
+    return data
+
+
+def streaming_script() -> list[Any]:
+    return [
+        # a steering tool next to an add: sequentially the add is skipped, in parallel it runs
+        tool_calls_reply([call("s1", "interrupting"), call("s2", "add", a=1, b=1)], text="let me see"),
+        "hi!",
+        # the model fails (not retryable): the turn ends with an error, the history stays valid
+        InvalidRequestError("the request was malformed"),
+        # on_turn_end stops the turn at its second reply: that reply's calls are answered "not run"
+        tool_calls_reply([call("s3", "add", a=2, b=2)]),
+        tool_calls_reply([call("s4", "add", a=3, b=3)]),
+    ]
+
+
+@pytest.mark.parametrize("parallel", [True, False], ids=["parallel", "sequential"])
+async def test_streamed_turns_give_the_same_events_history_and_hooks(parallel: bool) -> None:
+    runs = {}
+    for backend in ("loop", "graph"):
+        recorder = Recorder()
+        bundle = (AgentBuilder().provider(ScriptedProvider(streaming_script())).tools(add, interrupting)
+                  .plugins(recorder, StopAfterTwo()).config(AgentConfig(parallel_tool_calls=parallel))
+                  .build())
+        agent = BasicAgent(name="parity", system_prompt="be brief")
+        session: AgentSession | GraphSession = (
+            AgentSession(agent, "s2", bundle) if backend == "loop" else GraphSession(agent, "s2", bundle)
+        )
+        events = []
+        stops = []
+        for text in ("look", "again", "more"):
+            events += [event_view(e) async for e in session.stream_turn(text)]
+            assert session.last_result is not None
+            stops.append(session.last_result.stop)
+        history = session.messages if isinstance(session, AgentSession) else await session.history()
+        runs[backend] = (events, comparable(history), recorder.calls, stops)
+    assert runs["graph"][0] == runs["loop"][0]
+    assert runs["graph"][1] == runs["loop"][1]
+    assert runs["graph"][2] == runs["loop"][2]
+    # the hook stops every second reply: the first turn at "hi!", the third at its second tool round
+    assert runs["loop"][3] == runs["graph"][3] == ["stopped_by_hook", "error", "stopped_by_hook"]
+    types = [e["type"] for e in runs["loop"][0]]
+    assert "steered" in types
+    assert "text_delta" in types
+    assert "failed" in types
+    results = {r["tool_use_id"]: r for m in runs["loop"][1] if m["kind"] == "tool_results"
+               for r in m["results"]}
+    assert ("Skipped" in results["s2"]["content"]) is (not parallel)
+    assert "a hook stopped the turn" in results["s4"]["content"]
+
+
+async def test_a_cancelled_graph_run_leaves_a_history_the_next_turn_repairs() -> None:
+    import anyio
+
+    started = anyio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Never finishes."""
+        started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    model = ScriptedProvider([tool_calls_reply([call("h1", "hang"), call("h2", "add", a=1, b=2)]), "fine"])
+    bundle = AgentBuilder().provider(model).tools(hang, add).build()
+    session = GraphSession(BasicAgent(name="c", system_prompt="s"), "s3", bundle)
+    async with anyio.create_task_group() as group:
+        group.start_soon(session.submit_turn, "hang please")
+        await started.wait()
+        await anyio.sleep(0.05)
+        group.cancel_scope.cancel()
+    result = await session.submit_turn("never mind")
+    assert result.stop == "done"
+    history = await session.history()
+    assert [m.kind for m in history] == ["user", "assistant", "tool_results", "user", "assistant"]
+    answered = {r.tool_use_id: r for r in history[2].results}
+    assert set(answered) == {"h1", "h2"}
+    assert answered["h1"].is_error
+    assert "Cancelled" in str(answered["h1"].content)
