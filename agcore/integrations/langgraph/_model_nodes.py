@@ -28,7 +28,7 @@ from agcore.agent import (
     TurnStarted,
     UserInput,
 )
-from agcore.agent._batch import Batch
+from agcore.agent._batch import CANCELLED, Batch, answer_open_calls
 from agcore.agent._loop import (
     _HOOK_STOPPED,
     _TOOL_LIMIT,
@@ -42,7 +42,7 @@ from agcore.agent._loop import (
     _Stop,
 )
 from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
-from agcore.integrations.langgraph._shell import Step, ThreadSessions
+from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
 from agcore.llm.errors import LLMError
 from agcore.llm.events import DoneEvent, ErrorEvent
 from agcore.llm.events import TextDelta as LLMTextDelta
@@ -52,9 +52,23 @@ from agcore.llm.types import AssistantMessage, UserMessage
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
+    from agcore.agent import AgentSession
     from agcore.integrations.langgraph._state import AgentState
 
 __all__ = ["ModelNodes"]
+
+
+def _keep_finished_calls(session: AgentSession, state: AgentState) -> None:
+    """A run stopped mid-batch (cancelled, crashed, out of steps) and the thread moves on: the calls
+    whose results reached the state keep them, the rest are answered "cancelled" (the loop's
+    ``_start_turn`` answers them all so: a loaded history has no record of what finished). A result
+    still a pending write of a step that never completed is not in the state: ``recover()`` keeps
+    those, a new turn does not."""
+    prior = session._turn
+    if prior is None or prior.batch is None or prior.paused:
+        return
+    take_outcomes(prior.batch, state.get("outcomes") or {})
+    answer_open_calls(session.messages, CANCELLED, prior.batch)
 
 
 class ModelNodes:
@@ -74,6 +88,7 @@ class ModelNodes:
             )
         message = raw if isinstance(raw, UserMessage) else UserMessage(content=raw)
         try:
+            _keep_finished_calls(step.session, state)
             await _start_turn(step.session, step.hooks, message)
         except GraphBubbleUp:
             raise

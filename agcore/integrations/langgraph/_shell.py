@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +33,9 @@ from agcore.llm.types import Usage
 if TYPE_CHECKING:
     from agcore.agent import Agent, AgentConfig, RuntimeBundle, TurnStop
     from agcore.hooks import HookExecutor
-    from agcore.integrations.langgraph._state import AgentState
+    from agcore.integrations.langgraph._state import AgentState, ToolOutcome
 
-__all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions"]
+__all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "take_outcomes"]
 
 #: ``config["configurable"]`` key: whether the nodes build ``AgentEvent``s for the custom stream
 #: (default True). ``GraphSession.submit_turn`` sets it False, as ``AgentSession.submit_turn`` builds
@@ -154,6 +155,14 @@ class Step:
         if self.hooks.has_impls("on_error"):
             await self.hooks.on_error(session.hook_context(), error)
         return await self.end("error", error)
+
+
+def take_outcomes(batch: Batch, outcomes: Mapping[str, ToolOutcome]) -> None:
+    """Put the results the tool tasks reported into ``batch`` (calls it has no result for yet)."""
+    for call in batch.calls:
+        done = outcomes.get(call.id)
+        if done is not None and batch.outcome(call.id) is None:
+            batch.answer(call, done["result"], done["status"], duration=done["duration"])
 
 
 def sync_session(session: AgentSession, state: AgentState) -> int:

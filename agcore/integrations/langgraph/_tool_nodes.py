@@ -41,7 +41,7 @@ from agcore.agent._tool_phase import (
     unavailable_message,
 )
 from agcore.hooks import ConfirmationAnswer
-from agcore.integrations.langgraph._shell import Step, ThreadSessions
+from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
 from agcore.integrations.langgraph._state import ToolOutcome, ToolTask
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 from agcore.tools import Tool, ToolContext, ToolProgress
@@ -95,7 +95,7 @@ class ToolNodes:
         assert turn is not None, "the tools node runs inside a turn"
         assert turn.batch is not None, "the tools node runs with a batch in flight"
         batch = turn.batch
-        _take_outcomes(batch, outcomes)
+        take_outcomes(batch, outcomes)
         if not phase["vetted"]:
             handover = await self._vet(step, batch, phase)
             if handover is not None:
@@ -284,13 +284,6 @@ class ToolNodes:
             raise
         except Exception as exc:
             return await step.fail(exc)
-
-
-def _take_outcomes(batch: Batch, outcomes: dict[str, ToolOutcome]) -> None:
-    for call in batch.calls:
-        done = outcomes.get(call.id)
-        if done is not None and batch.outcome(call.id) is None:
-            batch.answer(call, done["result"], done["status"], duration=done["duration"])
 
 
 def _place(step: Step, batch: Batch, phase: dict[str, Any], call: ToolUseBlock, to_run: ToolUseBlock,

@@ -320,3 +320,6 @@ async def test_a_cancelled_graph_run_leaves_a_history_the_next_turn_repairs() ->
     assert set(answered) == {"h1", "h2"}
     assert answered["h1"].is_error
     assert "Cancelled" in str(answered["h1"].content)
+    # h2 had finished, but its result was a pending write of a step that never completed: a new turn
+    # does not see it (recover() would have kept it), so it is answered "cancelled" as well
+    assert "Cancelled" in str(answered["h2"].content)

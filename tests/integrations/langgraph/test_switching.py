@@ -54,3 +54,32 @@ def test_an_unknown_backend_fails_at_build_with_what_to_do() -> None:
         build("temporal").build()
     assert caught.value.piece == "backend"
     assert "pip install 'agcore[langgraph]'" in str(caught.value)
+
+
+async def test_langgraphs_step_limit_ends_the_turn_as_max_turns_and_the_next_turn_repairs() -> None:
+    from agcore.agent import AgentConfig, LimitExceeded
+    from agcore.integrations.langgraph import recursion_limit
+    from agcore.testing import tool_calls_reply
+
+    config = AgentConfig(max_turns=1, parallel_tool_calls=False)
+    calls = recursion_limit(config)  # a sequential batch this long needs twice as many graph steps
+    model = ScriptedProvider([tool_calls_reply([("shout", {"text": str(i)}) for i in range(calls)]), "ok"])
+    bundle = AgentBuilder().provider(model).tools(shout).config(config).build()
+    session = GraphSession(BasicAgent(name="a", system_prompt="s"), "deep", bundle)
+
+    result = await session.submit_turn("shout a lot")
+
+    assert result.stop == "limit"
+    assert isinstance(result.error, LimitExceeded)
+    assert result.error.limit == "max_turns"
+    assert "recursion_limit" in str(result.error)
+    again = await session.submit_turn("stop shouting")
+    assert again.stop == "done"
+    history = await session.history()
+    [results] = [m for m in history if m.kind == "tool_results"]
+    # every call answered once: the ones that ran keep their results, the rest are "cancelled"
+    assert [r.tool_use_id for r in results.results] == [c.id for c in history[1].tool_calls]
+    ran = [r for r in results.results if not r.is_error]
+    assert ran
+    assert [r.content for r in ran] == [str(i) for i in range(len(ran))]
+    assert all("Cancelled" in str(r.content) for r in results.results[len(ran):])
