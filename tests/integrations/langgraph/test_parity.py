@@ -121,6 +121,9 @@ def script() -> list[Any]:
                           call("c3", "forbidden", path="/etc"), call("c4", "risky", target="tmp")],
                          text="working"),
         tool_calls_reply([call("c5", "risky", target="home")]),
+        # "always": asked once, then not again for that tool
+        tool_calls_reply([call("c5b", "risky", target="cache")]),
+        tool_calls_reply([call("c5c", "risky", target="logs")]),
         "sum is 10",
         # turn 2: a client call next to a server call; then the queued follow-up
         tool_calls_reply([call("c6", "ask_user", question="which?"), call("c7", "add", a=5, b=5)]),
@@ -131,13 +134,17 @@ def script() -> list[Any]:
         tool_calls_reply([call("c10", "add", a=2, b=2)]),
         tool_calls_reply([call("c11", "add", a=3, b=3)]),
         tool_calls_reply([call("c12", "add", a=4, b=4)]),
+        tool_calls_reply([call("c12b", "add", a=5, b=5)]),
+        # turn 4: a client call left unanswered; turn 5 instead
+        tool_calls_reply([call("c13", "ask_user", question="still?")]),
+        "fine, forgotten",
     ]
 
 
 def confirm_answers() -> Any:
-    answers = iter([True, False])
+    answers = iter([True, False, "always"])
 
-    def confirm(call: ToolUseBlock, tool: Tool) -> bool:
+    def confirm(call: ToolUseBlock, tool: Tool) -> Any:
         return next(answers)
 
     return confirm
@@ -151,6 +158,10 @@ async def run_session(session: AgentSession | GraphSession) -> list[TurnResult]:
     assert [c.id for c in paused.pending_tool_calls] == ["c6"]
     results += [paused, await session.resume([ToolResultBlock(tool_use_id="c6", content="blue")])]
     results.append(await session.submit_turn("keep going"))
+    # paused for a client tool again, and the user answers with a new message instead
+    paused = await session.submit_turn("ask again")
+    assert paused.stop == "client_tools"
+    results += [paused, await session.submit_turn("forget the question")]
     await session.close()
     return results
 
@@ -161,7 +172,7 @@ async def test_same_session_same_history_and_hooks(parallel: bool) -> None:
     for backend in ("loop", "graph"):
         recorder = Recorder()
         bundle = (AgentBuilder().provider(ScriptedProvider(script())).tools(add, forbidden, risky, ask_user)
-                  .plugins(recorder).config(AgentConfig(max_tool_turns=3, parallel_tool_calls=parallel))
+                  .plugins(recorder).config(AgentConfig(max_tool_turns=4, parallel_tool_calls=parallel))
                   .build())
         agent = BasicAgent(name="parity", system_prompt="be brief")
         session: AgentSession | GraphSession
@@ -184,7 +195,7 @@ async def test_same_session_same_history_and_hooks(parallel: bool) -> None:
     assert graph_results == loop_results
     # and the session did what the script says, on both
     stops = [r[0] for r in loop_results]
-    assert stops == ["done", "client_tools", "done", "limit"]
+    assert stops == ["done", "client_tools", "done", "limit", "client_tools", "done"]
     results_by_id = {r["tool_use_id"]: r for m in loop_history if m["kind"] == "tool_results"
                      for r in m["results"]}
     assert results_by_id["c1"]["content"] == "3"
@@ -193,9 +204,13 @@ async def test_same_session_same_history_and_hooks(parallel: bool) -> None:
     assert "did not approve" in results_by_id["c5"]["content"]
     assert results_by_id["c6"]["content"] == "blue"
     assert "Unknown tool" in results_by_id["c8"]["content"] or results_by_id["c8"]["is_error"]
-    assert "max_tool_turns" in results_by_id["c12"]["content"]
+    assert "max_tool_turns" in results_by_id["c12b"]["content"]
     assert "confirmation:c4:yes" in loop_hooks
     assert "confirmation:c5:no" in loop_hooks
+    assert "confirmation:c5b:always" in loop_hooks
+    assert not any(h.startswith("confirmation:c5c") for h in loop_hooks)
+    assert results_by_id["c5c"]["content"] == "wiped logs"
+    assert "instead of returning" in results_by_id["c13"]["content"]
 
 
 async def test_no_confirm_callback_means_not_run_on_both() -> None:
@@ -323,3 +338,29 @@ async def test_a_cancelled_graph_run_leaves_a_history_the_next_turn_repairs() ->
     # h2 had finished, but its result was a pending write of a step that never completed: a new turn
     # does not see it (recover() would have kept it), so it is answered "cancelled" as well
     assert "Cancelled" in str(answered["h2"].content)
+
+
+async def test_a_resolver_switching_models_mid_turn_reads_the_same_on_both() -> None:
+    runs = {}
+    for backend in ("loop", "graph"):
+        small = ScriptedProvider([tool_calls_reply([call("r1", "add", a=1, b=1)])], model_id="small")
+        large = ScriptedProvider(["two"], model_id="large", provider_name="other")
+        seen: list[str] = []
+
+        def resolver(session: Any, request: LLMRequest, seen: list[str] = seen,
+                     small: ScriptedProvider = small, large: ScriptedProvider = large) -> ScriptedProvider:
+            seen.append(session.session_id)
+            return small if len(request.messages) == 1 else large
+
+        bundle = AgentBuilder().provider_resolver(resolver).tools(add).build()
+        agent = BasicAgent(name="switch", system_prompt="s")
+        session: AgentSession | GraphSession = (
+            AgentSession(agent, "s4", bundle) if backend == "loop" else GraphSession(agent, "s4", bundle)
+        )
+        events = [event_view(e) async for e in session.stream_turn("1+1")]
+        runs[backend] = (events, comparable(session.messages), seen)
+    assert runs["graph"] == runs["loop"]
+    switched = [e for e in runs["loop"][0] if e["type"] == "provider_switched"]
+    assert switched == [{"type": "provider_switched", "from_provider": "scripted", "from_model": "small",
+                         "to_provider": "other", "to_model": "large"}]
+    assert runs["loop"][2] == ["s4", "s4"]
