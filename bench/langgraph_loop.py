@@ -32,6 +32,7 @@ import argparse
 import statistics
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,10 @@ def prebuilt_side(base_url: str, *, checkpointed: bool) -> Callable[[], Turn]:
     from langchain_openai import ChatOpenAI
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.prebuilt import create_react_agent
+
+    # LangGraph 1.x points to langchain.agents.create_agent (another package) instead; the prebuilt
+    # agent is still LangGraph's own, and what its users run.
+    warnings.filterwarnings("ignore", message="create_react_agent has been moved")
 
     model = ChatOpenAI(model=MODEL, base_url=base_url, api_key="x", max_retries=0)  # type: ignore[arg-type]
     agent = create_react_agent(model, [get_weather], checkpointer=InMemorySaver() if checkpointed else None)
