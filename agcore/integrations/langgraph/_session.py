@@ -10,7 +10,8 @@ answers the graph's confirmation interrupts as they come, and ``approve()``, ``r
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -207,13 +208,16 @@ class GraphSession:
         try:
             while True:
                 interrupts: Any = None
-                async for mode, chunk in self.graph.astream(
+                # Closed with this generator: leaving the stream early cancels the run.
+                run = cast(AsyncGenerator[Any, None], self.graph.astream(
                     payload, config, stream_mode=["custom", "updates"], durability=self.durability
-                ):
-                    if mode == "custom":
-                        yield cast(AgentEvent, chunk)
-                    elif isinstance(chunk, dict) and "__interrupt__" in chunk:
-                        interrupts = chunk["__interrupt__"]
+                ))
+                async with aclosing(run) as chunks:
+                    async for mode, chunk in chunks:
+                        if mode == "custom":
+                            yield cast(AgentEvent, chunk)
+                        elif isinstance(chunk, dict) and "__interrupt__" in chunk:
+                            interrupts = chunk["__interrupt__"]
                 payload = await self._answer(interrupts)
                 if payload is None:
                     break

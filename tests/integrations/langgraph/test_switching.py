@@ -83,3 +83,27 @@ async def test_langgraphs_step_limit_ends_the_turn_as_max_turns_and_the_next_tur
     assert ran
     assert [r.content for r in ran] == [str(i) for i in range(len(ran))]
     assert all("Cancelled" in str(r.content) for r in results.results[len(ran):])
+
+
+async def test_leaving_a_graph_stream_early_ends_the_run_and_the_session_goes_on() -> None:
+    from contextlib import aclosing
+
+    from agcore.testing import tool_calls_reply
+
+    model = ScriptedProvider([tool_calls_reply([("shout", {"text": "a"})]), "A", "next"])
+    bundle = AgentBuilder().provider(model).tools(shout).build()
+    session = GraphSession(BasicAgent(name="a", system_prompt="s"), "early", bundle)
+    async with aclosing(session.stream_turn("shout")) as events:
+        async for event in events:
+            if event.type == "tool_call_requested":
+                break  # the user walks away mid-turn
+    result = await session.submit_turn("anything else?")
+    assert result.stop == "done"
+    history = await session.history()
+    # The run stopped inside the step that made the model call: that step never completed, so its
+    # reply is not part of the thread (the loop would keep it and answer its calls "cancelled").
+    assert [m.kind for m in history] == ["user", "user", "assistant"]
+    assert history[-1].text == "A"
+    calls = [c.id for m in history if m.kind == "assistant" for c in m.tool_calls]
+    answered = [r.tool_use_id for m in history if m.kind == "tool_results" for r in m.results]
+    assert sorted(calls) == sorted(answered)  # every call answered exactly once
