@@ -88,9 +88,10 @@ class ThreadSessions:
 class Step:
     """A node's run: the thread's session in step with ``state``; see the module docstring."""
 
-    __slots__ = ("base", "config", "emit", "hooks", "session", "thread", "writer")
+    __slots__ = ("base", "config", "emit", "hooks", "session", "state", "thread", "writer")
 
     def __init__(self, threads: ThreadSessions, state: AgentState, config: Any) -> None:
+        self.state = state
         thread = self.thread = threads.get(config)
         session = self.session = thread.session
         self.base = sync_session(session, state)
@@ -105,22 +106,25 @@ class Step:
         self.writer(event)
 
     def update(self, **fields: Any) -> dict[str, Any]:
-        """The node's state update: the messages it recorded, the session's counters, ``fields``."""
+        """The node's state update: the messages it recorded, the session's counters, ``fields``;
+        only what changed (each channel written is one more value to checkpoint)."""
         session = self.session
         last = session._last_model
         turn = session._turn
-        update: dict[str, Any] = {
+        values: dict[str, Any] = {
             "turn_index": session.turn_index,
             "started": session._started,
             "created_at": session.created_at,
             "last_model": list(last) if last is not None else None,
             "always_confirmed": sorted(session._always_confirmed),
             "turn": turn_to_state(turn) if turn is not None else None,
+            **fields,
         }
+        state = self.state
+        update = {key: value for key, value in values.items() if state.get(key) != value}
         added = session.messages[self.base :]
         if added:
             update["messages"] = added
-        update.update(fields)
         return update
 
     async def end(self, stop: TurnStop, error: AgentError | None = None, *, goto: str = END) -> Command[str]:
