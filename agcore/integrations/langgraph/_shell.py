@@ -24,6 +24,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END
 from langgraph.types import Command
 
+from agcore._clock import new_id
 from agcore.agent import AgentError, AgentEvent, AgentSession, AssistantReply, CostTracker, Done
 from agcore.agent._batch import Batch, answer_open_calls
 from agcore.agent._loop import _failed, _finish, _report_result
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from agcore.hooks import HookExecutor
     from agcore.integrations.langgraph._state import AgentState, ToolOutcome
 
-__all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "take_outcomes"]
+__all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "session_key", "take_outcomes"]
 
 #: ``config["configurable"]`` key: whether the nodes build ``AgentEvent``s for the custom stream
 #: (default True). ``GraphSession.submit_turn`` sets it False, as ``AgentSession.submit_turn`` builds
@@ -71,9 +72,7 @@ class ThreadSessions:
         self._threads[thread.session.session_id] = thread
         return thread
 
-    def get(self, config: Any) -> ThreadSession:
-        configurable = (config or {}).get("configurable") or {}
-        thread_id = str(configurable.get("thread_id") or "default")
+    def get(self, thread_id: str) -> ThreadSession:
         thread = self._threads.get(thread_id)
         if thread is None:
             thread = ThreadSession(AgentSession(self.agent, thread_id, self.bundle))
@@ -92,7 +91,7 @@ class Step:
 
     def __init__(self, threads: ThreadSessions, state: AgentState, config: Any) -> None:
         self.state = state
-        thread = self.thread = threads.get(config)
+        thread = self.thread = threads.get(session_key(state, config))
         session = self.session = thread.session
         self.base = sync_session(session, state)
         self.config: AgentConfig = session.bundle.config()
@@ -112,6 +111,7 @@ class Step:
         last = session._last_model
         turn = session._turn
         values: dict[str, Any] = {
+            "session_id": session.session_id,
             "turn_index": session.turn_index,
             "started": session._started,
             "created_at": session.created_at,
@@ -159,6 +159,17 @@ class Step:
         if self.hooks.has_impls("on_error"):
             await self.hooks.on_error(session.hook_context(), error)
         return await self.end("error", error)
+
+
+def session_key(state: AgentState, config: Any) -> str:
+    """Whose session a node runs in: the state's (set by the run's first step), else the thread's
+    (``thread_id``); a run without either (no checkpointer, no thread) is a conversation of its own,
+    so concurrent runs of one graph never share a session."""
+    key = state.get("session_id")
+    if key:
+        return key
+    thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(thread_id) if thread_id is not None else new_id()
 
 
 def take_outcomes(batch: Batch, outcomes: Mapping[str, ToolOutcome]) -> None:

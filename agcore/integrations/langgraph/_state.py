@@ -54,10 +54,12 @@ class ToolOutcome(TypedDict):
 
 
 class ToolTask(TypedDict):
-    """The input of one ``tool`` task (sent with ``Send``): the call to run and the id it answers."""
+    """The input of one ``tool`` task (sent with ``Send``): the call to run, the id it answers, and
+    the session it runs in."""
 
     call: ToolUseBlock
     answers: str
+    session: str
 
 
 class GraphInput(TypedDict, total=False):
@@ -69,6 +71,8 @@ class GraphInput(TypedDict, total=False):
 class AgentState(TypedDict, total=False):
     """The graph's state; see the module docstring."""
 
+    #: The conversation's session id (the thread's id; a new one for a run without a thread).
+    session_id: str
     #: The history: agcore's messages, as ``AgentSession.messages`` holds them.
     messages: Annotated[list[AgentMessage], append_messages]
     #: The input of the turn about to start (consumed by the ``start`` node).

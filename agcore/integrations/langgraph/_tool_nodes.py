@@ -103,7 +103,8 @@ class ToolNodes:
         if phase["runnable"] and not phase["dispatched"]:
             phase["dispatched"] = True
             tasks = [
-                Send("tool", ToolTask(call=ToolUseBlock.model_validate(call), answers=answers))
+                Send("tool", ToolTask(call=ToolUseBlock.model_validate(call), answers=answers,
+                                      session=session.session_id))
                 for answers, call in phase["runnable"]
             ]
             return Command(update=step.update(phase=phase), goto=tasks)
@@ -239,7 +240,7 @@ class ToolNodes:
 
     async def tool(self, task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
         """Run one server call (a task of its own: see the module docstring)."""
-        thread = self._threads.get(config)
+        thread = self._threads.get(task["session"])
         session = thread.session
         call = task["call"]
         logs: list[ToolLog] = []
@@ -296,7 +297,7 @@ def _place(step: Step, batch: Batch, phase: dict[str, Any], call: ToolUseBlock, 
     if step.config.parallel_tool_calls:
         phase["runnable"].append([call.id, to_run.model_dump(mode="json")])
         return None
-    return Send("tool", ToolTask(call=to_run, answers=call.id))
+    return Send("tool", ToolTask(call=to_run, answers=call.id, session=step.session.session_id))
 
 
 async def _report_confirmation(step: Step, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:

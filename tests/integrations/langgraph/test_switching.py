@@ -5,6 +5,8 @@ LangGraph runs on asyncio only, so this module runs on asyncio only (not on trio
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from agcore.agent import AgentBuilder, AgentSession, BasicAgent, ConfigError, backend_names, open_session
@@ -107,3 +109,39 @@ async def test_leaving_a_graph_stream_early_ends_the_run_and_the_session_goes_on
     calls = [c.id for m in history if m.kind == "assistant" for c in m.tool_calls]
     answered = [r.tool_use_id for m in history if m.kind == "tool_results" for r in m.results]
     assert sorted(calls) == sorted(answered)  # every call answered exactly once
+
+
+async def test_concurrent_sessions_on_one_graph_keep_to_their_own_history() -> None:
+    import anyio
+
+    from agcore.integrations.langgraph import AgentGraph, compile_agent
+    from agcore.llm import Message, ToolDefinition, UserMessage
+    from agcore.testing import FunctionProvider
+
+    def echo_model(messages: list[Message], tools: list[ToolDefinition]) -> Any:
+        last = messages[-1]
+        if isinstance(last, UserMessage) and isinstance(last.content, str):
+            return tool_call_reply("shout", {"text": last.content})
+        return f"done: {[b.content for b in last.content if getattr(b, 'type', '') == 'tool_result']}"
+
+    bundle = AgentBuilder().provider(FunctionProvider(echo_model)).tools(shout).build()
+    agent = BasicAgent(name="a", system_prompt="s")
+    graph = AgentGraph(agent, bundle)
+    bare = compile_agent(agent, bundle)  # no checkpointer, no thread ids: one conversation per run
+    texts: dict[str, str] = {}
+
+    async def on_session(i: int) -> None:
+        session = graph.session(f"s{i}")
+        result = await session.submit_turn(f"word{i}")
+        texts[f"s{i}"] = result.text
+
+    async def on_bare(i: int) -> None:
+        state = await bare.ainvoke({"input": f"bare{i}"}, {"configurable": {"agcore_events": False}})
+        texts[f"b{i}"] = state["messages"][-1].text
+
+    async with anyio.create_task_group() as group:
+        for i in range(8):
+            group.start_soon(on_session, i)
+            group.start_soon(on_bare, i)
+    assert texts == {**{f"s{i}": f"done: ['WORD{i}']" for i in range(8)},
+                     **{f"b{i}": f"done: ['BARE{i}']" for i in range(8)}}
