@@ -364,3 +364,30 @@ async def test_a_resolver_switching_models_mid_turn_reads_the_same_on_both() -> 
     assert switched == [{"type": "provider_switched", "from_provider": "scripted", "from_model": "small",
                          "to_provider": "other", "to_model": "large"}]
     assert runs["loop"][2] == ["s4", "s4"]
+
+
+@tool
+async def long_job(ctx: ToolContext, steps: int) -> str:
+    """A tool that reports its progress."""
+    for i in range(steps):
+        await ctx.report_progress(f"step {i + 1} of {steps}", fraction=(i + 1) / steps)
+    return "finished"
+
+
+async def test_tool_progress_lands_in_the_history_as_tool_logs_on_both() -> None:
+    runs = {}
+    for backend in ("loop", "graph"):
+        recorder = Recorder()
+        model = ScriptedProvider([tool_calls_reply([call("p1", "long_job", steps=3)]), "all done"])
+        bundle = AgentBuilder().provider(model).tools(long_job).plugins(recorder).build()
+        agent = BasicAgent(name="progress", system_prompt="s")
+        session: AgentSession | GraphSession = (
+            AgentSession(agent, "s5", bundle) if backend == "loop" else GraphSession(agent, "s5", bundle)
+        )
+        await session.submit_turn("run the job")
+        history = session.messages if isinstance(session, AgentSession) else await session.history()
+        runs[backend] = (comparable(history), recorder.calls)
+    assert runs["graph"] == runs["loop"]
+    kinds = [m["kind"] for m in runs["loop"][0]]
+    assert kinds == ["user", "assistant", "tool_log", "tool_log", "tool_log", "tool_results", "assistant"]
+    assert runs["loop"][0][4]["text"] == "step 3 of 3"
