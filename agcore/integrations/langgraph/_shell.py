@@ -15,6 +15,7 @@ A turn ends inside a node (``Step.end``/``Step.fail``), exactly as the loop ends
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ EVENTS_KEY = "agcore_events"
 _log = logging.getLogger("agcore.integrations.langgraph")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class ThreadSession:
     """The in-process side of one thread: its session, and how its runs are driven."""
 
@@ -58,21 +59,27 @@ class ThreadSession:
 
 
 class ThreadSessions:
-    """The sessions of the threads this process runs, by thread id: attached by ``GraphSession``, or
-    made on first use for a graph run directly (the most recent ``capacity`` are kept; a dropped
-    one is rebuilt from the checkpoint, losing only input queued on it)."""
+    """The sessions of the threads this process runs, by thread id: attached by ``GraphSession``
+    (kept while it lives), or made on first use for a graph run directly (the most recent
+    ``capacity`` are kept; a dropped one is rebuilt from the checkpoint, losing only input queued on
+    it)."""
 
     def __init__(self, agent: Agent, bundle: RuntimeBundle, capacity: int = 256) -> None:
         self.agent = agent
         self.bundle = bundle
         self._capacity = capacity
+        self._attached: weakref.WeakValueDictionary[str, ThreadSession] = weakref.WeakValueDictionary()
         self._threads: OrderedDict[str, ThreadSession] = OrderedDict()
 
     def attach(self, thread: ThreadSession) -> ThreadSession:
-        self._threads[thread.session.session_id] = thread
+        self._attached[thread.session.session_id] = thread
+        self._threads.pop(thread.session.session_id, None)
         return thread
 
     def get(self, thread_id: str) -> ThreadSession:
+        attached = self._attached.get(thread_id)
+        if attached is not None:
+            return attached
         thread = self._threads.get(thread_id)
         if thread is None:
             thread = ThreadSession(AgentSession(self.agent, thread_id, self.bundle))

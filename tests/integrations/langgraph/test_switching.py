@@ -145,3 +145,20 @@ async def test_concurrent_sessions_on_one_graph_keep_to_their_own_history() -> N
             group.start_soon(on_bare, i)
     assert texts == {**{f"s{i}": f"done: ['WORD{i}']" for i in range(8)},
                      **{f"b{i}": f"done: ['BARE{i}']" for i in range(8)}}
+
+
+async def test_sessions_attached_to_a_graph_outlive_its_cache_of_bare_threads() -> None:
+    from agcore.integrations.langgraph import AgentGraph
+
+    model = ScriptedProvider(["one", "two", "three", "bare", "again", "and more"])
+    graph = AgentGraph(BasicAgent(name="a", system_prompt="s"), build(None).provider(model).build())
+    graph.threads._capacity = 1  # the cache of bare threads holds one: it must not drop sessions
+    sessions = [graph.session(f"t{i}") for i in range(3)]
+    config: Any = {"configurable": {"thread_id": "bare", "agcore_events": False}}
+    for session in sessions:
+        await session.submit_turn("hi")
+    await graph.compiled.ainvoke({"input": "hi"}, config)
+    assert [s.last_result.text if s.last_result else None for s in sessions] == ["one", "two", "three"]
+    session = sessions[0]
+    session.follow_up("and?")  # queued on the session object the nodes use
+    assert (await session.submit_turn("again")).turns == 2
