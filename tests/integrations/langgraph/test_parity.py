@@ -391,3 +391,23 @@ async def test_tool_progress_lands_in_the_history_as_tool_logs_on_both() -> None
     kinds = [m["kind"] for m in runs["loop"][0]]
     assert kinds == ["user", "assistant", "tool_log", "tool_log", "tool_log", "tool_results", "assistant"]
     assert runs["loop"][0][4]["text"] == "step 3 of 3"
+
+
+async def test_text_mode_tool_calls_read_the_same_on_both() -> None:
+    from agcore._clock import use_clock
+    from agcore.testing import FixedClock
+
+    runs = {}
+    for backend in ("loop", "graph"):
+        model = ScriptedProvider(['Let me add.\n{"tool": "add", "arguments": {"a": 2, "b": 2}}', "It is 4."])
+        bundle = AgentBuilder().provider(model).tools(add).config(text_mode_tools=True).build()
+        agent = BasicAgent(name="text", system_prompt="s")
+        with use_clock(FixedClock()):  # the call id text mode makes is the same on both
+            session: AgentSession | GraphSession = (
+                AgentSession(agent, "s6", bundle) if backend == "loop" else GraphSession(agent, "s6", bundle)
+            )
+            result = await session.submit_turn("2+2?")
+        runs[backend] = (comparable(session.messages), [r.model_dump() for r in model.requests], result.text)
+    assert runs["graph"] == runs["loop"]
+    assert runs["loop"][2] == "It is 4."
+    assert runs["loop"][1][0]["tools"] == []  # the tools were described in the prompt instead
