@@ -5,6 +5,7 @@ LangGraph runs on asyncio only, so this module runs on asyncio only (not on trio
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -162,3 +163,31 @@ async def test_sessions_attached_to_a_graph_outlive_its_cache_of_bare_threads() 
     session = sessions[0]
     session.follow_up("and?")  # queued on the session object the nodes use
     assert (await session.submit_turn("again")).turns == 2
+
+
+async def test_wrong_calls_get_clear_errors_and_the_session_stays_usable() -> None:
+    from agcore.integrations.langgraph import compile_agent
+    from agcore.llm import ToolResultBlock
+    from agcore.tools import Tool
+
+    ask = Tool.client("ask", "Ask the user.", {"type": "object", "properties": {}})
+    model = ScriptedProvider([tool_call_reply("ask", {}, id="q1"), "thanks", "hello"])
+    bundle = AgentBuilder().provider(model).tools(ask).build()
+    agent = BasicAgent(name="a", system_prompt="s")
+    session = GraphSession(agent, "errors", bundle)
+    with pytest.raises(RuntimeError, match="needs a turn paused for client tools"):
+        await session.resume([])
+    with pytest.raises(RuntimeError, match="needs a turn waiting for a confirmation"):
+        await session.approve(True)
+    paused = await session.submit_turn("ask me")
+    assert paused.stop == "client_tools"
+    assert (await session.pending() or {}).get("type") == "agcore.client_tools"
+    with pytest.raises(ValueError, match=r"answers no pending client call.*q1"):
+        await session.resume([ToolResultBlock(tool_use_id="nope", content="x")])
+    done = await session.resume([ToolResultBlock(tool_use_id="q1", content="blue")])
+    assert done.text == "thanks"
+    assert (await session.submit_turn("hi")).text == "hello"
+
+    graph = compile_agent(agent, bundle)
+    with pytest.raises(ValueError, match=re.escape("invoke it with {'input': 'your message'}")):
+        await graph.ainvoke({}, {"configurable": {"thread_id": "x"}})
