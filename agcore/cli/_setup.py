@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import anyio
 from rich.console import Console
@@ -118,8 +118,7 @@ async def run_interruptible(
     bundle's backend) that asks the terminal for confirmations; Ctrl-C cancels the work (not the
     program). Returns the session and whether it was interrupted."""
     async with Terminal(console) as terminal:
-        confirm: Any = confirm_callback(terminal, renderer, yes=yes)
-        session = session_type(agent, bundle=bundle, confirm=confirm)
+        session = session_type(agent, bundle=bundle, confirm=confirm_callback(terminal, renderer, yes=yes))
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):
                 await work(session)
