@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,23 @@ def run_script(mode: str, db: Path, counts: Path, *, strict: bool = False) -> di
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+def wait_for_saved_outcomes(db: Path, count: int) -> None:
+    """Until the checkpoint file holds ``count`` tool results as pending writes (LangGraph saves a
+    finished task's writes as it finishes; the kill must come after, or the tool rightly runs again)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with closing(sqlite3.connect(db, timeout=1)) as connection:
+                query = "SELECT COUNT(*) FROM writes WHERE channel = 'outcomes'"
+                saved = connection.execute(query).fetchone()[0]
+        except sqlite3.OperationalError:  # not created yet, or busy
+            saved = 0
+        if saved >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the finished tools' results never reached {db}")
+
+
 def counted(counts: Path) -> Counter[str]:
     return Counter(counts.read_text().splitlines())
 
@@ -84,7 +103,7 @@ def test_a_killed_process_resumes_without_rerunning_what_finished(tmp_path: Path
             time.sleep(0.05)
         else:
             raise AssertionError(f"the tools never all started: {counted(counts)}")
-        time.sleep(0.3)  # the finished tasks' results reach the checkpoint (durability="sync")
+        wait_for_saved_outcomes(db, 2)  # the finished tasks' results are pending writes on disk
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     finally:
