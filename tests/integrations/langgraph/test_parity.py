@@ -411,3 +411,34 @@ async def test_text_mode_tool_calls_read_the_same_on_both() -> None:
     assert runs["graph"] == runs["loop"]
     assert runs["loop"][2] == "It is 4."
     assert runs["loop"][1][0]["tools"] == []  # the tools were described in the prompt instead
+
+
+async def test_memory_tools_from_the_bundle_work_the_same_on_both() -> None:
+    from agcore._clock import use_clock
+    from agcore.memory import InMemoryStore, KeywordRetriever
+    from agcore.testing import FixedClock
+
+    runs = {}
+    for backend in ("loop", "graph"):
+        with use_clock(FixedClock()):  # the memory ids the store makes are the same on both
+            store = InMemoryStore()
+            await store.add("The deploy key lives in the vault under ops/deploy.")
+            model = ScriptedProvider([
+                tool_calls_reply([call("m1", "remember", content="Friday deploys are frozen.")]),
+                tool_calls_reply([call("m2", "retrieve", query="deploy key")]),
+                "In the vault.",
+            ])
+            bundle = (AgentBuilder().provider(model).memory_store(store, remember_tool=True)
+                      .retriever(KeywordRetriever(store)).build())
+            agent = BasicAgent(name="memory", system_prompt="s")
+            session: AgentSession | GraphSession = (
+                AgentSession(agent, "s7", bundle) if backend == "loop" else GraphSession(agent, "s7", bundle)
+            )
+            await session.submit_turn("where is the deploy key?")
+        runs[backend] = (comparable(session.messages), [item.content for item in await store.list()])
+    assert runs["graph"] == runs["loop"]
+    results = {r["tool_use_id"]: r["content"] for m in runs["loop"][0] if m["kind"] == "tool_results"
+               for r in m["results"]}
+    assert results["m1"].startswith("Remembered")
+    assert "ops/deploy" in results["m2"]
+    assert "Friday deploys are frozen." in runs["loop"][1]
