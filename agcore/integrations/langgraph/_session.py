@@ -184,10 +184,16 @@ class GraphSession:
         self.session.follow_up(message)
 
     async def close(self) -> None:
-        """End the session for the hooks (``on_session_end``), if it ever started."""
-        snapshot = await self.graph.aget_state(cast(Any, self._config))
-        self.session._started = bool(snapshot.values.get("started"))
+        """End the session for the hooks (``on_session_end``), if it ever started; as with
+        ``AgentSession``, a later turn starts it again (``on_session_start``)."""
+        config = cast(Any, self._config)
+        snapshot = await self.graph.aget_state(config)
+        if not snapshot.values.get("started"):
+            return
+        self.session._started = True
         await self.session.close()
+        if not snapshot.next:  # a thread waiting at an interrupt keeps its state as it is
+            await self.graph.aupdate_state(config, {"started": False})
 
     # ---------------------------------------------------------------------------- driving
 

@@ -442,3 +442,20 @@ async def test_memory_tools_from_the_bundle_work_the_same_on_both() -> None:
     assert results["m1"].startswith("Remembered")
     assert "ops/deploy" in results["m2"]
     assert "Friday deploys are frozen." in runs["loop"][1]
+
+
+async def test_a_closed_session_starts_again_on_its_next_turn_on_both() -> None:
+    runs = {}
+    for backend in ("loop", "graph"):
+        recorder = Recorder()
+        bundle = AgentBuilder().provider(ScriptedProvider(["a", "b"])).plugins(recorder).build()
+        agent = BasicAgent(name="closing", system_prompt="s")
+        session: AgentSession | GraphSession = (
+            AgentSession(agent, "s8", bundle) if backend == "loop" else GraphSession(agent, "s8", bundle)
+        )
+        await session.submit_turn("one")
+        await session.close()
+        await session.close()  # a second close: nothing more to end
+        await session.submit_turn("two")
+        runs[backend] = [c for c in recorder.calls if c.startswith("session_")]
+    assert runs["graph"] == runs["loop"] == ["session_start", "session_end", "session_start"]
