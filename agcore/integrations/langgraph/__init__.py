@@ -10,7 +10,11 @@ await graph.ainvoke({"input": "hi"}, {"configurable": {"thread_id": "t1"}})
 
 session = GraphSession(agent, "t1", bundle, checkpointer=saver)       # AgentSession's interface
 result = await session.submit_turn("hi")
+sessions = AgentGraph(agent, bundle, saver)                            # compiled once, for many
+other = sessions.session("t2", confirm=ask_user)
 ```
+
+Or, in the bootstrap: ``AgentBuilder().backend("langgraph")`` and ``agcore.agent.open_session``.
 
 The state's ``messages`` are agcore's own ``AgentMessage``s, the nodes run the kernel's own steps
 (``start``, ``model``, ``tools``, ``confirm``, ``tool`` one task per call, ``client``), hooks fire as
