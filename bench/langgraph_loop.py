@@ -7,9 +7,11 @@ weather, the model calls ``get_weather``, the tool runs, the model answers; two 
 
 * ``bare``: the hand-written loop on the ``openai`` SDK (the baseline every ratio is against);
 * ``agcore``: ``AgentSession.submit_turn`` (one session, history cleared per turn);
+* ``agcore-sqlite``: the same, saving the session to a ``SqliteSessionStore`` file as it runs;
 * ``graph``: the same agent compiled by ``agcore.integrations.langgraph`` and run by
   ``GraphSession.submit_turn`` with an ``InMemorySaver`` and ``durability="sync"`` (a new thread per
   turn, so every turn sends the same requests);
+* ``graph-sqlite``: the same with an ``AsyncSqliteSaver`` on a file (what crash safety costs);
 * ``graph-nockpt``: ``compile_agent`` without a checkpointer, ``ainvoke`` straight: LangGraph's
   engine with no checkpoint writes;
 * ``prebuilt`` / ``prebuilt-ckpt``: LangGraph's own ``create_react_agent`` on ``langchain-openai``'s
@@ -29,9 +31,11 @@ A report, not a test: it exits 0 whatever the numbers.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +48,7 @@ if str(ROOT) not in sys.path:
 import anyio  # noqa: E402
 
 from bench.agent_loop import (  # noqa: E402
+    CLOSERS,
     MODEL,
     QUESTION,
     Side,
@@ -60,14 +65,15 @@ from bench.agent_loop import (  # noqa: E402
 from bench.llm_overhead import start_server  # noqa: E402
 
 
-def graph_session_side(bundle: Any) -> Turn:
-    """``GraphSession`` with an ``InMemorySaver``: a new thread (session) per turn, on one graph."""
+def graph_session_side(bundle: Any, saver: Any = None) -> Turn:
+    """``GraphSession`` with ``saver`` (an ``InMemorySaver`` by default): a new thread (session) per
+    turn, on one graph."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from agcore.agent import BasicAgent
     from agcore.integrations.langgraph import AgentGraph
 
-    graph = AgentGraph(BasicAgent(name="bench"), bundle, InMemorySaver())
+    graph = AgentGraph(BasicAgent(name="bench"), bundle, saver if saver is not None else InMemorySaver())
 
     async def turn() -> str:
         session = graph.session()
@@ -77,6 +83,38 @@ def graph_session_side(bundle: Any) -> Turn:
         return result.text
 
     return turn
+
+
+def agcore_stored_side(bundle: Any, path: Path) -> Turn:
+    """``AgentSession`` saving to a ``SqliteSessionStore`` file as it runs (agcore's own durable
+    sessions, the like-for-like peer of ``graph-sqlite``): a new session per turn."""
+    from agcore.agent import AgentSession, BasicAgent
+    from agcore.memory import SqliteSessionStore
+
+    store = SqliteSessionStore(path)
+    CLOSERS.append(store.aclose)
+    agent = BasicAgent(name="bench")
+
+    async def turn() -> str:
+        session = AgentSession(agent, None, bundle, store=store)
+        result = await session.submit_turn(QUESTION)
+        if result.error is not None:
+            raise result.error
+        return result.text
+
+    return turn
+
+
+async def sqlite_saver(path: Path) -> Any:
+    """An ``AsyncSqliteSaver`` on a file, closed with the other clients at the end."""
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    connection = await aiosqlite.connect(str(path))
+    CLOSERS.append(connection.close)
+    saver = AsyncSqliteSaver(connection)
+    await saver.setup()
+    return saver
 
 
 def graph_bare_side(bundle: Any) -> Turn:
@@ -119,17 +157,25 @@ def prebuilt_side(base_url: str, *, checkpointed: bool) -> Callable[[], Turn]:
     return lambda: turn
 
 
-def build_sides(base_url: str) -> tuple[list[Side], list[str]]:
+async def build_sides(base_url: str, workdir: Path) -> tuple[list[Side], list[str]]:
     bare_client = openai_client(base_url)
     bundle = agcore_bundle(base_url)
+    notes: list[str] = []
     sides = [
         Side("bare", "openai SDK loop, non-streaming", lambda: bare_loop(bare_client)),
         Side("agcore", "AgentSession.submit_turn (agcore's loop)", lambda: agcore_reused(bundle)),
+        Side("agcore-sqlite", "AgentSession(store=SqliteSessionStore file).submit_turn",
+             lambda: agcore_stored_side(bundle, workdir / "sessions.sqlite")),
         Side("graph", "GraphSession.submit_turn, InMemorySaver, durability=sync",
              lambda: graph_session_side(bundle)),
         Side("graph-nockpt", "compile_agent(...).ainvoke, no checkpointer", lambda: graph_bare_side(bundle)),
     ]
-    notes: list[str] = []
+    try:
+        on_disk = graph_session_side(bundle, await sqlite_saver(workdir / "checkpoints.sqlite"))
+        sides.insert(4, Side("graph-sqlite", "GraphSession.submit_turn, AsyncSqliteSaver (file), sync",
+                             lambda: on_disk))
+    except ImportError as exc:
+        notes.append(f"the SQLite checkpointer left out ({exc})")
     try:
         sides.append(Side("prebuilt", "create_react_agent(ChatOpenAI), no checkpointer",
                           prebuilt_side(base_url, checkpointed=False)))
@@ -162,8 +208,9 @@ def table(sides: list[Side], args: argparse.Namespace) -> str:
 async def run(args: argparse.Namespace) -> str:
     server, port = start_server()
     out: list[str] = []
+    workdir = Path(tempfile.mkdtemp(prefix="agcore-langgraph-bench-"))
     try:
-        sides, notes = build_sides(f"http://127.0.0.1:{port}/v1")
+        sides, notes = await build_sides(f"http://127.0.0.1:{port}/v1", workdir)
         out += [f"NOTE: {note}" for note in notes]
         from importlib.metadata import version
 
@@ -177,6 +224,7 @@ async def run(args: argparse.Namespace) -> str:
         await close_clients()
         server.terminate()
         server.wait(timeout=10)
+        shutil.rmtree(workdir, ignore_errors=True)
     return "\n".join(out)
 
 
