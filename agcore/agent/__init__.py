@@ -67,6 +67,7 @@ from agcore.agent._turn import TurnResult
 # ---- end of session and loop exports ----
 
 if TYPE_CHECKING:
+    from agcore.agent._backends import ConversationSession, backend_names, open_session
     from agcore.agent._bundle import (
         ProviderResolver,
         RuntimeBundle,
@@ -90,6 +91,9 @@ if TYPE_CHECKING:
 # Loaded on first use: the bundle (dependency-injector, which pulls in asyncio, yaml and, where
 # installed, starlette) is needed once AgentBuilder.build() runs; plans and task agents by few runs.
 _LAZY = {
+    "ConversationSession": "agcore.agent._backends",
+    "backend_names": "agcore.agent._backends",
+    "open_session": "agcore.agent._backends",
     "ProviderResolver": "agcore.agent._bundle",
     "RuntimeBundle": "agcore.agent._bundle",
     "bundle_resolve_provider": "agcore.agent._bundle",
@@ -131,6 +135,7 @@ __all__ = [
     "Cancelled",
     "ConfigError",
     "ContextNote",
+    "ConversationSession",
     "CostTracker",
     "DefaultTaskAgent",
     "Environment",
@@ -154,11 +159,13 @@ __all__ = [
     "ToolLog",
     "ToolResults",
     "UserInput",
+    "backend_names",
     "bundle_resolve_provider",
     "convert_to_llm",
     "default_tool_definitions",
     "messages_from_json",
     "messages_to_json",
+    "open_session",
     "register_memory_tools",
     "remember_tool",
     "retrieve_tool",

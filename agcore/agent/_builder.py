@@ -147,6 +147,12 @@ class AgentBuilder:
         self._config_changes.update(fields)
         return self
 
+    def backend(self, name: str) -> AgentBuilder:
+        """The runtime sessions run on: ``"loop"`` (the default) or an installed backend such as
+        ``"langgraph"``; ``agcore.agent.open_session`` honours it (checked at ``build()``)."""
+        self._config_changes["backend"] = name
+        return self
+
     # ------------------------------------------------------------------------------- building
 
     def build(self) -> RuntimeBundle:
@@ -158,6 +164,10 @@ class AgentBuilder:
         from agcore.agent._bundle import RuntimeBundle, register_memory_tools
 
         config = self._build_config()
+        if config.backend != "loop":
+            from agcore.agent._backends import check_backend
+
+            check_backend(config.backend)
         provider = self._build_provider()
         self._check_memory()
         bundle = RuntimeBundle()

@@ -28,7 +28,9 @@ class AgentConfig(BaseModel):
       (``stream_turn``) and makes one ``complete()`` call per model turn otherwise (``submit_turn``:
       the same reply for less CPU, since nobody reads the deltas); ``"always"`` streams every call
       (long generations behind proxies that cut idle connections); ``"never"`` never streams
-      (``stream_turn`` then yields the text in one delta per reply).
+      (``stream_turn`` then yields the text in one delta per reply);
+    * ``backend``: the runtime ``open_session`` runs the session on: ``"loop"`` (agcore's own,
+      ``AgentSession``) or an installed backend such as ``"langgraph"`` (see ``agcore.agent._backends``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -47,6 +49,7 @@ class AgentConfig(BaseModel):
     repetition_action: Literal["stop", "nudge"] = "nudge"
     text_mode_tools: bool = False
     streaming: Literal["auto", "always", "never"] = "auto"
+    backend: str = Field(default="loop", min_length=1)
 
     def replace(self, **changes: Any) -> AgentConfig:
         """A copy with ``changes`` applied and validated (``model_copy`` would skip validation)."""

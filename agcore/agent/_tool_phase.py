@@ -27,15 +27,79 @@ if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
     from agcore.hooks import ConfirmationAnswer, HookContext, HookExecutor
 
-__all__ = ["SKIPPED", "ToolPhase"]
+__all__ = [
+    "NOT_RUN",
+    "SKIPPED",
+    "ToolPhase",
+    "denied_message",
+    "not_approved_message",
+    "not_offered_message",
+    "repeated_message",
+    "run_after_hooks",
+    "unavailable_message",
+]
 
 Confirm = Callable[[ToolUseBlock, Tool], Any]
 
-_NOT_RUN = "Not run: the turn was stopped before this call ran."
+NOT_RUN = "Not run: the turn was stopped before this call ran."
 SKIPPED = (
     "Skipped: the user sent a new message before this call ran. Read the new message and decide "
     "what to do next."
 )
+
+
+# The texts the model reads for calls the phase does not run. Functions, so another runtime running
+# the same phase as separate steps (agcore.integrations.langgraph) words them identically.
+
+
+def repeated_message(name: str, limit: int, *, stop: bool) -> str:
+    if stop:
+        return (
+            f"Stopped: '{name}' was called with the same arguments {limit} times in a "
+            "row, so the turn was stopped."
+        )
+    return (
+        f"Not run: you have called '{name}' with these same arguments {limit} times in a "
+        "row, and the result will not change. Use the earlier result, or try a different "
+        "approach."
+    )
+
+
+def denied_message(name: str, reason: str | None) -> str:
+    return f"The call to '{name}' was denied: {reason or 'a policy does not allow it'}"
+
+
+def unavailable_message(name: str) -> str:
+    return (
+        f"Not run: '{name}' needs the user's approval and this session has no way to ask, "
+        "so it was not run. Tell the user what you wanted to do, or reach the goal another way."
+    )
+
+
+def not_approved_message(name: str) -> str:
+    return (
+        f"Not run: the user did not approve this call to '{name}'. Ask the user how to proceed, "
+        "or try something else."
+    )
+
+
+def not_offered_message(name: str, offered: frozenset[str] | None) -> str:
+    available = ", ".join(sorted(offered or ())) or "none"
+    return f"Not run: '{name}' is not one of the tools available to you here. Use one of: {available}."
+
+
+async def run_after_hooks(hooks: HookExecutor, hook_context: Callable[[], HookContext], batch: Batch) -> None:
+    """``after_tool_call`` over the batch's answered calls, in the model's order (results the phase
+    made up itself are not shown to it); a rewritten result keeps answering its call."""
+    for call in batch.calls:
+        done = batch.outcome(call.id)
+        if done is None or not done.hookable:
+            continue
+        rewritten = await hooks.after_tool_call(hook_context(), call, done.result, done.status, done.duration)
+        if rewritten is not done.result:
+            if rewritten.tool_use_id != call.id:
+                rewritten = rewritten.model_copy(update={"tool_use_id": call.id})
+            done.result = rewritten
 
 
 class ToolPhase:
@@ -88,27 +152,21 @@ class ToolPhase:
             limit = self._config.repetition_limit
             if limit and self._repetition.see(call) >= limit:
                 if self._config.repetition_action == "stop":
-                    message = (
-                        f"Stopped: '{call.name}' was called with the same arguments {limit} times in a "
-                        "row, so the turn was stopped."
-                    )
+                    message = repeated_message(call.name, limit, stop=True)
                     answer(call, error_result(call.id, message), "repeated", hookable=False)
                     for later in calls[i + 1 :]:
-                        answer(later, error_result(later.id, _NOT_RUN), "not_run", hookable=False)
+                        answer(later, error_result(later.id, NOT_RUN), "not_run", hookable=False)
                     stopped = True
                     break
-                message = (
-                    f"Not run: you have called '{call.name}' with these same arguments {limit} times in a "
-                    "row, and the result will not change. Use the earlier result, or try a different "
-                    "approach."
-                )
+                message = repeated_message(call.name, limit, stop=False)
                 answer(call, error_result(call.id, message), "repeated")
                 continue
             tool = self._registry.get(call.name)
             if tool is not None and self._offered is not None and tool.name not in self._offered:
                 # The agent did not offer it (Agent.tool_definitions filtered it out): hiding a tool
                 # must also keep it from running, whatever the model guesses.
-                answer(call, error_result(call.id, self._not_offered(call.name)), "unknown_tool")
+                hidden = not_offered_message(call.name, self._offered)
+                answer(call, error_result(call.id, hidden), "unknown_tool")
                 continue
             if tool is None or call.parse_error is not None:
                 # Unknown tool or unreadable arguments: the registry words the error for the model.
@@ -118,9 +176,7 @@ class ToolPhase:
             if wants_before:
                 decision = await self._hooks.before_tool_call(self._hook_context(), call)
                 if decision.action == "deny":
-                    reason = decision.reason or "a policy does not allow it"
-                    message = f"The call to '{call.name}' was denied: {reason}"
-                    answer(call, error_result(call.id, message), "denied")
+                    answer(call, error_result(call.id, denied_message(call.name, decision.reason)), "denied")
                     continue
                 if decision.action == "rewrite" and decision.arguments is not None:
                     to_run = call.model_copy(update={"input": dict(decision.arguments)})
@@ -142,7 +198,7 @@ class ToolPhase:
                 for original, to_run in runnable:
                     group.start_soon(self._execute, batch, original, to_run)
         if self._hooks.has_impls("after_tool_call"):
-            await self._after_hooks(batch)
+            await run_after_hooks(self._hooks, self._hook_context, batch)
         return stopped
 
     # ------------------------------------------------------------------------------------- steps
@@ -151,10 +207,7 @@ class ToolPhase:
         """None when approved; otherwise the result text telling the model it was not approved."""
         if self._confirm is None:
             await self._report_confirmation(call, "unavailable")
-            return (
-                f"Not run: '{tool.name}' needs the user's approval and this session has no way to ask, "
-                "so it was not run. Tell the user what you wanted to do, or reach the goal another way."
-            )
+            return unavailable_message(tool.name)
         answer = self._confirm(call, tool)
         if inspect.isawaitable(answer):
             answer = await answer
@@ -166,16 +219,7 @@ class ToolPhase:
             await self._report_confirmation(call, "yes")
             return None
         await self._report_confirmation(call, "no")
-        return (
-            f"Not run: the user did not approve this call to '{tool.name}'. Ask the user how to proceed, "
-            "or try something else."
-        )
-
-    def _not_offered(self, name: str) -> str:
-        available = ", ".join(sorted(self._offered or ())) or "none"
-        return (
-            f"Not run: '{name}' is not one of the tools available to you here. Use one of: {available}."
-        )
+        return not_approved_message(tool.name)
 
     async def _report_confirmation(self, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:
         if self._hooks.has_impls("on_confirmation"):
@@ -188,17 +232,3 @@ class ToolPhase:
         )
         # A before_tool_call rewrite changes only the arguments, so the result answers ``original``.
         batch.answer(original, execution.result, execution.status, duration=execution.duration)
-
-    async def _after_hooks(self, batch: Batch) -> None:
-        for call in batch.calls:
-            done = batch.outcome(call.id)
-            if done is None or not done.hookable:
-                continue
-            rewritten = await self._hooks.after_tool_call(
-                self._hook_context(), call, done.result, done.status, done.duration
-            )
-            if rewritten is not done.result:
-                if rewritten.tool_use_id != call.id:
-                    rewritten = rewritten.model_copy(update={"tool_use_id": call.id})
-                done.result = rewritten
-

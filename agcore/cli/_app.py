@@ -137,6 +137,8 @@ def run(
     workspace: WorkspaceDir = None,
     yes: Yes = False,
     plugins: Plugins = True,
+    backend: Annotated[str, typer.Option(
+        "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = "loop",
 ) -> None:
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
@@ -144,7 +146,7 @@ def run(
 
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
-                               yes=yes, plugins=plugins))
+                               yes=yes, plugins=plugins, backend=backend))
 
 
 @app.command(epilog=EXIT_CODES_HELP)

@@ -9,7 +9,7 @@ from typing import cast
 
 from rich.console import Console
 
-from agcore.agent import AgentEvent, AgentSession, BasicAgent, TurnResult
+from agcore.agent import AgentEvent, BasicAgent, ConversationSession, TurnResult, open_session
 from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer
@@ -27,15 +27,17 @@ async def run_task(
     workspace: Path | None,
     yes: bool,
     plugins: bool,
+    backend: str = "loop",
 ) -> ExitCode:
     space = open_workspace(workspace)
     provider = resolve_provider(model, base_url)
     try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins)
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend)
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console)
         session, _ = await run_interruptible(
-            console, renderer, agent, bundle, yes=yes, work=lambda s: stream_turn(s, task, renderer)
+            console, renderer, agent, bundle, yes=yes, work=lambda s: stream_turn(s, task, renderer),
+            session_type=open_session,
         )
         result = session.last_result
         assert result is not None
@@ -45,7 +47,7 @@ async def run_task(
         await close_provider(provider)
 
 
-async def stream_turn(session: AgentSession, text: str, renderer: Renderer) -> None:
+async def stream_turn(session: ConversationSession, text: str, renderer: Renderer) -> None:
     """Run a turn, rendering its events; a cancellation of the caller's scope cancels the turn."""
     # stream_turn is an async generator; closing it (here, on cancellation) cancels the turn.
     stream = cast("AsyncGenerator[AgentEvent, None]", session.stream_turn(text))

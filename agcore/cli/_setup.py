@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import anyio
 from rich.console import Console
@@ -15,8 +15,8 @@ from agcore.agent import (
     DEFAULT_TOOL_RULES,
     Agent,
     AgentBuilder,
-    AgentSession,
     ConfigError,
+    ConversationSession,
     RuntimeBundle,
     SystemPrompt,
 )
@@ -72,11 +72,12 @@ def build_bundle(
     *,
     entry_point_plugins: bool,
     plugins: tuple[object, ...] = (),
+    backend: str = "loop",
 ) -> RuntimeBundle:
     """The runtime bundle: ``provider``, the workspace tools, ``plugins`` and (if asked) the plugins of
     the ``agcore`` entry-point group. An invalid plugin is a configuration error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
-    builder.plugins(*plugins, entry_points=entry_point_plugins)
+    builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
     try:
         return builder.build()
     except ConfigError as exc:
@@ -101,6 +102,9 @@ def confirm_callback(terminal: Terminal, renderer: Renderer, *, yes: bool) -> Co
     return confirm
 
 
+Session = TypeVar("Session", bound=ConversationSession)
+
+
 async def run_interruptible(
     console: Console,
     renderer: Renderer,
@@ -108,18 +112,22 @@ async def run_interruptible(
     bundle: RuntimeBundle,
     *,
     yes: bool,
-    work: Callable[[AgentSession], Awaitable[object]],
-    open_session: Callable[[Confirm], Awaitable[AgentSession]] | None = None,
-) -> tuple[AgentSession, bool]:
-    """Run ``work`` on a session that asks the terminal for confirmations (a new one, or the one
-    ``open_session(confirm)`` gives, e.g. loaded from a store); Ctrl-C cancels the work (not the
-    program). Returns the session and whether it was interrupted."""
+    work: Callable[[Session], Awaitable[object]],
+    open_session: Callable[[Confirm], Awaitable[Session]] | None = None,
+    session_type: Callable[..., Session] | None = None,
+) -> tuple[Session, bool]:
+    """Run ``work`` on a session that asks the terminal for confirmations: the one
+    ``open_session(confirm)`` gives (e.g. loaded from a store), or a new ``session_type(agent,
+    bundle=, confirm=)`` (``AgentSession``, or ``open_session`` for the bundle's backend). Ctrl-C
+    cancels the work (not the program). Returns the session and whether it was interrupted."""
     async with Terminal(console) as terminal:
         confirm = confirm_callback(terminal, renderer, yes=yes)
         if open_session is not None:
             session = await open_session(confirm)
+        elif session_type is not None:
+            session = session_type(agent, bundle=bundle, confirm=confirm)
         else:
-            session = AgentSession(agent, bundle=bundle, confirm=confirm)
+            raise TypeError("run_interruptible needs open_session or session_type")
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):
                 await work(session)

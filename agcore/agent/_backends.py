@@ -1,0 +1,95 @@
+"""Which runtime runs a session: agcore's own loop, or a backend such as LangGraph.
+
+``AgentConfig.backend`` names it (``AgentBuilder().backend("langgraph")``); ``open_session`` makes
+the session on it with ``AgentSession``'s arguments. ``"loop"`` is ``AgentSession``; any other name is
+looked up in the ``agcore.backends`` entry-point group, whose entries name a session class taking
+``(agent, session_id, bundle, **kwargs)`` (agcore's own: ``langgraph`` ->
+``agcore.integrations.langgraph:GraphSession``, with the ``langgraph`` extra). The kernel never
+imports a backend: the backend's package registers itself, as hook plugins do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from agcore.agent._errors import ConfigError
+
+if TYPE_CHECKING:
+    from agcore.agent._agent import Agent
+    from agcore.agent._bundle import RuntimeBundle
+    from agcore.agent._events import AgentEvent
+    from agcore.agent._messages import AgentMessage
+    from agcore.agent._turn import TurnResult
+    from agcore.llm.types import ToolResultBlock, UserMessage
+
+__all__ = ["BACKEND_GROUP", "LOOP", "ConversationSession", "backend_names", "open_session"]
+
+#: The entry-point group backends register their session class in.
+BACKEND_GROUP = "agcore.backends"
+#: agcore's own loop (``AgentSession``), always available.
+LOOP = "loop"
+
+
+class ConversationSession(Protocol):
+    """What ``AgentSession`` and every backend's session have in common: the turn API."""
+
+    session_id: str
+
+    @property
+    def messages(self) -> list[AgentMessage]: ...
+
+    @property
+    def last_result(self) -> TurnResult | None: ...
+
+    async def submit_turn(self, input: str | UserMessage) -> TurnResult: ...
+
+    def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]: ...
+
+    async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult: ...
+
+    def steer(self, message: str | UserMessage) -> None: ...
+
+    def follow_up(self, message: str | UserMessage) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def backend_names() -> list[str]:
+    """The backends a session can run on here: ``"loop"`` and the installed entry points."""
+    return [LOOP, *sorted({e.name for e in entry_points(group=BACKEND_GROUP)} - {LOOP})]
+
+
+def check_backend(name: str) -> None:
+    """``ConfigError`` unless ``name`` is a backend installed here."""
+    if name not in backend_names():
+        raise ConfigError(
+            f"No session backend named {name!r}: the installed ones are {', '.join(backend_names())}. "
+            f"For LangGraph, install agcore's extra: pip install 'agcore[langgraph]'.",
+            piece="backend",
+        )
+
+
+def open_session(
+    agent: Agent, session_id: str | None = None, bundle: RuntimeBundle | None = None, **kwargs: Any
+) -> ConversationSession:
+    """A session with ``AgentSession``'s arguments, on the backend ``bundle.config().backend`` names
+    (``AgentSession`` itself for ``"loop"``). ``ConfigError`` for a backend not installed here."""
+    from agcore.agent._session import AgentSession
+
+    name = bundle.config().backend if bundle is not None else LOOP
+    if name == LOOP:
+        return AgentSession(agent, session_id, bundle, **kwargs)
+    check_backend(name)
+    [entry] = [e for e in entry_points(group=BACKEND_GROUP) if e.name == name][:1]
+    try:
+        session_class = entry.load()
+    except ImportError as exc:
+        raise ConfigError(
+            f"The {name!r} backend could not be loaded ({exc}); install what it needs "
+            f"(pip install 'agcore[{name}]').",
+            piece="backend",
+            cause=exc,
+        ) from exc
+    return cast(ConversationSession, session_class(agent, session_id, bundle, **kwargs))

@@ -1,0 +1,201 @@
+"""The ``start`` and ``model`` nodes: a turn's input, and one model call with what follows it.
+
+``start`` is the loop's ``_start_turn`` (``on_session_start`` once, ``on_turn_start``, the input
+recorded, a history left mid-batch repaired). ``model`` is one iteration of the loop up to the tool
+phase, with the loop's own steps: limits, provider resolution, ``convert_to_llm`` and the context
+transform, text-mode tools, ``on_llm_request``, the model call (streamed when someone reads the
+events), the reply recorded with its usage and cost, ``on_llm_response``, ``on_turn_end``; then the
+next node: ``tools`` for tool calls, ``model`` again for steering or a follow-up, or the end.
+"""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
+
+from agcore.agent import (
+    AgentLLMError,
+    AssistantReply,
+    LimitExceeded,
+    ProviderSwitched,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallRequested,
+    TurnEnded,
+    TurnStarted,
+    UserInput,
+)
+from agcore.agent._batch import CANCELLED, Batch, answer_open_calls
+from agcore.agent._loop import (
+    _HOOK_STOPPED,
+    _TOOL_LIMIT,
+    _check_limits,
+    _complete_as_events,
+    _open_stream,
+    _prepare_call,
+    _record_unrun,
+    _start_turn,
+    _steer,
+    _Stop,
+)
+from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
+from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
+from agcore.llm.errors import LLMError
+from agcore.llm.events import DoneEvent, ErrorEvent
+from agcore.llm.events import TextDelta as LLMTextDelta
+from agcore.llm.events import ThinkingDelta as LLMThinkingDelta
+from agcore.llm.types import AssistantMessage, UserMessage
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from agcore.agent import AgentSession
+    from agcore.integrations.langgraph._state import AgentState
+
+__all__ = ["ModelNodes"]
+
+
+def _keep_finished_calls(session: AgentSession, state: AgentState) -> None:
+    """A run stopped mid-batch (cancelled, crashed, out of steps) and the thread moves on: the calls
+    whose results reached the state keep them, the rest are answered "cancelled" (the loop's
+    ``_start_turn`` answers them all so: a loaded history has no record of what finished). A result
+    still a pending write of a step that never completed is not in the state: ``recover()`` keeps
+    those, a new turn does not."""
+    prior = session._turn
+    if prior is None or prior.batch is None or prior.paused:
+        return
+    take_outcomes(prior.batch, state.get("outcomes") or {})
+    answer_open_calls(session.messages, CANCELLED, prior.batch)
+
+
+class ModelNodes:
+    """``start`` and ``model``, over the threads' sessions."""
+
+    def __init__(self, threads: ThreadSessions) -> None:
+        self._threads = threads
+
+    async def start(self, state: AgentState, config: RunnableConfig) -> Command[str]:
+        """A new turn: the input recorded, the hooks told; then the first model call."""
+        step = Step(self._threads, state, config)
+        raw = state.get("input")
+        if raw is None:
+            raise ValueError(
+                "the graph needs the turn's input: invoke it with {'input': 'your message'} (or a "
+                "UserMessage); to continue a run that stopped, invoke it with None or Command(resume=...)"
+            )
+        message = raw if isinstance(raw, UserMessage) else UserMessage(content=raw)
+        try:
+            _keep_finished_calls(step.session, state)
+            await _start_turn(step.session, step.hooks, message)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return await step.fail(exc)
+        return Command(update=step.update(input=None, stop=None, error=None, phase=None, outcomes={}),
+                       goto="model")
+
+    async def model(self, state: AgentState, config: RunnableConfig) -> Command[str]:
+        """One model call and the decision that follows it (see the module docstring)."""
+        step = Step(self._threads, state, config)
+        try:
+            return await self._call(step)
+        except _Stop as stop:
+            return await step.end(stop.stop, stop.error)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return await step.fail(exc)
+
+    async def _call(self, step: Step) -> Command[str]:
+        session, config, hooks, emit = step.session, step.config, step.hooks, step.emit
+        turn = session._turn
+        assert turn is not None, "the model node runs inside a turn"
+        _check_limits(session, config, turn)
+        turn.model_calls += 1
+        if emit:
+            step.send(TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls))
+        provider, request = await _prepare_call(session, config, hooks)
+        last = session._last_model
+        current = (provider.provider_name, provider.model_id)
+        if emit and last is not None and last != current:
+            step.send(ProviderSwitched(
+                from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
+            ))
+        session._last_model = current
+        offered = {t.name for t in request.tools}
+        text_mode = uses_text_mode(session.agent, config, provider.model_id)
+        if text_mode:
+            request = text_mode_request(request)
+        if hooks.has_impls("on_llm_request"):
+            request = await hooks.on_llm_request(session.hook_context(), request)
+            offered.update(t.name for t in request.tools)
+        turn.offered = frozenset(offered)
+        message: AssistantMessage | None = None
+        streamed = config.streaming == "always" or (emit and config.streaming == "auto")
+        calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
+        async with aclosing(calling) as stream:
+            async for chunk in stream:
+                if isinstance(chunk, LLMTextDelta):
+                    if emit:
+                        step.send(TextDelta(text=chunk.text))
+                elif isinstance(chunk, LLMThinkingDelta):
+                    if emit:
+                        step.send(ThinkingDelta(thinking=chunk.thinking))
+                elif isinstance(chunk, DoneEvent):
+                    message = chunk.message
+                elif isinstance(chunk, ErrorEvent):
+                    raise AgentLLMError(chunk.to_exception())
+        if message is None:
+            raise AgentLLMError(
+                LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
+            )
+        if text_mode:
+            message = text_mode_message(message)
+        session.usage.add(message)
+        await session._record(AssistantReply(message=message))
+        turn.usage = turn.usage + message.usage
+        turn.text = message.text
+        if hooks.has_impls("on_llm_response"):
+            await hooks.on_llm_response(session.hook_context(), message)
+        calls = message.tool_calls
+        if emit:
+            step.send(TurnEnded(
+                turn_index=session.turn_index, iteration=turn.model_calls,
+                stop_reason=message.stop_reason.value if message.stop_reason else None,
+                model=message.model, provider=message.provider, usage=message.usage,
+                tool_calls=len(calls),
+            ))
+        if hooks.has_impls("on_turn_end") and not await hooks.on_turn_end(session.hook_context(), message):
+            if calls:
+                await _record_unrun(session, turn, calls, _HOOK_STOPPED)
+            raise _Stop("stopped_by_hook")
+        if not calls:
+            steering = session._drain(session._steering)
+            if steering:  # the user spoke during the model call: answer that first
+                steered = await _steer(session, steering, [])
+                if emit:
+                    step.send(steered)
+                return Command(update=step.update(), goto="model")
+            follow_ups = session._drain(session._follow_ups)
+            if not follow_ups:
+                return await step.end("done")
+            for follow in follow_ups:
+                await session._record(UserInput(content=follow.content))
+            return Command(update=step.update(), goto="model")
+        if turn.tool_turns >= config.max_tool_turns:
+            await _record_unrun(session, turn, calls, _TOOL_LIMIT)
+            raise _Stop("limit", LimitExceeded("max_tool_turns", value=config.max_tool_turns))
+        turn.tool_turns += 1
+        if emit:
+            registry = session.bundle.tool_registry()
+            for call in calls:
+                step.send(ToolCallRequested(call=call, mode=registry.classify(call.name)))
+        turn.batch = Batch(calls)
+        phase: dict[str, Any] = {
+            "cursor": 0, "vetted": False, "runnable": [], "dispatched": False, "stopped": False,
+            "confirm": None, "skipped": [],
+        }
+        return Command(update=step.update(phase=phase, outcomes={}), goto="tools")

@@ -1,0 +1,272 @@
+"""``GraphSession``: ``AgentSession``'s interface over the compiled graph.
+
+The same calls (``submit_turn``, ``stream_turn``, ``resume``, ``steer``, ``follow_up``, ``close``) and
+the same ``TurnResult``s, so switching an application to LangGraph is one line. The conversation is a
+LangGraph thread (``session_id`` is its ``thread_id``) kept by the checkpointer; a confirm callback
+answers the graph's confirmation interrupts as they come, and ``approve()``, ``recover()`` and
+``pending()`` reach a thread another process left at an interrupt or in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphRecursionError
+from langgraph.types import Command, Durability
+
+from agcore.agent import AgentEvent, AgentMessage, AgentSession, LimitExceeded, TurnResult
+from agcore.integrations.langgraph._graph import build_graph, recursion_limit
+from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
+from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
+from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from agcore.agent import Agent, ConfirmCallback, ContextTransform, RuntimeBundle
+
+__all__ = ["AgentGraph", "GraphSession"]
+
+_Payload = dict[str, Any] | Command[Any] | None
+
+
+class AgentGraph:
+    """``agent`` compiled once, for many sessions (threads): ``graph.session(id)`` makes each one
+    without compiling again. ``compiled`` is the ``CompiledStateGraph``; ``checkpointer`` defaults to
+    an ``InMemorySaver``."""
+
+    def __init__(
+        self, agent: Agent, bundle: RuntimeBundle, checkpointer: BaseCheckpointSaver[Any] | None = None
+    ) -> None:
+        self.agent = agent
+        self.bundle = bundle
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        self.compiled, self.threads = build_graph(agent, bundle, self.checkpointer)
+
+    def __repr__(self) -> str:
+        return f"AgentGraph({self.agent.name!r})"
+
+    def session(self, session_id: str | None = None, **kwargs: Any) -> GraphSession:
+        """A ``GraphSession`` on this graph (``kwargs``: ``confirm``, ``transform``, ``dependencies``,
+        ``durability``)."""
+        return GraphSession(self.agent, session_id, self.bundle, graph=self, **kwargs)
+
+
+class GraphSession:
+    """A conversation with ``agent`` run on its LangGraph graph; see the module docstring.
+
+    ``checkpointer`` defaults to an ``InMemorySaver``; pass an ``AsyncSqliteSaver`` (or any saver) to
+    keep the thread across processes. ``durability`` is LangGraph's: ``"sync"`` (the default) writes
+    each step's checkpoint before the next step starts, so a crash loses nothing that finished.
+    ``confirm``, ``transform`` and ``dependencies`` mean what they mean for ``AgentSession``.
+    ``graph`` runs the session on an ``AgentGraph`` compiled before (``AgentGraph.session()``), for
+    applications opening many sessions of one agent; ``checkpointer`` is then the graph's.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        session_id: str | None = None,
+        bundle: RuntimeBundle | None = None,
+        *,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        confirm: ConfirmCallback | None = None,
+        transform: ContextTransform | None = None,
+        dependencies: Mapping[str, Any] | None = None,
+        durability: Durability = "sync",
+        graph: AgentGraph | None = None,
+    ) -> None:
+        session = AgentSession(
+            agent, session_id, bundle, confirm=confirm, transform=transform, dependencies=dependencies
+        )
+        assert bundle is not None  # AgentSession raised the helpful error otherwise
+        self.session = session
+        self.session_id = session.session_id
+        if graph is None:
+            graph = AgentGraph(agent, bundle, checkpointer)
+        elif graph.agent is not agent or graph.bundle is not bundle:
+            raise ValueError("this AgentGraph was compiled for another agent or bundle: use graph.session()")
+        self.checkpointer = graph.checkpointer
+        self.graph = graph.compiled
+        threads = graph.threads
+        self._thread = threads.attach(ThreadSession(session, interrupt_confirmations=confirm is not None))
+        self.durability: Durability = durability
+        limit = recursion_limit(bundle.config())
+        self._config: dict[str, Any] = {
+            "configurable": {"thread_id": self.session_id, EVENTS_KEY: False}, "recursion_limit": limit,
+        }
+        self._stream_config: dict[str, Any] = {
+            "configurable": {"thread_id": self.session_id, EVENTS_KEY: True}, "recursion_limit": limit,
+        }
+
+    def __repr__(self) -> str:
+        return f"GraphSession({self.session.agent.name!r}, {self.session_id!r})"
+
+    # ------------------------------------------------------------------------------- turns
+
+    async def submit_turn(self, input: str | UserMessage) -> TurnResult:
+        """Run a turn on the graph to its end (``TurnResult.stop`` as for ``AgentSession``)."""
+        return await self._run({"input": _user_message(input)})
+
+    def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]:
+        """The turn's ``AgentEvent``s (LangGraph's custom stream); the result is ``last_result``."""
+        return self._stream({"input": _user_message(input)})
+
+    async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult:
+        """Continue a turn paused for client tools with their results (one per pending call)."""
+        pending = await self.pending()
+        if pending is None or pending.get("type") != CLIENT_TOOLS:
+            raise RuntimeError(
+                "resume() needs a turn paused for client tools, and none is: check "
+                "TurnResult.stop == 'client_tools' (or await session.pending()) first"
+            )
+        waiting = {c["id"] for c in pending["calls"]}
+        given = list(tool_results)
+        seen: set[str] = set()
+        for result in given:
+            if result.tool_use_id not in waiting or result.tool_use_id in seen:
+                raise ValueError(
+                    f"tool result for {result.tool_use_id!r} answers no pending client call (or answers "
+                    f"one twice); the pending call ids are {sorted(waiting)}"
+                )
+            seen.add(result.tool_use_id)
+        return await self._run(Command(resume=[r.model_dump(mode="json") for r in given]))
+
+    async def approve(self, answer: bool | Literal["always"]) -> TurnResult:
+        """Answer the confirmation the thread waits for (True, False or "always") and go on."""
+        pending = await self.pending()
+        if pending is None or pending.get("type") != CONFIRMATION:
+            raise RuntimeError("approve() needs a turn waiting for a confirmation, and none is")
+        return await self._run(Command(resume=answer))
+
+    async def recover(self) -> TurnResult:
+        """Finish a run a stopped process left unfinished, from its last checkpoint: the model
+        calls and the tool calls that had finished are not made again."""
+        return await self._run(None)
+
+    async def pending(self) -> dict[str, Any] | None:
+        """What the thread waits for: the value of its interrupt (``type`` is
+        ``"agcore.confirmation"`` with ``call``/``tool``, or ``"agcore.client_tools"`` with
+        ``calls``), or None."""
+        snapshot = await self.graph.aget_state(cast(Any, self._config))
+        for waiting in snapshot.interrupts:
+            value = waiting.value
+            if isinstance(value, dict):
+                return value
+        return None
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """The history as of the latest run in this process (``AgentSession.messages``); a thread
+        another process ran: ``await history()``."""
+        return self.session.messages
+
+    async def history(self) -> list[AgentMessage]:
+        """The history as the checkpoint holds it."""
+        snapshot = await self.graph.aget_state(cast(Any, self._config))
+        return list(snapshot.values.get("messages") or [])
+
+    @property
+    def last_result(self) -> TurnResult | None:
+        """The result of the most recent turn this process ran."""
+        return self.session.last_result
+
+    def steer(self, message: str | UserMessage) -> None:
+        """``AgentSession.steer``: read before each tool call, after each batch and each reply."""
+        self.session.steer(message)
+
+    def follow_up(self, message: str | UserMessage) -> None:
+        """``AgentSession.follow_up``: taken when the turn would otherwise end."""
+        self.session.follow_up(message)
+
+    async def close(self) -> None:
+        """End the session for the hooks (``on_session_end``), if it ever started; as with
+        ``AgentSession``, a later turn starts it again (``on_session_start``)."""
+        config = cast(Any, self._config)
+        snapshot = await self.graph.aget_state(config)
+        if not snapshot.values.get("started"):
+            return
+        self.session._started = True
+        await self.session.close()
+        if not snapshot.next:  # a thread waiting at an interrupt keeps its state as it is
+            await self.graph.aupdate_state(config, {"started": False})
+
+    # ---------------------------------------------------------------------------- driving
+
+    async def _run(self, payload: _Payload) -> TurnResult:
+        config = cast(Any, self._config)
+        try:
+            while True:
+                out = await self.graph.ainvoke(payload, config, durability=self.durability)
+                payload = await self._answer(out.get("__interrupt__") if isinstance(out, dict) else None)
+                if payload is None:
+                    break
+        except GraphRecursionError as exc:
+            return self._step_limit(exc)
+        return self._result()
+
+    async def _stream(self, payload: _Payload) -> AsyncIterator[AgentEvent]:
+        config = cast(Any, self._stream_config)
+        try:
+            while True:
+                interrupts: Any = None
+                # Closed with this generator: leaving the stream early cancels the run.
+                run = cast(AsyncGenerator[Any, None], self.graph.astream(
+                    payload, config, stream_mode=["custom", "updates"], durability=self.durability
+                ))
+                async with aclosing(run) as chunks:
+                    async for mode, chunk in chunks:
+                        if mode == "custom":
+                            yield cast(AgentEvent, chunk)
+                        elif isinstance(chunk, dict) and "__interrupt__" in chunk:
+                            interrupts = chunk["__interrupt__"]
+                payload = await self._answer(interrupts)
+                if payload is None:
+                    break
+        except GraphRecursionError as exc:
+            self._step_limit(exc)
+
+    async def _answer(self, interrupts: Any) -> Command[Any] | None:
+        """The resume for a confirmation this session's callback can answer; None otherwise."""
+        confirm = self.session.confirm
+        if not interrupts or confirm is None:
+            return None
+        value = interrupts[0].value
+        if not isinstance(value, dict) or value.get("type") != CONFIRMATION:
+            return None
+        call = ToolUseBlock.model_validate(value["call"])
+        tool = self.session.bundle.tool_registry().get(call.name)
+        assert tool is not None
+        answer = confirm(call, tool)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return Command(resume=answer)
+
+    def _result(self) -> TurnResult:
+        result = self.session.last_result
+        if result is None:  # nothing ran here (e.g. recover() on a finished thread)
+            result = TurnResult()
+        return result
+
+    def _step_limit(self, exc: GraphRecursionError) -> TurnResult:
+        limit = self._config["recursion_limit"]
+        error = LimitExceeded(
+            "max_turns",
+            f"The graph ran {limit} steps (LangGraph's recursion_limit, set from max_turns) without "
+            "ending the turn: lower the work per turn or raise max_turns. The next turn answers any "
+            "call left open.",
+            value=self.session.bundle.config().max_turns,
+        )
+        error.__cause__ = exc
+        result = TurnResult(stop="limit", error=error)
+        error.partial = result
+        self.session.last_result = result
+        return result
+
+
+def _user_message(value: str | UserMessage) -> UserMessage:
+    return value if isinstance(value, UserMessage) else UserMessage(content=value)

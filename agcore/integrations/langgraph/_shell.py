@@ -1,0 +1,236 @@
+"""One node's view of a thread: an ``AgentSession`` in step with the graph's state, and its update.
+
+The nodes run the kernel's own steps (``agcore.agent._loop``, ``_tool_phase``), which work on an
+``AgentSession``: the session holds what the hooks see (``hook_context()``), the tools' context,
+the steering and follow-up queues, the confirm callback and the last ``TurnResult``. Each thread has
+one such session in the process (``ThreadSession``); before a node runs, ``Step`` brings it in step
+with the state (cheaply when this process wrote the state: the history is only copied when another
+process or an older checkpoint wrote it), and after the node ``Step.update`` turns what the steps
+changed into the node's state update (the messages it appended and the turn's counters).
+
+A turn ends inside a node (``Step.end``/``Step.fail``), exactly as the loop ends it: ``_finish``,
+``on_turn_result``, and the ``Done``/``Failed`` event.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langgraph.config import get_stream_writer
+from langgraph.graph import END
+from langgraph.types import Command
+
+from agcore._clock import new_id
+from agcore.agent import AgentError, AgentEvent, AgentSession, AssistantReply, CostTracker, Done
+from agcore.agent._batch import Batch, answer_open_calls
+from agcore.agent._loop import _failed, _finish, _report_result
+from agcore.agent._turn import TurnState
+from agcore.llm.types import Usage
+
+if TYPE_CHECKING:
+    from agcore.agent import Agent, AgentConfig, RuntimeBundle, TurnStop
+    from agcore.hooks import HookExecutor
+    from agcore.integrations.langgraph._state import AgentState, ToolOutcome
+
+__all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "session_key", "take_outcomes"]
+
+#: ``config["configurable"]`` key: whether the nodes build ``AgentEvent``s for the custom stream
+#: (default True). ``GraphSession.submit_turn`` sets it False, as ``AgentSession.submit_turn`` builds
+#: none; set it False too when invoking the graph without reading ``stream_mode="custom"``: with
+#: ``AgentConfig.streaming="auto"`` the model calls are then ``complete()`` calls, not streams.
+EVENTS_KEY = "agcore_events"
+
+_log = logging.getLogger("agcore.integrations.langgraph")
+
+
+@dataclass(slots=True, weakref_slot=True)
+class ThreadSession:
+    """The in-process side of one thread: its session, and how its runs are driven."""
+
+    session: AgentSession
+    #: Confirmations become ``interrupt()``s (False: the session has no way to ask, as with
+    #: ``AgentSession(confirm=None)``: the tool is not run and the model is told why).
+    interrupt_confirmations: bool = True
+
+
+class ThreadSessions:
+    """The sessions of the threads this process runs, by thread id: attached by ``GraphSession``
+    (kept while it lives), or made on first use for a graph run directly (the most recent
+    ``capacity`` are kept; a dropped one is rebuilt from the checkpoint, losing only input queued on
+    it)."""
+
+    def __init__(self, agent: Agent, bundle: RuntimeBundle, capacity: int = 256) -> None:
+        self.agent = agent
+        self.bundle = bundle
+        self._capacity = capacity
+        self._attached: weakref.WeakValueDictionary[str, ThreadSession] = weakref.WeakValueDictionary()
+        self._threads: OrderedDict[str, ThreadSession] = OrderedDict()
+
+    def attach(self, thread: ThreadSession) -> ThreadSession:
+        self._attached[thread.session.session_id] = thread
+        self._threads.pop(thread.session.session_id, None)
+        return thread
+
+    def get(self, thread_id: str) -> ThreadSession:
+        attached = self._attached.get(thread_id)
+        if attached is not None:
+            return attached
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            thread = ThreadSession(AgentSession(self.agent, thread_id, self.bundle))
+            self._threads[thread_id] = thread
+            while len(self._threads) > self._capacity:
+                self._threads.popitem(last=False)
+        else:
+            self._threads.move_to_end(thread_id)
+        return thread
+
+
+class Step:
+    """A node's run: the thread's session in step with ``state``; see the module docstring."""
+
+    __slots__ = ("base", "config", "emit", "hooks", "session", "state", "thread", "writer")
+
+    def __init__(self, threads: ThreadSessions, state: AgentState, config: Any) -> None:
+        self.state = state
+        thread = self.thread = threads.get(session_key(state, config))
+        session = self.session = thread.session
+        self.base = sync_session(session, state)
+        self.config: AgentConfig = session.bundle.config()
+        self.hooks: HookExecutor = session.bundle.hook_executor()
+        self.emit = bool((config.get("configurable") or {}).get(EVENTS_KEY, True))
+        self.writer = get_stream_writer() if self.emit else None
+
+    def send(self, event: AgentEvent) -> None:
+        """Put an event on LangGraph's custom stream (only called when ``emit``)."""
+        assert self.writer is not None
+        self.writer(event)
+
+    def update(self, **fields: Any) -> dict[str, Any]:
+        """The node's state update: the messages it recorded, the session's counters, ``fields``;
+        only what changed (each channel written is one more value to checkpoint)."""
+        session = self.session
+        last = session._last_model
+        turn = session._turn
+        values: dict[str, Any] = {
+            "session_id": session.session_id,
+            "turn_index": session.turn_index,
+            "started": session._started,
+            "created_at": session.created_at,
+            "last_model": list(last) if last is not None else None,
+            "always_confirmed": sorted(session._always_confirmed),
+            "turn": turn_to_state(turn) if turn is not None else None,
+            **fields,
+        }
+        state = self.state
+        update = {key: value for key, value in values.items() if state.get(key) != value}
+        added = session.messages[self.base :]
+        if added:
+            update["messages"] = added
+        return update
+
+    async def end(self, stop: TurnStop, error: AgentError | None = None, *, goto: str = END) -> Command[str]:
+        """End the turn as the loop does (``_finish``, ``on_turn_result``, ``Done``/``Failed``)."""
+        session = self.session
+        result = _finish(session, session._turn, stop, error)
+        await _report_result(session, self.hooks, result)
+        if self.emit:
+            if error is None:
+                self.send(Done(text=result.text, turns=result.turns, usage=result.usage, stop=stop))
+            else:
+                self.send(_failed(result))
+        paused = stop == "client_tools"
+        return Command(
+            update=self.update(
+                stop=stop, error=str(error) if error is not None else None,
+                **({} if paused else {"phase": None, "outcomes": {}}),
+            ),
+            goto=goto,
+        )
+
+    async def fail(self, exc: Exception) -> Command[str]:
+        """End the turn on an error, as the loop does: open calls answered, ``on_error``, ``Failed``."""
+        session = self.session
+        error = AgentError.wrap(exc)
+        turn = session._turn
+        answer_open_calls(
+            session.messages, f"Not run: the turn failed before this call finished ({error}).",
+            turn.batch if turn is not None else None,
+        )
+        _log.debug("turn failed in thread %s", session.session_id, exc_info=exc)
+        if self.hooks.has_impls("on_error"):
+            await self.hooks.on_error(session.hook_context(), error)
+        return await self.end("error", error)
+
+
+def session_key(state: AgentState, config: Any) -> str:
+    """Whose session a node runs in: the state's (set by the run's first step), else the thread's
+    (``thread_id``); a run without either (no checkpointer, no thread) is a conversation of its own,
+    so concurrent runs of one graph never share a session."""
+    key = state.get("session_id")
+    if key:
+        return key
+    thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(thread_id) if thread_id is not None else new_id()
+
+
+def take_outcomes(batch: Batch, outcomes: Mapping[str, ToolOutcome]) -> None:
+    """Put the results the tool tasks reported into ``batch`` (calls it has no result for yet)."""
+    for call in batch.calls:
+        done = outcomes.get(call.id)
+        if done is not None and batch.outcome(call.id) is None:
+            batch.answer(call, done["result"], done["status"], duration=done["duration"])
+
+
+def sync_session(session: AgentSession, state: AgentState) -> int:
+    """Bring ``session`` in step with ``state``; the history's length (what a node appends after)."""
+    history = state.get("messages") or []
+    mine = session.messages
+    if len(mine) != len(history) or (history and mine[-1].id != history[-1].id):
+        session.messages = list(history)
+        usage = CostTracker(registry=session.usage.registry)
+        for message in history:
+            if isinstance(message, AssistantReply):
+                usage.add(message.message)
+        session.usage = usage
+    session.turn_index = state.get("turn_index", 0)
+    session._started = state.get("started", False)
+    created = state.get("created_at")
+    if created is not None:
+        session.created_at = created
+    last = state.get("last_model")
+    session._last_model = (last[0], last[1]) if last else None
+    session._always_confirmed = set(state.get("always_confirmed") or ())
+    turn = state.get("turn")
+    session._turn = turn_from_state(turn, len(history)) if turn is not None else None
+    return len(session.messages)
+
+
+def turn_to_state(turn: TurnState) -> dict[str, Any]:
+    """``TurnState`` as JSON data (its counters, the tools offered, the batch in flight)."""
+    return {
+        "start": turn.start, "model_calls": turn.model_calls, "tool_turns": turn.tool_turns,
+        "usage": turn.usage.model_dump(mode="json"), "text": turn.text,
+        "repetition": [turn.repetition.key, turn.repetition.count],
+        "offered": sorted(turn.offered),
+        "batch": turn.batch.to_state() if turn.batch is not None else None,
+    }
+
+
+def turn_from_state(data: dict[str, Any], history_length: int) -> TurnState:
+    turn = TurnState(
+        start=min(int(data["start"]), history_length),
+        model_calls=data["model_calls"],
+        tool_turns=data["tool_turns"],
+        usage=Usage.model_validate(data["usage"]),
+        text=data["text"],
+        offered=frozenset(data["offered"]),
+        batch=Batch.from_state(data["batch"]) if data["batch"] is not None else None,
+    )
+    turn.repetition.key, turn.repetition.count = data["repetition"]
+    return turn

@@ -1,0 +1,129 @@
+"""The graph's state: agcore's own messages plus the counters of the turn in progress.
+
+The history is the channel ``messages``: ``AgentMessage``s exactly as ``AgentSession`` records them
+(each node appends what it recorded), so a history is the same whichever backend made it. What a
+turn counts (model calls, tool rounds, usage, the repetition tracker) and the tool batch in flight
+are JSON data (``TurnState``'s own fields, ``Batch.to_state()``); where the vetting of a batch has
+got to is ``phase``. Tool tasks (one per call, sent with ``Send``) report through ``outcomes``, a
+dict merged by call id, so a finished call's result is a pending write LangGraph keeps across a
+crash and the call is not run again.
+
+Checkpoints keep the messages typed: ``serde_allowlist()`` names every agcore class that can appear
+in the state, and ``compile_agent`` registers it with the checkpointer's serializer, so LangGraph's
+strict msgpack mode (``LANGGRAPH_STRICT_MSGPACK=true``) loads them as the same pydantic models.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, TypedDict, get_args, get_type_hints, is_typeddict
+
+from pydantic import BaseModel
+
+from agcore.agent import AgentMessage
+from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
+
+__all__ = ["AgentState", "GraphInput", "ToolTask", "append_messages", "merge_outcomes", "serde_allowlist"]
+
+
+def append_messages(left: list[AgentMessage] | None, right: list[AgentMessage] | None) -> list[AgentMessage]:
+    """The ``messages`` reducer: a node's update is what it appended to the history."""
+    if not right:
+        return left or []
+    return [*(left or []), *right]
+
+
+def merge_outcomes(
+    left: dict[str, Any] | None, right: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The ``outcomes`` reducer: tool tasks add their results by call id; an empty dict clears them
+    (the batch they belong to was recorded)."""
+    if right is None:
+        return left or {}
+    if not right:
+        return {}
+    return {**(left or {}), **right}
+
+
+class ToolOutcome(TypedDict):
+    """What one tool task reports: the result answering the model's call, with its status."""
+
+    result: ToolResultBlock
+    status: str
+    duration: float
+
+
+class ToolTask(TypedDict):
+    """The input of one ``tool`` task (sent with ``Send``): the call to run, the id it answers, and
+    the session it runs in."""
+
+    call: ToolUseBlock
+    answers: str
+    session: str
+
+
+class GraphInput(TypedDict, total=False):
+    """What a run of the graph takes: the user's new input (a string or a ``UserMessage``)."""
+
+    input: UserMessage | str | None
+
+
+class AgentState(TypedDict, total=False):
+    """The graph's state; see the module docstring."""
+
+    #: The conversation's session id (the thread's id; a new one for a run without a thread).
+    session_id: str
+    #: The history: agcore's messages, as ``AgentSession.messages`` holds them.
+    messages: Annotated[list[AgentMessage], append_messages]
+    #: The input of the turn about to start (consumed by the ``start`` node).
+    input: UserMessage | str | None
+    #: ``AgentSession.turn_index``: turns started so far.
+    turn_index: int
+    #: Whether ``on_session_start`` has fired for this thread.
+    started: bool
+    #: When the conversation began (epoch seconds; ``session_ttl`` counts from it).
+    created_at: float
+    #: ``(provider, model)`` of the latest model call.
+    last_model: list[str] | None
+    #: Tools the user approved for the whole conversation (confirmation answered "always").
+    always_confirmed: list[str]
+    #: The turn in progress (``TurnState`` counters and its batch, JSON); None between turns.
+    turn: dict[str, Any] | None
+    #: How far the vetting of the batch in flight has got (see ``_tool_nodes``).
+    phase: dict[str, Any] | None
+    #: Results of the tool tasks of the batch in flight, by the call id they answer.
+    outcomes: Annotated[dict[str, ToolOutcome], merge_outcomes]
+    #: How the latest turn ended (``TurnResult.stop``) and its error's message, if any.
+    stop: str | None
+    error: str | None
+
+
+def serde_allowlist() -> set[tuple[str, str]]:
+    """``(module, class)`` of every agcore type the state can hold: the messages and what they hold
+    (content blocks, usage, stop reasons), for the checkpointer's msgpack allowlist."""
+    found: set[tuple[str, str]] = set()
+    _collect(AgentState, found, set())
+    _collect(ToolTask, found, set())
+    return found
+
+
+def _collect(typ: Any, found: set[tuple[str, str]], seen: set[int]) -> None:
+    if id(typ) in seen:
+        return
+    seen.add(id(typ))
+    if isinstance(typ, type) and issubclass(typ, BaseModel):
+        if typ.__module__.startswith("agcore."):
+            found.add((typ.__module__, typ.__name__))
+        for field in typ.model_fields.values():
+            _collect(field.annotation, found, seen)
+        return
+    if isinstance(typ, type) and issubclass(typ, Enum):
+        if typ.__module__.startswith("agcore."):
+            found.add((typ.__module__, typ.__name__))
+        return
+    if is_typeddict(typ):
+        for hint in get_type_hints(typ).values():
+            _collect(hint, found, seen)
+        return
+    for arg in get_args(typ):  # unions, Annotated, list[...], dict[...]
+        _collect(arg, found, seen)

@@ -1,0 +1,263 @@
+"""What running agcore on LangGraph costs: CPU per tool-call turn on the graph vs agcore's own loop vs
+LangGraph's own prebuilt agent, in one run.
+
+The turn is ``agent_loop.py``'s (its building blocks are reused, not changed): the user asks for the
+weather, the model calls ``get_weather``, the tool runs, the model answers; two LLM calls against
+``fake_vendor.py`` in a subprocess (its CPU is not counted). Sides, each non-streaming:
+
+* ``bare``: the hand-written loop on the ``openai`` SDK (the baseline every ratio is against);
+* ``agcore``: ``AgentSession.submit_turn`` (one session, history cleared per turn);
+* ``agcore-sqlite``: the same, saving the session to a ``SqliteSessionStore`` file as it runs;
+* ``graph``: the same agent compiled by ``agcore.integrations.langgraph`` and run by
+  ``GraphSession.submit_turn`` with an ``InMemorySaver`` and ``durability="sync"`` (a new thread per
+  turn, so every turn sends the same requests);
+* ``graph-sqlite``: the same with an ``AsyncSqliteSaver`` on a file (what crash safety costs);
+* ``graph-nockpt``: ``compile_agent`` without a checkpointer, ``ainvoke`` straight: LangGraph's
+  engine with no checkpoint writes;
+* ``prebuilt`` / ``prebuilt-ckpt``: LangGraph's own ``create_react_agent`` on ``langchain-openai``'s
+  ``ChatOpenAI`` pointed at the fake server, without and with an ``InMemorySaver`` (like for like with
+  ``graph-nockpt`` and ``graph``).
+
+``langchain-openai`` is a benchmark-only peer: when it is not importable here, the script re-runs
+itself in ``bench/.venv-peers`` (built by ``agent_loop.py`` from ``bench/peers/requirements.txt``);
+if that venv cannot be built, the prebuilt sides are left out and the report says so.
+
+    python bench/langgraph_loop.py            # 7 rounds x 30 turns per side
+    python bench/langgraph_loop.py --quick    # a smoke run
+
+A report, not a test: it exits 0 whatever the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+
+from bench.agent_loop import (  # noqa: E402
+    CLOSERS,
+    MODEL,
+    QUESTION,
+    Side,
+    Turn,
+    agcore_bundle,
+    agcore_reused,
+    bare_loop,
+    close_clients,
+    get_weather,
+    measure_cpu,
+    openai_client,
+    peers_python,
+)
+from bench.llm_overhead import start_server  # noqa: E402
+
+
+def graph_session_side(bundle: Any, saver: Any = None) -> Turn:
+    """``GraphSession`` with ``saver`` (an ``InMemorySaver`` by default): a new thread (session) per
+    turn, on one graph."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agcore.agent import BasicAgent
+    from agcore.integrations.langgraph import AgentGraph
+
+    graph = AgentGraph(BasicAgent(name="bench"), bundle, saver if saver is not None else InMemorySaver())
+
+    async def turn() -> str:
+        session = graph.session()
+        result = await session.submit_turn(QUESTION)
+        if result.error is not None:
+            raise result.error
+        return result.text
+
+    return turn
+
+
+def agcore_stored_side(bundle: Any, path: Path) -> Turn:
+    """``AgentSession`` saving to a ``SqliteSessionStore`` file as it runs (agcore's own durable
+    sessions, the like-for-like peer of ``graph-sqlite``): a new session per turn."""
+    from agcore.agent import AgentSession, BasicAgent
+    from agcore.memory import SqliteSessionStore
+
+    store = SqliteSessionStore(path)
+    CLOSERS.append(store.aclose)
+    agent = BasicAgent(name="bench")
+
+    async def turn() -> str:
+        session = AgentSession(agent, None, bundle, store=store)
+        result = await session.submit_turn(QUESTION)
+        if result.error is not None:
+            raise result.error
+        return result.text
+
+    return turn
+
+
+async def sqlite_saver(path: Path) -> Any:
+    """An ``AsyncSqliteSaver`` on a file, closed with the other clients at the end."""
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    connection = await aiosqlite.connect(str(path))
+    CLOSERS.append(connection.close)
+    saver = AsyncSqliteSaver(connection)
+    await saver.setup()
+    return saver
+
+
+def graph_bare_side(bundle: Any) -> Turn:
+    """The compiled graph without a checkpointer, invoked directly."""
+    from agcore.agent import BasicAgent
+    from agcore.integrations.langgraph import compile_agent
+
+    graph = compile_agent(BasicAgent(name="bench"), bundle)
+    # agcore_events=False: nobody reads the custom stream, so no events and no streamed model calls.
+    config: Any = {"configurable": {"thread_id": "bench", "agcore_events": False}}
+
+    async def turn() -> str:
+        state = await graph.ainvoke({"input": QUESTION}, config)
+        if state.get("error"):
+            raise RuntimeError(state["error"])
+        return str(state["messages"][-1].text)
+
+    return turn
+
+
+def prebuilt_side(base_url: str, *, checkpointed: bool) -> Callable[[], Turn]:
+    """LangGraph's own ``create_react_agent`` on ``ChatOpenAI``."""
+    from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.prebuilt import create_react_agent
+
+    # LangGraph 1.x points to langchain.agents.create_agent (another package) instead; the prebuilt
+    # agent is still LangGraph's own, and what its users run.
+    warnings.filterwarnings("ignore", message="create_react_agent has been moved")
+
+    model = ChatOpenAI(model=MODEL, base_url=base_url, api_key="x", max_retries=0)  # type: ignore[arg-type]
+    agent = create_react_agent(model, [get_weather], checkpointer=InMemorySaver() if checkpointed else None)
+    counter = iter(range(10**9))
+
+    async def turn() -> str:
+        config: Any = {"configurable": {"thread_id": f"t{next(counter)}"}}
+        state = await agent.ainvoke({"messages": [("user", QUESTION)]}, config)
+        return str(state["messages"][-1].content)
+
+    return lambda: turn
+
+
+async def build_sides(base_url: str, workdir: Path) -> tuple[list[Side], list[str]]:
+    bare_client = openai_client(base_url)
+    bundle = agcore_bundle(base_url)
+    notes: list[str] = []
+    sides = [
+        Side("bare", "openai SDK loop, non-streaming", lambda: bare_loop(bare_client)),
+        Side("agcore", "AgentSession.submit_turn (agcore's loop)", lambda: agcore_reused(bundle)),
+        Side("agcore-sqlite", "AgentSession(store=SqliteSessionStore file).submit_turn",
+             lambda: agcore_stored_side(bundle, workdir / "sessions.sqlite")),
+        Side("graph", "GraphSession.submit_turn, InMemorySaver, durability=sync",
+             lambda: graph_session_side(bundle)),
+        Side("graph-nockpt", "compile_agent(...).ainvoke, no checkpointer", lambda: graph_bare_side(bundle)),
+    ]
+    try:
+        on_disk = graph_session_side(bundle, await sqlite_saver(workdir / "checkpoints.sqlite"))
+        sides.insert(4, Side("graph-sqlite", "GraphSession.submit_turn, AsyncSqliteSaver (file), sync",
+                             lambda: on_disk))
+    except ImportError as exc:
+        notes.append(f"the SQLite checkpointer left out ({exc})")
+    try:
+        sides.append(Side("prebuilt", "create_react_agent(ChatOpenAI), no checkpointer",
+                          prebuilt_side(base_url, checkpointed=False)))
+        sides.append(Side("prebuilt-ckpt", "create_react_agent(ChatOpenAI), InMemorySaver",
+                          prebuilt_side(base_url, checkpointed=True)))
+    except ImportError as exc:
+        notes.append(f"LangGraph's prebuilt agent left out ({exc}): langchain-openai is not installed here")
+    return sides, notes
+
+
+def table(sides: list[Side], args: argparse.Namespace) -> str:
+    by_name = {s.name: s for s in sides}
+    bare = statistics.median(by_name["bare"].cpu_us)
+    loop = statistics.median(by_name["agcore"].cpu_us)
+    lines = [
+        "CPU per tool-call turn (2 LLM calls + 1 tool call), client side only, non-streaming",
+        f"   {args.rounds} rounds x {args.turns} turns per side, sides interleaved in random order, "
+        f"{args.warmup} warm-up turns, median over rounds; Python {sys.version.split()[0]}",
+        "",
+        f"{'side':<14} {'CPU µs/turn':>12} {'vs bare':>8} {'vs agcore':>10} {'wall µs/turn':>13}  how",
+    ]
+    lines.append("-" * (len(lines[-1]) + 50))
+    for side in sides:
+        cpu = statistics.median(side.cpu_us)
+        lines.append(f"{side.name:<14} {cpu:>12.0f} {cpu / bare:>8.2f} {cpu / loop:>10.2f} "
+                     f"{statistics.median(side.wall_us):>13.0f}  {side.how}")
+    return "\n".join(lines)
+
+
+async def run(args: argparse.Namespace) -> str:
+    server, port = start_server()
+    out: list[str] = []
+    workdir = Path(tempfile.mkdtemp(prefix="agcore-langgraph-bench-"))
+    try:
+        sides, notes = await build_sides(f"http://127.0.0.1:{port}/v1", workdir)
+        out += [f"NOTE: {note}" for note in notes]
+        from importlib.metadata import version
+
+        packages = ["openai", "langgraph", "langchain-core"]
+        if any(s.name.startswith("prebuilt") for s in sides):
+            packages.append("langchain-openai")
+        out.append("versions: " + ", ".join(f"{p} {version(p)}" for p in packages))
+        measured = await measure_cpu(sides, args.rounds, args.turns, args.warmup)
+        out += ["", table(measured, args)]
+    finally:
+        await close_clients()
+        server.terminate()
+        server.wait(timeout=10)
+        shutil.rmtree(workdir, ignore_errors=True)
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 2 rounds x 5 turns")
+    parser.add_argument("--here", action="store_true", help="measure in this interpreter, whatever it has")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.turns, args.warmup = 2, 5, 2
+    print("agcore on LangGraph: CPU per turn (a report, not a test: exits 0 whatever the numbers)",
+          flush=True)
+    try:
+        import langchain_openai  # noqa: F401
+    except ImportError:
+        if not args.here:
+            python, how = peers_python()
+            if python is not None:
+                print(f"running in bench/.venv-peers ({how}), where langchain-openai is installed",
+                      flush=True)
+                forwarded = list(argv if argv is not None else sys.argv[1:])
+                done = subprocess.run([str(python), str(Path(__file__).resolve()), "--here", *forwarded])
+                if done.returncode != 0:
+                    print(f"NOTE: the run in bench/.venv-peers failed (exit {done.returncode})")
+                return 0
+            print(f"NOTE: bench/.venv-peers could not be set up ({how}); "
+                  "measuring without the prebuilt agent")
+    print(anyio.run(run, args, backend="asyncio"), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

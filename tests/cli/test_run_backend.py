@@ -1,0 +1,36 @@
+"""``agcore run --backend langgraph``: the same coding turn, run on the LangGraph graph, asked on
+the terminal as with agcore's own loop (LangGraph runs on asyncio; the CLI does too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli import finish, write_script
+from tests.cli.conftest import Invoke, SpawnCli
+
+WRITE = {"text": "Writing notes.", "tool_calls": [
+    {"name": "write_file", "arguments": {"path": "notes.txt", "content": "hello from the graph"}}]}
+
+
+def test_run_on_langgraph_asks_writes_and_summarises(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, [WRITE, {"text": "Wrote notes.txt."}])
+    child = spawn_cli("run", "write notes", "--model", "scripted:model.json", "--no-plugins",
+                      "--backend", "langgraph", timeout=30)
+    child.expect("Writing notes.")
+    child.expect(r"Allow write_file.*\[y = yes / n = no / a = always\]")
+    child.sendline("y")
+    child.expect("✓ Created 'notes.txt'")
+    child.expect("Wrote notes.txt.")
+    child.expect(r"✓ done · 2 model calls")
+    assert finish(child) == 0
+    assert (tmp_path / "notes.txt").read_text() == "hello from the graph"
+
+
+def test_an_unknown_backend_is_a_config_error_naming_the_installed_ones(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    write_script(tmp_path, [{"text": "never"}])
+    result = invoke("run", "hi", "--model", "scripted:model.json", "--no-plugins", "--backend", "nope")
+    assert result.exit_code == 3
+    assert "No session backend named 'nope'" in result.output
+    assert "loop, langgraph" in result.output
