@@ -6,8 +6,9 @@ sub-command behind ``;``, ``&&``, ``||``, ``|``, ``&``, newlines, ``$(...)``, ba
 ``xargs`` wrappers and ``find -exec``. Every denial says which sub-command was refused, why, and what
 to do instead.
 
-This is a deny-list over what a command *says*, not a sandbox: ``python -c "..."`` or a script can
-still do anything its user may do. Run untrusted agents under OS isolation as well.
+This is a deny-list over what a command *says*, not a sandbox: a script can still do anything its
+user may do. ``run_command`` runs every command inside an OS sandbox as well where one is available
+(``agcore.tools._sandbox``): the guard explains refusals to the model, the sandbox is the boundary.
 
 Choices worth knowing:
 - Network programs (``curl``, ``wget``, ``ssh``, ...) and networked sub-commands (``git clone/fetch/
@@ -20,6 +21,18 @@ Choices worth knowing:
 - With a ``workspace``, commands that write files (``rm``, ``mv``, ``cp``, ``touch``, ``tee``, ``dd of=``,
   ``chmod``, redirections ...) must write inside it, and recursive deletion of the workspace root is
   refused. Without one, only system paths and the home directory are protected.
+- Naming a credential (``~/.ssh/id_ed25519``, ``.netrc``, ``/etc/shadow``, ``*.pem``, ``.env``...; the
+  list is ``agcore.tools._secrets``) as an operand or redirection is refused, for reading too.
+- Anything piped into a shell or interpreter that reads its program from standard input
+  (``... | sh``, ``| python3``, ``| source /dev/stdin``) is refused wherever the pipe comes from, and so
+  is running the output of another command as a program (``bash <(...)``, ``eval "$(...)"``).
+- An interpreter one-liner (``python3 -c``, ``perl -e``, ``node -e``, awk calling ``system``) is a
+  program the guard cannot read: it needs confirmation (``check(..., confirmed=True)``; the workspace
+  passes its ``confirm_commands``), else ``CommandNeedsConfirmation``.
+- A hard link to a file outside the workspace is refused (writing it would write that file), and so is
+  using anything after making a symbolic link that points outside in the same command (every path
+  is resolved before any part runs, so the guard cannot follow that link): make the link first.
+- ``deny``/``allow`` entries match the program's basename (``deny=["rm"]`` stops ``/bin/rm``).
 """
 
 from __future__ import annotations
@@ -40,8 +53,11 @@ from agcore.tools._command_rules import (
     is_interpreter,
     is_system_path,
     is_vital,
+    link_sources,
     network_reason,
+    one_liner,
     program_rule,
+    reads_program_from_stdin,
     resolve_glob,
     resolve_path,
     rm_like_targets,
@@ -49,6 +65,7 @@ from agcore.tools._command_rules import (
     write_targets,
 )
 from agcore.tools._errors import ToolDenied
+from agcore.tools._secrets import homes, is_secret_path
 from agcore.tools._shell_syntax import (
     ParsedScript,
     ShellSyntaxError,
@@ -57,11 +74,17 @@ from agcore.tools._shell_syntax import (
     parse_script,
 )
 
-__all__ = ["CommandDenied", "CommandGuard"]
+__all__ = ["CommandDenied", "CommandGuard", "CommandNeedsConfirmation"]
 
 _MAX_DEPTH = 6
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _FUNCTION = re.compile(r"(?:function\s+)?([A-Za-z_:.][\w:.]*)\s*\(\s*\)\s*\{([^}]*)\}")
+# Words that open or close a compound command; the command proper follows them.
+_RESERVED = frozenset({
+    "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc", "[[", "]]",
+})  # fmt: skip
+_ENV_FILE = re.compile(r"^\.env(\..+)?$", re.IGNORECASE)
+_ENV_EXAMPLE = re.compile(r"\.(example|sample|template|dist)$", re.IGNORECASE)
 
 
 class CommandDenied(ToolDenied):
@@ -72,9 +95,24 @@ class CommandDenied(ToolDenied):
         self.command = command
 
 
+class CommandNeedsConfirmation(CommandDenied):
+    """The command runs a program the guard cannot read (an interpreter one-liner); it may run once a
+    person confirmed it (``check(..., confirmed=True)``)."""
+
+
+@dataclass(slots=True)
+class _Check:
+    """What one ``check`` call shares across every sub-command it reads."""
+
+    homes: list[Path]
+    confirmed: bool
+    outside_link: str | None = None  # a sub-command that made a link pointing outside
+
+
 @dataclass(slots=True)
 class _State:
     cwd: Path
+    check: _Check
     depth: int = 0
     dynamic_arguments: bool = False  # xargs: more operands arrive at run time
 
@@ -96,6 +134,7 @@ class CommandGuard:
         deny: Iterable[str] = (),
         allow_network: bool = False,
         workspace: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
     ) -> None:
         if mode not in ("deny", "allow"):
             raise ValueError(f"mode must be 'deny' or 'allow', got {mode!r}")
@@ -104,6 +143,8 @@ class CommandGuard:
         self.deny = tuple(_entry(e) for e in deny)
         self.allow_network = allow_network
         self.workspace = Path(os.path.realpath(os.fspath(workspace))) if workspace is not None else None
+        # Whose credentials to protect besides $HOME's and the account's own (read at each check).
+        self.home = Path(os.path.realpath(os.fspath(home))) if home is not None else None
 
     def __repr__(self) -> str:
         return (
@@ -111,14 +152,23 @@ class CommandGuard:
             f"workspace={str(self.workspace) if self.workspace else None!r})"
         )
 
-    def check(self, command: str | Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> None:
+    def check(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        confirmed: bool = False,
+    ) -> None:
         """Raise ``CommandDenied`` if any part of ``command`` is refused; return None if it may run.
 
         ``cwd`` is where the command will run (default: the workspace, else the current directory);
-        relative paths in redirections and file operands are resolved against it.
+        relative paths in redirections and file operands are resolved against it. ``confirmed``: a
+        person approved this command, so programs the guard cannot read (interpreter one-liners) may
+        run; otherwise they raise ``CommandNeedsConfirmation``.
         """
         start = Path(os.path.realpath(os.fspath(cwd))) if cwd is not None else self.workspace or Path.cwd()
-        state = _State(cwd=start)
+        known_homes = homes() + ([self.home] if self.home is not None else [])
+        state = _State(cwd=start, check=_Check(known_homes, confirmed))
         if isinstance(command, str):
             self._check_script(command, state)
         else:
@@ -145,20 +195,25 @@ class CommandGuard:
             parsed = parse_script(script)
         except ShellSyntaxError as exc:
             _deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
-        inner = _State(cwd=state.cwd, depth=state.depth + 1)
         for substitution in parsed.substitutions:
-            self._check_script(substitution, inner)
+            self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
         in_download_pipe = False
         for simple in parsed.commands:
             if simple.joiner not in ("|", "|&"):
                 in_download_pipe = False
-            argv = _effective_argv(simple.argv)
+            argv = _effective_argv(_without_reserved(simple.argv))
             program = _program(argv)
             if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
                 _deny(
                     _shown(simple),
                     "piping a download into an interpreter runs code nobody reviewed; download the file, "
                     "read it, then run it",
+                )
+            if simple.joiner in ("|", "|&") and reads_program_from_stdin(argv):
+                _deny(
+                    _shown(simple),
+                    f"piping into '{program}' runs whatever the commands before it print as a program, "
+                    "which the guard cannot read; write the program to a file in the workspace, then run it",
                 )
             self._check_substituted_download(simple, program, parsed)
             self._check_simple(simple, state, parsed)
@@ -180,19 +235,104 @@ class CommandGuard:
 
     def _check_simple(self, simple: SimpleCommand, state: _State, parsed: ParsedScript | None) -> None:
         shown = _shown(simple)
-        self._check_redirects(simple, state)
-        words = list(simple.words)
-        while words and _ASSIGNMENT.match(words[0].text) and not words[0].quoted:
-            words.pop(0)
-        if not words:
-            return
-        if words[0].dynamic:
+        made = state.check.outside_link
+        if made is not None:
             _deny(
                 shown,
-                f"the program name '{words[0].text}' is computed at run time (a variable or substitution), "
-                "so it cannot be checked; write the program name literally",
+                f"'{made}' made a link to outside the workspace earlier in this command, and paths are "
+                "checked before anything runs, so this part could act through it; make the link in a "
+                "command of its own, then use it in the next one",
             )
+        self._check_redirects(simple, state)
+        words = list(simple.words)
+        while words and not words[0].quoted and (
+            _ASSIGNMENT.match(words[0].text) or words[0].text in _RESERVED
+        ):
+            words.pop(0)
+        if words and words[0].text == "function" and not words[0].quoted:
+            words = words[2:]  # "function NAME { body": the body follows
+            while words and words[0].text in ("{", "(", ")") and not words[0].quoted:
+                words.pop(0)
+        if not words:
+            return
+        if words[0].dynamic or words[0].glob:
+            _deny(
+                shown,
+                f"the program name '{words[0].text}' is computed at run time (a variable, substitution, "
+                "brace or glob pattern), so it cannot be checked; write the program name literally",
+            )
+        self._check_operands_for_secrets(words[1:], state, shown)
+        self._check_computed_program(words, shown)
+        self._check_inline_input(simple, words, state, shown)
         self._check_argv(tuple(w.text for w in words), state, shown, words)
+
+    def _check_computed_program(self, words: list[Word], shown: str) -> None:
+        """``eval "$X"``, ``bash -c "$(...)"``, ``python3 <(...)``: the program text is made at run time."""
+        argv = tuple(w.text for w in words)
+        program = _program(argv)
+        wrapped = unwrap(argv)
+        if wrapped is not None and wrapped[0] == "script" and (is_interpreter(program) or program == "eval"):
+            code_words = words[1:] if program == "eval" else [w for w in words[1:] if w.text in wrapped[1]]
+            if any(w.dynamic for w in code_words):
+                _deny(
+                    shown,
+                    f"the script '{program}' would run is computed at run time, so it cannot be checked; "
+                    "write the script literally",
+                )
+        if is_interpreter(program) or program in ("source", "."):
+            first = next((w for w in words[1:] if not w.text.startswith("-")), None)
+            if first is not None and first.substitutions:
+                _deny(
+                    shown,
+                    f"'{program}' would run the output of another command as its program, which the "
+                    "guard cannot read; write the program to a file in the workspace, then run it",
+                )
+
+    def _check_inline_input(
+        self, simple: SimpleCommand, words: list[Word], state: _State, shown: str
+    ) -> None:
+        """``bash <<< "..."``, ``python3 - <<EOF``: the program is the text written into the command."""
+        inline = [t for op, t in simple.redirects if op.lstrip("0123456789") in ("<<", "<<-", "<<<")]
+        argv = _effective_argv(tuple(w.text for w in words))
+        if not inline or not reads_program_from_stdin(argv):
+            return
+        if any(t.dynamic for t in inline):
+            _deny(
+                shown,
+                f"'{_program(argv)}' would run a program computed at run time, which the guard cannot "
+                "read; write the program to a file in the workspace, then run it",
+            )
+        if not state.check.confirmed:
+            raise CommandNeedsConfirmation(
+                f"`{shown}` needs confirmation: '{_program(argv)}' is given an inline program the guard "
+                "cannot read. Ask the user to confirm it, or write the program to a file and run that.",
+                command=shown,
+            )
+
+    def _check_operands_for_secrets(self, words: Sequence[Word], state: _State, shown: str) -> None:
+        for word in words:
+            text = word.text
+            if text.startswith("-"):
+                if "=" not in text:
+                    continue
+                text = text.split("=", 1)[1]
+            if text and not word.dynamic:
+                self._check_not_secret(text, state, shown)
+
+    def _check_not_secret(self, target: str, state: _State, shown: str) -> None:
+        name = PurePosixPath(target).name
+        if _ENV_FILE.match(name) and not _ENV_EXAMPLE.search(name):
+            _deny(shown, f"'{target}' holds secrets (environment files are denied to tools); leave it alone")
+        try:
+            path = resolve_glob(target, state.cwd)
+        except (OSError, ValueError):
+            return
+        if is_secret_path(path, state.check.homes):
+            _deny(
+                shown,
+                f"'{target}' is a credential (a key, token or password store); agents may not read or "
+                "change it. Ask the user if the task really needs it",
+            )
 
     def _check_argv(self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None) -> None:
         program = _program(argv)
@@ -202,6 +342,13 @@ class CommandGuard:
         if program == "cd" or program == "pushd":
             self._change_directory(argv, state, shown, words)
             return
+        if one_liner(argv) is not None and not state.check.confirmed:
+            raise CommandNeedsConfirmation(
+                f"`{shown}` needs confirmation: '{program}' is given an inline program the guard cannot "
+                "read. Ask the user to confirm it, or write the program to a file in the workspace and "
+                "run that file.",
+                command=shown,
+            )
         reason = program_rule(argv, allow_network=self.allow_network)
         if reason:
             _deny(shown, reason)
@@ -210,6 +357,7 @@ class CommandGuard:
             if reason:
                 _deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
         self._check_write_targets(argv, state, shown, words)
+        self._check_links(argv, state, shown, words)
         wrapped = unwrap(argv)
         if wrapped is not None:
             kind, inner = wrapped
@@ -229,6 +377,32 @@ class CommandGuard:
             return
         if self.mode == "allow" and not any(_entry_matches(e, argv) for e in self.allow):
             _deny(shown, self._allow_reason(program))
+
+    def _check_links(
+        self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None
+    ) -> None:
+        found = link_sources(argv)
+        if found is None:
+            return
+        kind, sources = found
+        dynamic = words is not None and any(w.dynamic for w in words[1:])
+        destination = _link_directory(argv, state.cwd)
+        for source in sources:
+            base = state.cwd if kind == "hard" else destination
+            target = resolve_path(source, base)
+            outside = (
+                not is_inside(target, self.workspace)
+                if self.workspace is not None
+                else is_system_path(str(target)) or is_vital(str(target))
+            )
+            if kind == "hard" and outside:
+                _deny(
+                    shown,
+                    f"a hard link to '{source}' (outside the workspace) would let later commands change that "
+                    "file from inside; copy it instead",
+                )
+            if outside or dynamic:
+                state.check.outside_link = shown
 
     def _allow_reason(self, program: str) -> str:
         allowed = ", ".join(" ".join(e) for e in self.allow) or "nothing"
@@ -252,7 +426,11 @@ class CommandGuard:
     def _check_redirects(self, simple: SimpleCommand, state: _State) -> None:
         for operator, target in simple.redirects:
             base = operator.lstrip("0123456789")
-            if base in ("<", "<<", "<<<", "<<-", "<&"):
+            if base in ("<<", "<<-", "<<<"):
+                continue
+            if base in ("<", "<>") and not target.dynamic:
+                self._check_not_secret(target.text, state, _shown(simple))
+            if base in ("<", "<&"):
                 continue
             if base in (">&",) and (target.text.isdigit() or target.text == "-"):
                 continue  # 2>&1: a file-descriptor copy, not a file
@@ -365,7 +543,29 @@ def _shown(simple: SimpleCommand) -> str:
 
 
 def _child(state: _State) -> _State:
-    return _State(cwd=state.cwd, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments)
+    return _State(
+        cwd=state.cwd, check=state.check, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments
+    )
+
+
+def _without_reserved(argv: tuple[str, ...]) -> tuple[str, ...]:
+    while argv and argv[0] in _RESERVED:
+        argv = argv[1:]
+    return argv
+
+
+def _link_directory(argv: tuple[str, ...], cwd: Path) -> Path:
+    """The directory a relative symbolic-link target is resolved from: where the link is made."""
+    operands = [a for a in argv[1:] if not a.startswith("-")]
+    for i, arg in enumerate(argv):
+        if arg in ("-t", "--target-directory") and i + 1 < len(argv):
+            return resolve_path(argv[i + 1], cwd)
+        if arg.startswith("--target-directory="):
+            return resolve_path(arg.split("=", 1)[1], cwd)
+    if len(operands) < 2:
+        return cwd
+    destination = resolve_path(operands[-1], cwd)
+    return destination if destination.is_dir() else destination.parent
 
 
 def _entry(entry: str) -> tuple[str, ...]:
@@ -376,7 +576,7 @@ def _entry(entry: str) -> tuple[str, ...]:
 
 
 def _entry_matches(entry: tuple[str, ...], argv: tuple[str, ...]) -> bool:
-    if len(argv) < len(entry) or not fnmatchcase(_program(argv), entry[0]):
+    if len(argv) < len(entry) or not fnmatchcase(_program(argv), PurePosixPath(entry[0]).name):
         return False
     return all(fnmatchcase(a, e) for a, e in zip(argv[1 : len(entry)], entry[1:], strict=True))
 

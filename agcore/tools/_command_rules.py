@@ -22,7 +22,10 @@ __all__ = [
     "is_interpreter",
     "is_system_path",
     "is_vital",
+    "link_sources",
     "network_reason",
+    "one_liner",
+    "reads_program_from_stdin",
     "operands",
     "program_rule",
     "resolve_glob",
@@ -80,6 +83,25 @@ _INTERPRETER = re.compile(
     r"ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|pwsh|powershell|lua[0-9.]*|osascript)$"
 )
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash"})
+_NAMESPACES = frozenset({
+    "unshare", "nsenter", "chroot", "pivot_root", "capsh", "setpriv", "systemd-run", "machinectl",
+    "insmod", "modprobe", "rmmod", "mount", "umount", "swapon", "swapoff",
+})  # fmt: skip
+# Interpreter options whose value is the program itself: "python3 -c CODE", "perl -e CODE"...
+_INLINE_OPTIONS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"^(python[0-9.]*|pypy[0-9.]*)$"), frozenset({"-c"})),
+    (re.compile(r"^perl[0-9.]*$"), frozenset({"-e", "-E"})),
+    (re.compile(r"^ruby[0-9.]*$"), frozenset({"-e"})),
+    (re.compile(r"^(node|nodejs|bun)$"), frozenset({"-e", "--eval", "-p", "--print"})),
+    (re.compile(r"^deno$"), frozenset({"eval"})),
+    (re.compile(r"^php[0-9.]*$"), frozenset({"-r"})),
+    (re.compile(r"^lua[0-9.]*$"), frozenset({"-e"})),
+    (re.compile(r"^(pwsh|powershell)$"), frozenset({"-c", "-command", "-Command"})),
+    (re.compile(r"^osascript$"), frozenset({"-e"})),
+)
+_AWK = re.compile(r"^(awk|gawk|mawk|nawk|busybox-awk)$")
+_AWK_RUNS = re.compile(r"system\s*\(|\|\s*\"|\"\s*\||\|&")
+_STDIN_NAMES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _SIMPLE_WRAPPERS = frozenset({
     "nohup", "setsid", "time", "command", "builtin", "exec", "nice", "ionice", "stdbuf", "unbuffer",
 })  # fmt: skip
@@ -93,6 +115,73 @@ def _name(argv: Sequence[str]) -> str:
 
 def is_interpreter(program: str) -> bool:
     return bool(_INTERPRETER.match(program))
+
+
+def one_liner(argv: Sequence[str]) -> str | None:
+    """The inline program an interpreter is given on its command line (``python3 -c CODE``,
+    ``perl -ne CODE``, ``node --eval=CODE``), if any."""
+    program = _name(argv)
+    args = list(argv[1:])
+    for pattern, options in _INLINE_OPTIONS:
+        if not pattern.match(program):
+            continue
+        letters = {o[1] for o in options if len(o) == 2 and o.startswith("-")}
+        for i, arg in enumerate(args):
+            following = args[i + 1] if i + 1 < len(args) else ""
+            if arg in options:
+                return following or arg
+            if arg.startswith("--") and arg.split("=", 1)[0] in options:
+                return arg.split("=", 1)[1] if "=" in arg else following
+            if arg.startswith("-") and not arg.startswith("--") and letters & set(arg[1:]):
+                letter = next(c for c in arg[1:] if c in letters)
+                rest = arg[arg.index(letter, 1) + 1 :]
+                return rest or following or arg
+            if not arg.startswith("-"):
+                return None  # a script file: what follows are its arguments
+        return None
+    if _AWK.match(program):
+        program_text = next((a for a in args if not a.startswith("-")), "")
+        return program_text if _AWK_RUNS.search(program_text) else None
+    return None
+
+
+def reads_program_from_stdin(argv: Sequence[str]) -> bool:
+    """Whether this shell or interpreter takes its program from standard input (``sh``, ``bash -s``,
+    ``python3 -``, ``node``, ``source /dev/stdin``)."""
+    program = _name(argv)
+    args = list(argv[1:])
+    if program in ("source", "."):
+        return bool(args) and args[0] in _STDIN_NAMES
+    if not is_interpreter(program) or program == "busybox":
+        return False
+    if unwrap(argv) is not None or one_liner(argv) is not None:
+        return False  # the program is on the command line (checked there)
+    if program in _SHELLS and any(a.startswith("-") and not a.startswith("--") and "s" in a for a in args):
+        return True
+    found = operands(args, {"-m", "-W", "-X", "-I", "-r", "--require", "-o", "-O"})
+    if program.startswith(("python", "pypy")) and "-m" in args:
+        return False
+    return not found or found[0] in _STDIN_NAMES
+
+
+def link_sources(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """For calls that create links (``ln``, ``cp -s``/``cp -l``, ``link``): ("symbolic" or "hard",
+    the paths linked to); else None."""
+    program = _name(argv)
+    args = list(argv[1:])
+    flags = _short_flags(args)
+    if program == "ln":
+        kind = "symbolic" if {"-s", "--symbolic"} & flags else "hard"
+        found = operands(args, {"-S", "--suffix", "-t", "--target-directory"})
+        explicit = any(a in ("-t", "--target-directory") or a.startswith("--target-directory=") for a in args)
+        return kind, found if explicit or len(found) < 2 else found[:-1]
+    if program == "cp" and {"-s", "--symbolic-link", "-l", "--link"} & flags:
+        kind = "symbolic" if {"-s", "--symbolic-link"} & flags else "hard"
+        found = operands(args, {"-S", "--suffix", "-t", "--target-directory"})
+        return kind, found[:-1] if len(found) >= 2 else found
+    if program == "link":
+        return "hard", list(args[:1])
+    return None
 
 
 def operands(args: Sequence[str], takes_value: Collection[str] = ()) -> list[str]:
@@ -144,6 +233,15 @@ def program_rule(argv: Sequence[str], *, allow_network: bool) -> str | None:
     args = list(argv[1:])
     if program in _ESCALATION:
         return f"'{program}' runs commands as another user (privilege escalation); agents run unprivileged"
+    if program in _NAMESPACES:
+        return (
+            f"'{program}' changes namespaces, mounts, the root directory or the kernel: a way out of the "
+            "sandbox; agents do not need it"
+        )
+    if program == "alias" and any("=" in a for a in args):
+        return "defining an alias hides which program runs; write the command itself"
+    if program in ("shopt", "set") and "expand_aliases" in args:
+        return "turning on alias expansion hides which program runs; write the command itself"
     if program in _POWER or (program == "init" and args[:1] in (["0"], ["6"])):
         return f"'{program}' would shut down or restart the machine"
     if program == "systemctl" and {"poweroff", "reboot", "halt", "suspend", "hibernate", "kexec"} & set(args):
@@ -243,6 +341,19 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
         return None
     if program == "eval":
         return ("script", (" ".join(args),))
+    if program == "trap" and args and not args[0].startswith("-"):
+        return ("script", args[:1])
+    if program == "script" and ("-c" in args or "--command" in args):
+        flag = "-c" if "-c" in args else "--command"
+        return ("script", args[args.index(flag) + 1 : args.index(flag) + 2])
+    if program == "flock":
+        for flag in ("-c", "--command"):
+            if flag in args:
+                return ("script", args[args.index(flag) + 1 : args.index(flag) + 2])
+        return ("argv", _after_options(args, {"-w", "--timeout", "-E", "--conflict-exit-code"})[1:])
+    if program in ("taskset", "chrt"):
+        rest = _after_options(args, {"-p", "--pid"})
+        return ("argv", rest[1:])
     if program == "env":
         i = 0
         while i < len(args) and (args[i].startswith("-") or "=" in args[i]):
@@ -345,8 +456,8 @@ _HOME_PROTECTED = (".ssh", ".gnupg", ".bashrc", ".bash_profile", ".profile", ".z
 
 
 def resolve_path(target: str, cwd: Path) -> Path:
-    if target == "~" or target.startswith("~/"):
-        target = str(Path.home()) + target[1:]
+    if target.startswith("~"):
+        target = os.path.expanduser(target)  # "~", "~/x" and "~user/x", as the shell does
     return Path(os.path.realpath(os.path.join(cwd, target)))
 
 

@@ -1,0 +1,199 @@
+"""The OS sandbox ``run_command`` runs every process in: bubblewrap (``bwrap``) on Linux.
+
+``CommandGuard`` reads what a command says; this is what holds when the guard misses something
+(a script, an interpreter one-liner, a quoting trick). Each process the workspace starts runs as
+
+    bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp      the machine, read-only; private /tmp
+          --bind WORKSPACE WORKSPACE                              the one writable tree
+          --ro-bind WORKSPACE/.git/hooks ...                      except what runs later, unsandboxed
+          --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
+          --unshare-pid --unshare-ipc --unshare-uts [--unshare-net] --unshare-user-try
+          --die-with-parent --new-session --cap-drop ALL --chdir CWD -- argv
+
+The fresh PID namespace is what makes a timeout final: when bwrap is killed (or the command's main
+process exits) the kernel kills every process left in the namespace, background children included.
+``--new-session`` keeps the command off the controlling terminal (no ``TIOCSTI`` keystroke injection).
+``.git/hooks`` and ``.git/config`` stay read-only because the user's own git runs them later outside
+any sandbox (the escape Claude Code's sandbox runtime and Codex close the same way).
+
+Modes: ``"auto"`` (default) sandboxes where bwrap works and otherwise runs guard-only, saying so once
+in the log; ``"required"`` refuses to run commands without the sandbox; ``"off"`` is guard-only on
+purpose. Whether bwrap works is probed once per process by running it with the same flags (containers
+without user namespaces, or with AppArmor's userns restriction, fail there rather than on every call).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agcore.tools._errors import ToolError
+from agcore.tools._secrets import existing_secret_paths, homes
+
+__all__ = [
+    "SANDBOX_MODES",
+    "BwrapSandbox",
+    "SandboxMode",
+    "SandboxUnavailable",
+    "probe_bwrap",
+    "select_sandbox",
+]
+
+SandboxMode = Literal["auto", "required", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "required", "off")
+ENV_VAR = "AGCORE_SANDBOX"
+
+_log = logging.getLogger("agcore.tools.sandbox")
+_warned: set[str] = set()
+
+# Inside the workspace, but executed later by the user's own tools outside any sandbox.
+_PROTECTED_IN_WORKSPACE = (".git/hooks", ".git/config")
+_BASE_FLAGS = (
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    "--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+)  # fmt: skip
+
+
+class SandboxUnavailable(ToolError):
+    """``sandbox="required"`` but no working sandbox exists here; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"commands must run in a sandbox (sandbox='required') but none is available: {reason}. "
+            "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) where user namespaces are "
+            "allowed, or set sandbox='auto' to run guard-only."
+        )
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class BwrapProbe:
+    """The outcome of trying bwrap once: its path when it works, else why not."""
+
+    path: str | None
+    reason: str
+
+
+@functools.cache
+def probe_bwrap(executable: str | None = None) -> BwrapProbe:
+    """Run ``bwrap ... true`` once with the flags real commands get; cached per process."""
+    if sys.platform != "linux":
+        return BwrapProbe(None, f"no sandbox is implemented for {sys.platform} (bubblewrap is Linux-only)")
+    path = executable or shutil.which("bwrap")
+    if path is None:
+        return BwrapProbe(None, "bubblewrap (bwrap) is not installed")
+    true = shutil.which("true") or "/bin/true"
+    try:
+        done = subprocess.run(
+            [path, *_BASE_FLAGS, "--unshare-net", "--", true],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return BwrapProbe(None, f"{path} could not be run ({exc})")
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
+        return BwrapProbe(None, f"{path} does not work here ({message}); user namespaces may be disabled")
+    return BwrapProbe(path, "")
+
+
+class BwrapSandbox:
+    """Builds the bwrap command line that confines one process to a workspace (see the module doc)."""
+
+    def __init__(self, executable: str) -> None:
+        self.executable = executable
+
+    def __repr__(self) -> str:
+        return f"BwrapSandbox({self.executable!r})"
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        workspace: Path,
+        cwd: Path,
+        allow_network: bool,
+        home_dirs: Iterable[Path] = (),
+    ) -> list[str]:
+        """The command line that runs ``argv`` in ``cwd`` inside the sandbox."""
+        args = [self.executable, *_BASE_FLAGS]
+        if not allow_network:
+            args.append("--unshare-net")
+        args += ["--bind", str(workspace), str(workspace)]
+        for secret in existing_secret_paths([*homes(), *home_dirs]):
+            hidden_by_tmp = secret.is_relative_to("/tmp") and not secret.is_relative_to(workspace)
+            if workspace.is_relative_to(secret) or hidden_by_tmp:
+                continue  # the user chose to work in there / the private /tmp hides it already
+            if secret.is_dir():
+                args += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+            else:
+                args += ["--ro-bind", os.devnull, str(secret)]
+        for relative in _PROTECTED_IN_WORKSPACE:
+            protected = workspace / relative
+            if protected.exists() and not protected.is_symlink():
+                args += ["--ro-bind", str(protected), str(protected)]
+        args += ["--chdir", str(cwd), "--", *argv]
+        return args
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxChoice:
+    """What ``select_sandbox`` decided: the sandbox to use (None: guard-only) and a sentence for humans."""
+
+    mode: SandboxMode
+    sandbox: BwrapSandbox | None
+    description: str
+
+
+def select_sandbox(mode: SandboxMode | None) -> SandboxChoice:
+    """Resolve a mode (None: ``$AGCORE_SANDBOX``, else ``"auto"``) to a sandbox or guard-only.
+
+    ``"required"`` without a working sandbox raises ``SandboxUnavailable``; ``"auto"`` without one logs
+    a warning once per process and reason.
+    """
+    if mode is None:
+        mode = _mode_from_environment()
+    if mode not in SANDBOX_MODES:
+        raise ValueError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {mode!r}")
+    if mode == "off":
+        _warn_once(
+            "off",
+            "the command sandbox is off (sandbox='off'): commands run with the CommandGuard only, which "
+            "reads what a command says and cannot stop what a script or interpreter does",
+        )
+        return SandboxChoice(mode, None, "guard-only (sandbox off)")
+    probe = probe_bwrap()
+    if probe.path is None:
+        if mode == "required":
+            raise SandboxUnavailable(probe.reason)
+        _warn_once(
+            probe.reason,
+            f"no command sandbox: {probe.reason}. Commands run with the CommandGuard only; install "
+            "bubblewrap to confine them, or pass sandbox='required' to refuse running without it",
+        )
+        return SandboxChoice(mode, None, f"guard-only ({probe.reason})")
+    return SandboxChoice(mode, BwrapSandbox(probe.path), f"bubblewrap sandbox ({probe.path})")
+
+
+def _mode_from_environment() -> SandboxMode:
+    value = os.environ.get(ENV_VAR, "").strip().lower() or "auto"
+    for mode in SANDBOX_MODES:
+        if value == mode:
+            return mode
+    raise ValueError(f"{ENV_VAR}={value!r}: choose one of {', '.join(SANDBOX_MODES)}")
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        _log.warning(message)
