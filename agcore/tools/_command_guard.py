@@ -83,6 +83,7 @@ _FUNCTION = re.compile(r"(?:function\s+)?([A-Za-z_:.][\w:.]*)\s*\(\s*\)\s*\{([^}
 _RESERVED = frozenset({
     "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc", "[[", "]]",
 })  # fmt: skip
+_RUN_LATER = (".git/hooks", ".git/config")  # written now, executed later by the user's own git
 _ENV_FILE = re.compile(r"^\.env(\..+)?$", re.IGNORECASE)
 _ENV_EXAMPLE = re.compile(r"\.(example|sample|template|dist)$", re.IGNORECASE)
 
@@ -512,6 +513,12 @@ class CommandGuard:
                     f"{what} writes to '{target}', outside the workspace {self.workspace}; write inside it "
                     "(use a relative path)",
                 )
+            if any(is_inside(path, self.workspace / p) for p in _RUN_LATER):
+                _deny(
+                    shown,
+                    f"{what} writes to '{target}', which git runs or reads later outside any sandbox "
+                    "(hooks, config); leave it to the user",
+                )
         elif is_system_path(text) or is_vital(text):
             _deny(shown, f"{what} writes to '{target}', a system or home-configuration path; write elsewhere")
 
@@ -582,7 +589,7 @@ def _entry_matches(entry: tuple[str, ...], argv: tuple[str, ...]) -> bool:
 
 
 def _program(argv: Sequence[str]) -> str:
-    return PurePosixPath(argv[0]).name if argv else ""
+    return (PurePosixPath(argv[0]).name or argv[0]) if argv else ""  # "." (source) has no name
 
 
 def _effective_argv(argv: tuple[str, ...]) -> tuple[str, ...]:

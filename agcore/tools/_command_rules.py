@@ -110,7 +110,7 @@ Unwrapped = tuple[Literal["argv", "xargs", "script"], tuple[str, ...]]
 
 
 def _name(argv: Sequence[str]) -> str:
-    return PurePosixPath(argv[0]).name if argv else ""
+    return (PurePosixPath(argv[0]).name or argv[0]) if argv else ""  # "." (source) has no name
 
 
 def is_interpreter(program: str) -> bool:
@@ -343,9 +343,13 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
         return ("script", (" ".join(args),))
     if program == "trap" and args and not args[0].startswith("-"):
         return ("script", args[:1])
-    if program == "script" and ("-c" in args or "--command" in args):
-        flag = "-c" if "-c" in args else "--command"
-        return ("script", args[args.index(flag) + 1 : args.index(flag) + 2])
+    if program == "script":
+        for i, arg in enumerate(args):
+            if arg == "--command" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg):
+                return ("script", args[i + 1 : i + 2])
+            if arg.startswith("--command="):
+                return ("script", (arg.split("=", 1)[1],))
+        return None
     if program == "flock":
         for flag in ("-c", "--command"):
             if flag in args:

@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agcore.tools import _sandbox
+from agcore.tools import ToolDenied, _sandbox
 from agcore.tools._sandbox import BwrapSandbox, SandboxUnavailable, probe_bwrap, select_sandbox
 from agcore.tools.workspace import Workspace
 from tests.tools.sandbox_support import processes_with, require_bwrap, scratch_dir
@@ -236,7 +236,9 @@ async def test_git_hooks_cannot_be_planted(sandboxed: Workspace) -> None:
     hooks = sandboxed.root / ".git" / "hooks"
     before = sorted(os.listdir(hooks))
     rebuilt = Workspace(sandboxed.root, sandbox="required")  # .git/hooks exists now: protected
-    out = await rebuilt.run_command(["bash", "-c", "echo 'touch /tmp/owned' > .git/hooks/pre-commit"])
+    with pytest.raises(ToolDenied, match="git runs or reads later"):  # the guard says why
+        await rebuilt.run_command(["bash", "-c", "echo 'touch /tmp/owned' > .git/hooks/pre-commit"])
+    out = await _script(rebuilt, "echo 'touch /tmp/owned' > .git/hooks/pre-commit")  # the sandbox holds
     assert "Read-only file system" in out
     assert sorted(os.listdir(hooks)) == before
 
