@@ -109,7 +109,7 @@ def test_the_command_line_it_builds(scratch: Path) -> None:
     joined = " ".join(argv)
     for expected in (
         "--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp", "--unshare-pid", "--unshare-net",
-        "--die-with-parent", "--new-session", "--cap-drop ALL", f"--bind {ws} {ws}", f"--chdir {ws}",
+        "--die-with-parent", "--cap-drop ALL", f"--bind {ws} {ws}", f"--chdir {ws}",
         f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}", f"--ro-bind /dev/null {home / '.netrc'}",
         f"--ro-bind {ws / '.git/hooks'} {ws / '.git/hooks'}",
         f"--ro-bind {ws / '.git/config'} {ws / '.git/config'}",
@@ -119,6 +119,15 @@ def test_the_command_line_it_builds(scratch: Path) -> None:
     assert joined.index(f"--bind {ws}") < joined.index(f"--ro-bind {ws / '.git/hooks'}")
     networked = BwrapSandbox("/usr/bin/bwrap").wrap(["ls"], workspace=ws, cwd=ws, allow_network=True)
     assert "--unshare-net" not in networked
+
+
+def test_a_new_session_only_when_there_is_a_terminal_to_protect(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for terminal in (True, False):
+        monkeypatch.setattr(_sandbox, "has_controlling_terminal", lambda terminal=terminal: terminal)
+        argv = BwrapSandbox("bwrap").wrap(["ls"], workspace=tmp_path, cwd=tmp_path, allow_network=False)
+        assert ("--new-session" in argv) is terminal
 
 
 # ------------------------------------------------------------------------------ real processes
