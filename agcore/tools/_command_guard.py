@@ -44,8 +44,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Literal, NoReturn
+from typing import Literal
 
+from agcore.tools._command_code import (
+    check_computed_program,
+    check_inline_input,
+    check_not_secret,
+    check_secret_operands,
+    effective_argv,
+    is_fork_bomb,
+    makes_outside_link,
+    runs_a_download,
+)
+from agcore.tools._command_denied import (
+    CommandDenied,
+    CommandNeedsConfirmation,
+    deny,
+    needs_confirmation,
+    program_name,
+)
 from agcore.tools._command_rules import (
     ALLOWED_DEVICES,
     DOWNLOADERS,
@@ -53,7 +70,6 @@ from agcore.tools._command_rules import (
     is_interpreter,
     is_system_path,
     is_vital,
-    link_sources,
     network_reason,
     one_liner,
     program_rule,
@@ -64,8 +80,7 @@ from agcore.tools._command_rules import (
     unwrap,
     write_targets,
 )
-from agcore.tools._errors import ToolDenied
-from agcore.tools._secrets import homes, is_secret_path
+from agcore.tools._secrets import homes
 from agcore.tools._shell_syntax import (
     ParsedScript,
     ShellSyntaxError,
@@ -78,27 +93,11 @@ __all__ = ["CommandDenied", "CommandGuard", "CommandNeedsConfirmation"]
 
 _MAX_DEPTH = 6
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_FUNCTION = re.compile(r"(?:function\s+)?([A-Za-z_:.][\w:.]*)\s*\(\s*\)\s*\{([^}]*)\}")
 # Words that open or close a compound command; the command proper follows them.
 _RESERVED = frozenset({
     "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc", "[[", "]]",
 })  # fmt: skip
 _RUN_LATER = (".git/hooks", ".git/config")  # written now, executed later by the user's own git
-_ENV_FILE = re.compile(r"^\.env(\..+)?$", re.IGNORECASE)
-_ENV_EXAMPLE = re.compile(r"\.(example|sample|template|dist)$", re.IGNORECASE)
-
-
-class CommandDenied(ToolDenied):
-    """A command was refused by a ``CommandGuard``; ``command`` is the (sub-)command refused."""
-
-    def __init__(self, reason: str, *, command: str) -> None:
-        super().__init__(reason)
-        self.command = command
-
-
-class CommandNeedsConfirmation(CommandDenied):
-    """The command runs a program the guard cannot read (an interpreter one-liner); it may run once a
-    person confirmed it (``check(..., confirmed=True)``)."""
 
 
 @dataclass(slots=True)
@@ -175,43 +174,43 @@ class CommandGuard:
         else:
             argv = list(command)
             if not argv or not all(isinstance(a, str) for a in argv):
-                _deny(repr(command), "an argv command must be a non-empty list of strings")
+                deny(repr(command), "an argv command must be a non-empty list of strings")
             self._check_simple(SimpleCommand(tuple(Word(a, quoted=True) for a in argv)), state, None)
 
     # ----------------------------------------------------------------------------------- scripts
 
     def _check_script(self, script: str, state: _State) -> None:
         if state.depth > _MAX_DEPTH:
-            _deny(script, "the command nests shells/substitutions too deeply to be checked; simplify it")
+            deny(script, "the command nests shells/substitutions too deeply to be checked; simplify it")
         if not script.strip():
             if state.depth == 0:
-                _deny(script, "the command is empty; give the program to run, e.g. 'ls -la'")
+                deny(script, "the command is empty; give the program to run, e.g. 'ls -la'")
             return
-        if _is_fork_bomb(script):
-            _deny(
+        if is_fork_bomb(script):
+            deny(
                 script,
                 "this is a fork bomb (a function that spawns itself without end); it would hang the machine",
             )
         try:
             parsed = parse_script(script)
         except ShellSyntaxError as exc:
-            _deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
+            deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
         for substitution in parsed.substitutions:
             self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
         in_download_pipe = False
         for simple in parsed.commands:
             if simple.joiner not in ("|", "|&"):
                 in_download_pipe = False
-            argv = _effective_argv(_without_reserved(simple.argv))
-            program = _program(argv)
+            argv = effective_argv(_without_reserved(simple.argv))
+            program = program_name(argv)
             if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
-                _deny(
+                deny(
                     _shown(simple),
                     "piping a download into an interpreter runs code nobody reviewed; download the file, "
                     "read it, then run it",
                 )
             if simple.joiner in ("|", "|&") and reads_program_from_stdin(argv):
-                _deny(
+                deny(
                     _shown(simple),
                     f"piping into '{program}' runs whatever the commands before it print as a program, "
                     "which the guard cannot read; write the program to a file in the workspace, then run it",
@@ -225,8 +224,8 @@ class CommandGuard:
             return
         for word in simple.words[1:]:
             for index in word.substitutions:
-                if _downloads(parsed.substitutions[index]):
-                    _deny(
+                if runs_a_download(parsed.substitutions[index]):
+                    deny(
                         _shown(simple),
                         f"'{program}' would run downloaded code ({parsed.substitutions[index]!r}); download "
                         "the file, read it, then run it",
@@ -238,7 +237,7 @@ class CommandGuard:
         shown = _shown(simple)
         made = state.check.outside_link
         if made is not None:
-            _deny(
+            deny(
                 shown,
                 f"'{made}' made a link to outside the workspace earlier in this command, and paths are "
                 "checked before anything runs, so this part could act through it; make the link in a "
@@ -257,108 +256,37 @@ class CommandGuard:
         if not words:
             return
         if words[0].dynamic or words[0].glob:
-            _deny(
+            deny(
                 shown,
                 f"the program name '{words[0].text}' is computed at run time (a variable, substitution, "
                 "brace or glob pattern), so it cannot be checked; write the program name literally",
             )
-        self._check_operands_for_secrets(words[1:], state, shown)
-        self._check_computed_program(words, shown)
-        self._check_inline_input(simple, words, state, shown)
+        check_secret_operands(words[1:], state.cwd, state.check.homes, shown)
+        check_computed_program(words, shown)
+        argv = effective_argv(tuple(w.text for w in words))
+        check_inline_input(simple, argv, confirmed=state.check.confirmed, shown=shown)
         self._check_argv(tuple(w.text for w in words), state, shown, words)
 
-    def _check_computed_program(self, words: list[Word], shown: str) -> None:
-        """``eval "$X"``, ``bash -c "$(...)"``, ``python3 <(...)``: the program text is made at run time."""
-        argv = tuple(w.text for w in words)
-        program = _program(argv)
-        wrapped = unwrap(argv)
-        if wrapped is not None and wrapped[0] == "script" and (is_interpreter(program) or program == "eval"):
-            code_words = words[1:] if program == "eval" else [w for w in words[1:] if w.text in wrapped[1]]
-            if any(w.dynamic for w in code_words):
-                _deny(
-                    shown,
-                    f"the script '{program}' would run is computed at run time, so it cannot be checked; "
-                    "write the script literally",
-                )
-        if is_interpreter(program) or program in ("source", "."):
-            first = next((w for w in words[1:] if not w.text.startswith("-")), None)
-            if first is not None and first.substitutions:
-                _deny(
-                    shown,
-                    f"'{program}' would run the output of another command as its program, which the "
-                    "guard cannot read; write the program to a file in the workspace, then run it",
-                )
-
-    def _check_inline_input(
-        self, simple: SimpleCommand, words: list[Word], state: _State, shown: str
-    ) -> None:
-        """``bash <<< "..."``, ``python3 - <<EOF``: the program is the text written into the command."""
-        inline = [t for op, t in simple.redirects if op.lstrip("0123456789") in ("<<", "<<-", "<<<")]
-        argv = _effective_argv(tuple(w.text for w in words))
-        if not inline or not reads_program_from_stdin(argv):
-            return
-        if any(t.dynamic for t in inline):
-            _deny(
-                shown,
-                f"'{_program(argv)}' would run a program computed at run time, which the guard cannot "
-                "read; write the program to a file in the workspace, then run it",
-            )
-        if not state.check.confirmed:
-            raise CommandNeedsConfirmation(
-                f"`{shown}` needs confirmation: '{_program(argv)}' is given an inline program the guard "
-                "cannot read. Ask the user to confirm it, or write the program to a file and run that.",
-                command=shown,
-            )
-
-    def _check_operands_for_secrets(self, words: Sequence[Word], state: _State, shown: str) -> None:
-        for word in words:
-            text = word.text
-            if text.startswith("-"):
-                if "=" not in text:
-                    continue
-                text = text.split("=", 1)[1]
-            if text and not word.dynamic:
-                self._check_not_secret(text, state, shown)
-
-    def _check_not_secret(self, target: str, state: _State, shown: str) -> None:
-        name = PurePosixPath(target).name
-        if _ENV_FILE.match(name) and not _ENV_EXAMPLE.search(name):
-            _deny(shown, f"'{target}' holds secrets (environment files are denied to tools); leave it alone")
-        try:
-            path = resolve_glob(target, state.cwd)
-        except (OSError, ValueError):
-            return
-        if is_secret_path(path, state.check.homes):
-            _deny(
-                shown,
-                f"'{target}' is a credential (a key, token or password store); agents may not read or "
-                "change it. Ask the user if the task really needs it",
-            )
-
     def _check_argv(self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None) -> None:
-        program = _program(argv)
+        program = program_name(argv)
         for entry in self.deny:
             if _entry_matches(entry, argv):
-                _deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
+                deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
         if program == "cd" or program == "pushd":
             self._change_directory(argv, state, shown, words)
             return
         if one_liner(argv) is not None and not state.check.confirmed:
-            raise CommandNeedsConfirmation(
-                f"`{shown}` needs confirmation: '{program}' is given an inline program the guard cannot "
-                "read. Ask the user to confirm it, or write the program to a file in the workspace and "
-                "run that file.",
-                command=shown,
-            )
+            needs_confirmation(shown, program)
         reason = program_rule(argv, allow_network=self.allow_network)
         if reason:
-            _deny(shown, reason)
+            deny(shown, reason)
         if not self.allow_network:
             reason = network_reason(argv)
             if reason:
-                _deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
+                deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
         self._check_write_targets(argv, state, shown, words)
-        self._check_links(argv, state, shown, words)
+        if makes_outside_link(argv, words, state.cwd, self.workspace, shown):
+            state.check.outside_link = shown
         wrapped = unwrap(argv)
         if wrapped is not None:
             kind, inner = wrapped
@@ -374,36 +302,10 @@ class CommandGuard:
                 and program not in _TRANSPARENT
                 and not any(_entry_matches(e, argv) for e in self.allow)
             ):
-                _deny(shown, self._allow_reason(program))
+                deny(shown, self._allow_reason(program))
             return
         if self.mode == "allow" and not any(_entry_matches(e, argv) for e in self.allow):
-            _deny(shown, self._allow_reason(program))
-
-    def _check_links(
-        self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None
-    ) -> None:
-        found = link_sources(argv)
-        if found is None:
-            return
-        kind, sources = found
-        dynamic = words is not None and any(w.dynamic for w in words[1:])
-        destination = _link_directory(argv, state.cwd)
-        for source in sources:
-            base = state.cwd if kind == "hard" else destination
-            target = resolve_path(source, base)
-            outside = (
-                not is_inside(target, self.workspace)
-                if self.workspace is not None
-                else is_system_path(str(target)) or is_vital(str(target))
-            )
-            if kind == "hard" and outside:
-                _deny(
-                    shown,
-                    f"a hard link to '{source}' (outside the workspace) would let later commands change that "
-                    "file from inside; copy it instead",
-                )
-            if outside or dynamic:
-                state.check.outside_link = shown
+            deny(shown, self._allow_reason(program))
 
     def _allow_reason(self, program: str) -> str:
         allowed = ", ".join(" ".join(e) for e in self.allow) or "nothing"
@@ -416,10 +318,10 @@ class CommandGuard:
     ) -> None:
         args = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
         if words is not None and any(w.dynamic for w in words[1:]):
-            _deny(shown, "'cd' to a computed directory cannot be checked; write the directory literally")
+            deny(shown, "'cd' to a computed directory cannot be checked; write the directory literally")
         target = args[0] if args else "~"
         if target == "-":
-            _deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
+            deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
         state.cwd = resolve_path(target, state.cwd)
 
     # ------------------------------------------------------------------------------- file targets
@@ -430,13 +332,13 @@ class CommandGuard:
             if base in ("<<", "<<-", "<<<"):
                 continue
             if base in ("<", "<>") and not target.dynamic:
-                self._check_not_secret(target.text, state, _shown(simple))
+                check_not_secret(target.text, state.cwd, state.check.homes, _shown(simple))
             if base in ("<", "<&"):
                 continue
             if base in (">&",) and (target.text.isdigit() or target.text == "-"):
                 continue  # 2>&1: a file-descriptor copy, not a file
             if target.dynamic:
-                _deny(
+                deny(
                     _shown(simple),
                     f"the redirection target '{target.text}' is computed at run time; write it literally",
                 )
@@ -445,7 +347,7 @@ class CommandGuard:
     def _check_write_targets(
         self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None
     ) -> None:
-        program = _program(argv)
+        program = program_name(argv)
         recursive, deleted = rm_like_targets(argv)
         written = write_targets(argv)
         if recursive is not None or written:
@@ -455,14 +357,14 @@ class CommandGuard:
                 else [a for a in argv if "$" in a]
             )
             if computed:
-                _deny(
+                deny(
                     shown,
                     f"'{program}' changes files and its operand '{computed[0]}' is computed at run time, so "
                     "the guard cannot see which; write the paths literally",
                 )
         if recursive is not None:
             if recursive and state.dynamic_arguments:
-                _deny(
+                deny(
                     shown, f"recursive '{program}' with operands from xargs cannot be checked; list the paths"
                 )
             for target in deleted:
@@ -474,72 +376,58 @@ class CommandGuard:
         path = resolve_glob(target, state.cwd)
         text = str(path)
         if recursive and is_vital(text):
-            _deny(
+            deny(
                 shown,
                 f"this would recursively delete or rewrite '{text}', a system or home directory; "
                 "only work on paths inside the workspace",
             )
         if self.workspace is not None:
             if recursive and (path == self.workspace or self.workspace.is_relative_to(path)):
-                _deny(
+                deny(
                     shown,
                     f"this would recursively affect the whole workspace ('{target}' is the workspace root "
                     "or contains it); name the files or directories inside it",
                 )
             if not is_inside(path, self.workspace):
-                _deny(
+                deny(
                     shown,
                     f"'{target}' is outside the workspace {self.workspace}; only change files inside it",
                 )
         elif recursive and is_system_path(text):
-            _deny(shown, f"'{target}' is a system path; do not change it")
+            deny(shown, f"'{target}' is a system path; do not change it")
 
     def _check_write_path(self, target: str, state: _State, shown: str, *, what: str) -> None:
         path = resolve_path(target, state.cwd)
         text = str(path)
         if text.startswith("/dev/"):
             if text.startswith(("/dev/tcp/", "/dev/udp/")):
-                _deny(shown, f"{what} to '{target}' opens a network connection; that is not allowed")
+                deny(shown, f"{what} to '{target}' opens a network connection; that is not allowed")
             if text in ALLOWED_DEVICES or text.startswith("/dev/fd/"):
                 return
-            _deny(
+            deny(
                 shown,
                 f"{what} writes to the device '{target}', which could overwrite a disk; write to a file",
             )
         if self.workspace is not None:
             if not is_inside(path, self.workspace):
-                _deny(
+                deny(
                     shown,
                     f"{what} writes to '{target}', outside the workspace {self.workspace}; write inside it "
                     "(use a relative path)",
                 )
             if any(is_inside(path, self.workspace / p) for p in _RUN_LATER):
-                _deny(
+                deny(
                     shown,
                     f"{what} writes to '{target}', which git runs or reads later outside any sandbox "
                     "(hooks, config); leave it to the user",
                 )
         elif is_system_path(text) or is_vital(text):
-            _deny(shown, f"{what} writes to '{target}', a system or home-configuration path; write elsewhere")
+            deny(shown, f"{what} writes to '{target}', a system or home-configuration path; write elsewhere")
 
 
 # ------------------------------------------------------------------------------------- helpers
 
 _TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
-
-
-def _deny(command: str, reason: str) -> NoReturn:
-    raise CommandDenied(f"`{command}` is refused: {reason}.", command=command)
-
-
-def _is_fork_bomb(script: str) -> bool:
-    """A shell function that calls itself twice, or once in the background: ``:(){ :|:& };:``."""
-    for match in _FUNCTION.finditer(script):
-        name, body = match.group(1), match.group(2)
-        calls = re.split(r"[\s;&|()]+", body).count(name)
-        if calls >= 2 or (calls and re.search(rf"(?<![\w:.]){re.escape(name)}\s*&", body)):
-            return True
-    return False
 
 
 def _shown(simple: SimpleCommand) -> str:
@@ -561,20 +449,6 @@ def _without_reserved(argv: tuple[str, ...]) -> tuple[str, ...]:
     return argv
 
 
-def _link_directory(argv: tuple[str, ...], cwd: Path) -> Path:
-    """The directory a relative symbolic-link target is resolved from: where the link is made."""
-    operands = [a for a in argv[1:] if not a.startswith("-")]
-    for i, arg in enumerate(argv):
-        if arg in ("-t", "--target-directory") and i + 1 < len(argv):
-            return resolve_path(argv[i + 1], cwd)
-        if arg.startswith("--target-directory="):
-            return resolve_path(arg.split("=", 1)[1], cwd)
-    if len(operands) < 2:
-        return cwd
-    destination = resolve_path(operands[-1], cwd)
-    return destination if destination.is_dir() else destination.parent
-
-
 def _entry(entry: str) -> tuple[str, ...]:
     parts = tuple(shlex.split(entry))
     if not parts:
@@ -583,32 +457,6 @@ def _entry(entry: str) -> tuple[str, ...]:
 
 
 def _entry_matches(entry: tuple[str, ...], argv: tuple[str, ...]) -> bool:
-    if len(argv) < len(entry) or not fnmatchcase(_program(argv), PurePosixPath(entry[0]).name):
+    if len(argv) < len(entry) or not fnmatchcase(program_name(argv), PurePosixPath(entry[0]).name):
         return False
     return all(fnmatchcase(a, e) for a, e in zip(argv[1 : len(entry)], entry[1:], strict=True))
-
-
-def _program(argv: Sequence[str]) -> str:
-    return (PurePosixPath(argv[0]).name or argv[0]) if argv else ""  # "." (source) has no name
-
-
-def _effective_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """The program a wrapper (``env``, ``timeout``, ``nohup``...) finally runs."""
-    while argv and _ASSIGNMENT.match(argv[0]):
-        argv = argv[1:]
-    while argv:
-        wrapped = unwrap(argv)
-        if wrapped is None or wrapped[0] != "argv":
-            return argv
-        argv = wrapped[1]
-    return argv
-
-
-def _downloads(script: str) -> bool:
-    try:
-        parsed = parse_script(script)
-    except ShellSyntaxError:
-        return True  # unreadable: assume the worst
-    return any(_program(_effective_argv(c.argv)) in DOWNLOADERS for c in parsed.commands) or any(
-        _downloads(s) for s in parsed.substitutions
-    )
