@@ -261,7 +261,7 @@ class CommandGuard:
                 f"the program name '{words[0].text}' is computed at run time (a variable, substitution, "
                 "brace or glob pattern), so it cannot be checked; write the program name literally",
             )
-        check_secret_operands(words[1:], state.cwd, state.check.homes, shown)
+        check_secret_operands(_not_code(words), state.cwd, state.check.homes, shown)
         check_computed_program(words, shown)
         argv = effective_argv(tuple(w.text for w in words))
         check_inline_input(simple, argv, confirmed=state.check.confirmed, shown=shown)
@@ -441,6 +441,18 @@ def _child(state: _State) -> _State:
     return _State(
         cwd=state.cwd, check=state.check, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments
     )
+
+
+def _not_code(words: list[Word]) -> list[Word]:
+    """The operands, without program text (``sh -c TEXT``, ``python3 -c TEXT``): that is checked as
+    a script, or needs confirmation, rather than read as a path."""
+    argv = tuple(w.text for w in words)
+    wrapped = unwrap(argv)
+    code = set(wrapped[1]) if wrapped is not None and wrapped[0] == "script" else set()
+    inline = one_liner(argv)
+    if inline is not None:
+        code.add(inline)
+    return [w for w in words[1:] if w.text not in code]
 
 
 def _without_reserved(argv: tuple[str, ...]) -> tuple[str, ...]:

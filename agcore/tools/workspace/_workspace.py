@@ -256,7 +256,9 @@ class Workspace:
         """Run a command in the workspace and return its exit code, stdout and stderr. No shell is
         involved: && || ; | and redirections (< > >> 2> 2>&1) to workspace files work, as does
         "cd DIR &&"; $VARIABLES and $(...) do not. Dangerous, privileged and network commands are
-        refused. Output is capped; a command running past its timeout is killed.
+        refused. Commands run sandboxed where possible: only the workspace and a private /tmp are
+        writable, credentials are hidden, no network unless allowed. Output is capped; a command
+        running past its timeout is killed with everything it started.
 
         Args:
             command: The command line, e.g. "python -m pytest -q", or an argv list.
