@@ -65,7 +65,10 @@ from agcore.tools._command_denied import (
 )
 from agcore.tools._command_rules import (
     ALLOWED_DEVICES,
+    CODE_VARIABLES,
     DOWNLOADERS,
+    git_config_reason,
+    git_inline_code,
     is_inside,
     is_interpreter,
     is_system_path,
@@ -196,6 +199,7 @@ class CommandGuard:
         except ShellSyntaxError as exc:
             deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
         for substitution in parsed.substitutions:
+            self._check_feeding(substitution)
             self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
         in_download_pipe = False
         for simple in parsed.commands:
@@ -218,6 +222,20 @@ class CommandGuard:
             self._check_substituted_download(simple, program, parsed)
             self._check_simple(simple, state, parsed)
             in_download_pipe = in_download_pipe or program in DOWNLOADERS
+
+    def _check_feeding(self, substitution: str) -> None:
+        """``echo 'rm -rf ~' > >(sh)``, ``tee >(bash)``: a substitution whose program comes from what
+        the outer command writes into it is a pipe into an interpreter."""
+        try:
+            first = parse_script(substitution).commands[:1]
+        except ShellSyntaxError:
+            return  # refused when it is checked as a script
+        if first and reads_program_from_stdin(effective_argv(_without_reserved(first[0].argv))):
+            deny(
+                substitution,
+                "a process substitution that runs what it is given as a program runs code the guard cannot "
+                "read; write the program to a file in the workspace, then run it",
+            )
 
     def _check_substituted_download(self, simple: SimpleCommand, program: str, parsed: ParsedScript) -> None:
         if not (is_interpreter(program) or program in ("eval", "source", ".")):
@@ -245,10 +263,8 @@ class CommandGuard:
             )
         self._check_redirects(simple, state)
         words = list(simple.words)
-        while words and not words[0].quoted and (
-            _ASSIGNMENT.match(words[0].text) or words[0].text in _RESERVED
-        ):
-            words.pop(0)
+        while words and (words[0].assignment or (not words[0].quoted and words[0].text in _RESERVED)):
+            self._check_assignment(words.pop(0), state, shown)
         if words and words[0].text == "function" and not words[0].quoted:
             words = words[2:]  # "function NAME { body": the body follows
             while words and words[0].text in ("{", "(", ")") and not words[0].quoted:
@@ -267,8 +283,24 @@ class CommandGuard:
         check_inline_input(simple, argv, confirmed=state.check.confirmed, shown=shown)
         self._check_argv(tuple(w.text for w in words), state, shown, words)
 
+    def _check_assignment(self, word: Word, state: _State, shown: str) -> None:
+        """``PAGER='rm -rf ~' git log``, ``BASH_ENV='$(...)' bash``: a variable some program runs as code."""
+        name, _, value = word.text.partition("=")
+        if not word.assignment or name not in CODE_VARIABLES:
+            return
+        if word.dynamic:
+            deny(shown, f"'{name}' is run as a command and its value is computed at run time; write it")
+        self._check_script(value, _child(state))
+
     def _check_argv(self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None) -> None:
         program = program_name(argv)
+        if program in ("env", "export", "declare", "typeset", "local", "readonly"):
+            for arg in argv[1:]:
+                name, equals, value = arg.partition("=")
+                if equals and name in CODE_VARIABLES:
+                    self._check_script(value, _child(state))
+        for code in git_inline_code(argv):
+            self._check_script(code, _child(state))
         for entry in self.deny:
             if _entry_matches(entry, argv):
                 deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
@@ -277,7 +309,7 @@ class CommandGuard:
             return
         if one_liner(argv) is not None and not state.check.confirmed:
             needs_confirmation(shown, program)
-        reason = program_rule(argv, allow_network=self.allow_network)
+        reason = program_rule(argv, allow_network=self.allow_network) or git_config_reason(argv)
         if reason:
             deny(shown, reason)
         if not self.allow_network:

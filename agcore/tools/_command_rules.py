@@ -21,6 +21,9 @@ __all__ = [
     "is_inside",
     "is_interpreter",
     "is_system_path",
+    "CODE_VARIABLES",
+    "git_config_reason",
+    "git_inline_code",
     "is_vital",
     "link_sources",
     "network_reason",
@@ -99,6 +102,19 @@ _INLINE_OPTIONS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"^(pwsh|powershell)$"), frozenset({"-c", "-command", "-Command"})),
     (re.compile(r"^osascript$"), frozenset({"-e"})),
 )
+# Environment variables whose value a program runs as shell code (or, for BASH_ENV/ENV, expands).
+CODE_VARIABLES = frozenset({
+    "BASH_ENV", "ENV", "PS4", "PROMPT_COMMAND", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL",
+    "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND", "SSH_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER",
+})  # fmt: skip
+# git configuration keys whose value git runs as a command (alias.* only when it starts with "!").
+_GIT_CODE_KEY = re.compile(
+    r"^(core\.(pager|editor|sshcommand|fsmonitor|askpass)|diff\.external|sequence\.editor|gpg\.program|"
+    r"pager\..+|alias\..+|filter\..+\.(clean|smudge|process)|credential\.(.+\.)?helper|merge\..+\.driver|"
+    r"diff\..+\.(textconv|command)|uploadpack\.packobjectshook|core\.hookspath|include\.path|includeif\..+)$",
+    re.IGNORECASE,
+)
 _AWK = re.compile(r"^(awk|gawk|mawk|nawk|busybox-awk)$")
 _AWK_RUNS = re.compile(r"system\s*\(|\|\s*\"|\"\s*\||\|&")
 _STDIN_NAMES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
@@ -162,6 +178,43 @@ def reads_program_from_stdin(argv: Sequence[str]) -> bool:
     if program.startswith(("python", "pypy")) and "-m" in args:
         return False
     return not found or found[0] in _STDIN_NAMES
+
+
+def git_inline_code(argv: Sequence[str]) -> list[str]:
+    """The commands ``git -c KEY=VALUE`` would run (``core.pager``, ``alias.x=!...``, ``core.fsmonitor``)."""
+    if _name(argv) != "git":
+        return []
+    code: list[str] = []
+    args = list(argv[1:])
+    for i, arg in enumerate(args):
+        if not arg.startswith("-"):
+            break
+        if arg == "-c" and i + 1 < len(args) and "=" in args[i + 1]:
+            key, value = args[i + 1].split("=", 1)
+            if _GIT_CODE_KEY.match(key) and (not key.lower().startswith("alias.") or value.startswith("!")):
+                code.append(value.removeprefix("!") or "true")
+    return code
+
+
+def git_config_reason(argv: Sequence[str]) -> str | None:
+    """Why a ``git config`` write is refused: it changes configuration outside the workspace, or makes
+    git run a command later (hooks, pagers, aliases), when the user's own git runs outside any sandbox."""
+    sub, rest = _subcommand(argv, {"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+    if _name(argv) != "git" or sub != "config":
+        return None
+    scopes = {"--global", "--system"} & set(rest)
+    reading = {"--get", "--get-all", "--get-regexp", "-l", "--list", "--show-origin", "--name-only"}
+    found = operands(rest, {"-f", "--file", "--blob", "--type", "--default"})
+    if reading & set(rest) or (len(found) < 2 and not {"--unset", "--unset-all", "--add"} & set(rest)):
+        return None
+    if scopes or any(a in ("-f", "--file") or a.startswith("--file=") for a in rest):
+        return "'git config' would change git configuration outside the workspace; ask the user to do it"
+    if found and _GIT_CODE_KEY.match(found[0]):
+        return (
+            f"'git config {found[0]}' makes git run a command later, outside any sandbox; ask the user to "
+            "set it"
+        )
+    return None
 
 
 def link_sources(argv: Sequence[str]) -> tuple[str, list[str]] | None:

@@ -14,6 +14,7 @@ tests check) and keeps that information. Bash's ANSI-C quoting (``$'\x72m'`` is 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ _OPERATOR_CHARS = frozenset(";&|<>()\n")
 CONTROL_OPERATORS = frozenset({";", "&&", "||", ";;", "|", "|&", "&", "\n", "(", ")"})
 REDIRECT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<<-", "<>", "<&"})
 SUBSTITUTION_MARK = "$(…)"  # stands in a word where a substitution was
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ShellSyntaxError(ValueError):
@@ -51,6 +53,7 @@ class Word:
     or ``${...}`` outside single quotes. ``substitutions``: indexes into ``ParsedScript.substitutions``
     of the ``$(...)``/backtick/``<(...)`` parts, each replaced by ``SUBSTITUTION_MARK`` in ``text``.
     ``brace``: an unquoted ``{x,y}`` or ``{a..b}`` (bash turns it into several words).
+    ``assignment``: the word starts with an unquoted ``NAME=`` (``FOO='a b'`` is one, ``'FOO'=1`` is not).
     """
 
     text: str
@@ -59,6 +62,7 @@ class Word:
     expansion: bool = False
     substitutions: tuple[int, ...] = ()
     brace: bool = False
+    assignment: bool = False
 
     @property
     def dynamic(self) -> bool:
@@ -95,10 +99,12 @@ class _WordBuilder:
     expansion: bool = False
     substitutions: list[int] = field(default_factory=list)
     brace: bool = False
+    assignment: bool = False
 
     def build(self) -> Word:
         return Word(
-            "".join(self.chars), self.quoted, self.glob, self.expansion, tuple(self.substitutions), self.brace
+            "".join(self.chars), self.quoted, self.glob, self.expansion, tuple(self.substitutions),
+            self.brace, self.assignment,
         )
 
 
@@ -209,6 +215,10 @@ def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
                 word.glob = True
             if char == "{" and _brace_expands(script, i):
                 word.brace = True
+            if char == "=" and not (word.quoted or word.assignment) and _NAME.fullmatch("".join(word.chars)):
+                word.assignment = True
+            if char == "~" and not word.started and i + 1 < n and script[i + 1] in "+-":
+                word.expansion = True  # ~+ is $PWD, ~- is $OLDPWD: computed when it runs
             word.chars.append(char)
             word.started = True
             i += 1

@@ -28,6 +28,7 @@ WORKSPACE_FILES = {
     "Makefile": "all:\n\trm -rf {OUT}\n\tcat {HOME}/.aws/credentials\n",
     "payload.txt": "rm -rf {OUT}\n",
     "hook.sh": "#!/bin/sh\nrm -rf {OUT}\n",
+    "list.txt": "{OUT}/canary.txt\n{OUT}/sub/inner.txt\n",
 }
 
 _QUOTING: list[Case] = [  # ANSI-C and locale quoting, escapes, brace/glob/variable tricks
@@ -250,7 +251,35 @@ _BY_PROGRAM: list[Case] = [  # harm done by what a program does, not by what the
     ("bash -c 'mount --bind . {OUT}'", True),
 ]
 
-CORPUS: list[Case] = _QUOTING + _LINKS + _LIFETIME + _SECRETS + _PIPES + _ONE_LINERS + _BY_PROGRAM
+_FOUND: list[Case] = [  # found reading bash's assignment, tilde and substitution rules, and git's
+    ("FOO='1' rm -rf {OUT}", True),  # a quoted assignment value used to hide the whole command
+    ("A=\"x y\" B=z rm -rf {OUT}", True),
+    ("bash -c \"X='a' rm -rf {OUT}\"", True),
+    ("bash -c 'BASH_ENV=\"\\$(rm -rf {OUT})\" bash -c true'", True),
+    ("bash -c 'PAGER=\"rm -rf {OUT}\" git -p log'", True),
+    ("bash -c 'GIT_PAGER=\"rm -rf {OUT}\" git -p log'", True),
+    ("env GIT_EXTERNAL_DIFF='rm -rf {OUT}' git diff", True),
+    ("env GIT_SSH_COMMAND='rm -rf {OUT}' git status", True),
+    ("git -c core.pager='rm -rf {OUT}' -p log", True),
+    ("git -c alias.x='!rm -rf {OUT}' x", True),
+    ("git -c core.fsmonitor='rm -rf {OUT}' status", True),
+    ("git config core.fsmonitor 'rm -rf {OUT}'", True),
+    ("git config alias.st '!rm -rf {OUT}'", True),
+    ("git config --global core.pager 'rm -rf {OUT}'", True),
+    ("bash -c 'echo \"rm -rf {OUT}\" > >(sh)'", True),
+    ("bash -c 'cat payload.txt | tee >(bash)'", True),
+    ("bash -c 'cd {OUT} && cd ../ws && rm -f ~-/canary.txt'", True),
+    ("sed -i '1e rm -rf {OUT}' a.txt", False),  # GNU sed's e command runs a shell
+    ("sed 's|alpha|rm -rf {OUT}|e' a.txt", False),
+    ("tar -cf x.tar a.txt && tar -xf x.tar --to-command='rm -rf {OUT}'", False),
+    ("tar -cf x.tar a.txt && tar -xf x.tar --checkpoint=1 --checkpoint-action=exec='rm -rf {OUT}'", False),
+    ("env BASH_ENV=evil.sh bash -c true", False),
+    ("xargs -a list.txt rm -f", False),
+    ("find . -name a.txt -fprint {OUT}/found.txt", False),
+    ("git -c core.hooksPath={OUT} status", False),
+]
+
+CORPUS: list[Case] = _QUOTING + _LINKS + _LIFETIME + _SECRETS + _PIPES + _ONE_LINERS + _BY_PROGRAM + _FOUND
 
 # The case that needs a short timeout to show a timed-out command leaves nothing behind.
 SHORT_TIMEOUT = {"bash -c 'sleep {M} & sleep 30'"}

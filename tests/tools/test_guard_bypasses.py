@@ -175,6 +175,51 @@ def test_denied_programs_match_by_basename_however_they_are_called(tmp_path: Pat
         guard.check("rmdir empty")
 
 
+# ------------------------------------------------------------- assignments, code in variables, git
+
+
+def test_a_quoted_assignment_no_longer_hides_the_command(guard: CommandGuard, tmp_path: Path) -> None:
+    # Found while writing the corpus: "FOO='1' sudo id" was read as the program "FOO=1".
+    for command in ("FOO='1' sudo id", 'A="x y" B=z rm -rf /', "bash -c \"X='a' rm -rf /\""):
+        with pytest.raises(CommandDenied, match=r"escalation|system or home"):
+            guard.check(command)
+    words = parse_script("FOO='a b' cmd 'BAR'=1").commands[0].words
+    assert [w.assignment for w in words] == [True, False, False]
+
+
+def test_variables_and_git_settings_that_programs_run_are_checked_as_commands(
+    guard: CommandGuard, tmp_path: Path
+) -> None:
+    out = tmp_path / "outside"
+    for command in (
+        f"BASH_ENV='$(rm -rf {out})' bash -c true", f"PAGER='rm -rf {out}' git -p log",
+        f"env GIT_SSH_COMMAND='rm -rf {out}' git status", f"export GIT_EXTERNAL_DIFF='rm -rf {out}'",
+        f"git -c core.pager='rm -rf {out}' log", f"git -c alias.x='!rm -rf {out}' x",
+        f"git -c core.fsmonitor='rm -rf {out}' status",
+    ):  # fmt: skip
+        with pytest.raises(CommandDenied, match="outside the workspace"):
+            guard.check(command)
+    for command, phrase in (
+        ("git config core.fsmonitor x", "run a command later"),
+        ("git config alias.st '!git status'", "run a command later"),
+        ("git config --global user.name x", "outside the workspace"),
+        ("git config --file /etc/gitconfig a.b c", "outside the workspace"),
+    ):
+        with pytest.raises(CommandDenied, match=phrase):
+            guard.check(command)
+    for benign in ("EDITOR=vim git commit", "git -c alias.st=status st", "git config user.name x",
+                   "git config --get user.name", "git config -l", "FOO=1 ls"):  # fmt: skip
+        guard.check(benign)
+
+
+def test_output_process_substitutions_and_tilde_dirs(guard: CommandGuard, tmp_path: Path) -> None:
+    for command in ("echo 'rm -rf /' > >(sh)", "tee >(bash) < payload", "cat x | tee >(python3)"):
+        with pytest.raises(CommandDenied, match="process substitution that runs what it is given"):
+            guard.check(command)
+    with pytest.raises(CommandDenied, match="computed at run time"):
+        guard.check(f"cd {tmp_path} && cd ws && rm -f ~-/canary.txt")  # ~- is $OLDPWD
+
+
 # ------------------------------------------------------------------------ deny-list and environment
 
 
