@@ -216,6 +216,14 @@ async def test_a_timeout_kills_every_descendant(sandboxed: Workspace) -> None:
 
 
 @pytest.mark.anyio
+async def test_cancelling_the_tool_kills_the_sandbox(sandboxed: Workspace) -> None:
+    marker = f"{random.randrange(10**5, 10**6)}.{random.randrange(10**6)}"
+    with anyio.move_on_after(1):
+        await sandboxed.run_command(["bash", "-c", f"setsid sleep {marker} & sleep {marker}"], timeout=60)
+    await _no_process_with(marker)
+
+
+@pytest.mark.anyio
 async def test_guard_only_mode_kills_the_group_when_the_command_ends(scratch: Path) -> None:
     (scratch / "ws").mkdir()
     plain = Workspace(scratch / "ws", sandbox="off")
