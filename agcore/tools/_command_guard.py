@@ -38,7 +38,6 @@ Choices worth knowing:
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -95,7 +94,6 @@ from agcore.tools._shell_syntax import (
 __all__ = ["CommandDenied", "CommandGuard", "CommandNeedsConfirmation"]
 
 _MAX_DEPTH = 6
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Words that open or close a compound command; the command proper follows them.
 _RESERVED = frozenset({
     "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc", "[[", "]]",
@@ -126,7 +124,9 @@ class CommandGuard:
     ``mode="deny"`` (default): anything not refused by the built-in rules or ``deny`` runs.
     ``mode="allow"``: only programs in ``allow`` run (the built-in rules still apply).
     Entries in ``allow``/``deny`` are a program name or glob (``"pytest"``, ``"mkfs*"``) or a program
-    with leading arguments (``"git status"``, ``"npm run"``), matched against each sub-command.
+    with leading arguments (``"git status"``, ``"npm run"``), matched against each sub-command by the
+    program's basename. ``home``: a home directory whose credentials are protected besides ``$HOME``'s
+    and the account's own (``~`` in commands still means ``$HOME``).
     """
 
     def __init__(
