@@ -54,7 +54,8 @@ def rows(root: Path) -> dict[str, Row]:
     plain = Workspace(root, sandbox="off", confirm_commands=False)
     probe = probe_bwrap()
     if probe.path is not None:
-        wrapped = BwrapSandbox(probe.path).wrap([true], workspace=root, cwd=root, allow_network=False)
+        sandbox = BwrapSandbox(probe.path, probe.user_namespace)
+        wrapped = sandbox.wrap([true], workspace=root, cwd=root, allow_network=False)
         found["bwrap alone"] = lambda: _spawn(wrapped)
     found["run_command, guard-only"] = lambda: plain.run_command("true")
     if probe.path is not None:

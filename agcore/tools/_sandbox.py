@@ -7,7 +7,7 @@
           --bind WORKSPACE WORKSPACE                              the one writable tree
           --ro-bind WORKSPACE/.git/hooks ...                      except what runs later, unsandboxed
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
-          --unshare-pid --unshare-ipc --unshare-uts [--unshare-net] --unshare-user-try
+          --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
           --die-with-parent --cap-drop ALL [--new-session] --chdir CWD -- argv
 
 The fresh PID namespace is what makes a timeout final: when bwrap is killed (or the command's main
@@ -16,6 +16,11 @@ process exits) the kernel kills every process left in the namespace, background 
 keystroke injection into the user's shell).
 ``.git/hooks`` and ``.git/config`` stay read-only because the user's own git runs them later outside
 any sandbox (the escape Claude Code's sandbox runtime and Codex close the same way).
+
+A user namespace is always asked for (``--unshare-user``): bwrap skips it on its own when run as
+root, and root in a container without ``CAP_SYS_ADMIN`` then cannot make the other namespaces (what
+Codex's users hit until it did the same). Only where that fails but the plain variant works (root
+with ``CAP_SYS_ADMIN`` and user namespaces disabled) is ``--unshare-user-try`` used.
 
 Modes: ``"auto"`` (default) sandboxes where bwrap works and otherwise runs guard-only, saying so once
 in the log; ``"required"`` refuses to run commands without the sandbox; ``"off"`` is guard-only on
@@ -59,9 +64,10 @@ _warned: set[str] = set()
 _PROTECTED_IN_WORKSPACE = (".git/hooks", ".git/config")
 _BASE_FLAGS = (
     "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-    "--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
     "--die-with-parent", "--cap-drop", "ALL",
 )  # fmt: skip
+_USER_NAMESPACE = ("--unshare-user", "--unshare-user-try")  # tried in this order
 
 
 class SandboxUnavailable(ToolError):
@@ -78,10 +84,11 @@ class SandboxUnavailable(ToolError):
 
 @dataclass(frozen=True, slots=True)
 class BwrapProbe:
-    """The outcome of trying bwrap once: its path when it works, else why not."""
+    """The outcome of trying bwrap once: its path and user-namespace flag when it works, else why not."""
 
     path: str | None
     reason: str
+    user_namespace: str = "--unshare-user"
 
 
 @functools.cache
@@ -93,26 +100,51 @@ def probe_bwrap(executable: str | None = None) -> BwrapProbe:
     if path is None:
         return BwrapProbe(None, "bubblewrap (bwrap) is not installed")
     true = shutil.which("true") or "/bin/true"
-    try:
-        done = subprocess.run(
-            [path, *_BASE_FLAGS, "--unshare-net", "--", true],
-            capture_output=True,
-            timeout=10,
-            check=False,
+    message = ""
+    for flag in _USER_NAMESPACE:
+        try:
+            done = subprocess.run(
+                [path, flag, *_BASE_FLAGS, "--unshare-net", "--", true],
+                capture_output=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return BwrapProbe(None, f"{path} could not be run ({exc})")
+        if done.returncode == 0:
+            return BwrapProbe(path, "", flag)
+        message = message or done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
+    return BwrapProbe(None, f"{path} does not work here ({message}); {_namespace_hint()}")
+
+
+def _namespace_hint() -> str:
+    """What usually stops bwrap, read from the kernel's settings where they say it."""
+    def setting(name: str) -> str:
+        try:
+            with open(f"/proc/sys/{name}") as handle:
+                return handle.read().strip()
+        except OSError:
+            return ""
+
+    if setting("kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return (
+            "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns"
+            "=1, Ubuntu 23.10+): give bwrap an AppArmor profile that allows userns"
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return BwrapProbe(None, f"{path} could not be run ({exc})")
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
-        return BwrapProbe(None, f"{path} does not work here ({message}); user namespaces may be disabled")
-    return BwrapProbe(path, "")
+    if setting("kernel/unprivileged_userns_clone") == "0" or setting("user/max_user_namespaces") == "0":
+        return "user namespaces are disabled (kernel.unprivileged_userns_clone / user.max_user_namespaces)"
+    return (
+        "user namespaces may be blocked (in Docker, the default seccomp profile blocks them: run the "
+        "container with --security-opt seccomp=unconfined, or use sandbox='off' inside it)"
+    )
 
 
 class BwrapSandbox:
     """Builds the bwrap command line that confines one process to a workspace (see the module doc)."""
 
-    def __init__(self, executable: str) -> None:
+    def __init__(self, executable: str, user_namespace: str = "--unshare-user") -> None:
         self.executable = executable
+        self.user_namespace = user_namespace
 
     def __repr__(self) -> str:
         return f"BwrapSandbox({self.executable!r})"
@@ -127,7 +159,7 @@ class BwrapSandbox:
         home_dirs: Iterable[Path] = (),
     ) -> list[str]:
         """The command line that runs ``argv`` in ``cwd`` inside the sandbox."""
-        args = [self.executable, *_BASE_FLAGS]
+        args = [self.executable, self.user_namespace, *_BASE_FLAGS]
         if has_controlling_terminal():
             args.append("--new-session")
         if not allow_network:
@@ -201,7 +233,9 @@ def select_sandbox(mode: SandboxMode | None) -> SandboxChoice:
             "bubblewrap to confine them, or pass sandbox='required' to refuse running without it",
         )
         return SandboxChoice(mode, None, f"guard-only ({probe.reason})")
-    return SandboxChoice(mode, BwrapSandbox(probe.path), f"bubblewrap sandbox ({probe.path})")
+    return SandboxChoice(
+        mode, BwrapSandbox(probe.path, probe.user_namespace), f"bubblewrap sandbox ({probe.path})"
+    )
 
 
 def _mode_from_environment() -> SandboxMode:

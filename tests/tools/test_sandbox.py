@@ -81,7 +81,20 @@ def test_a_bwrap_that_fails_is_reported_with_its_error(tmp_path: Path) -> None:
     probe = probe_bwrap(str(fake))
     assert probe.path is None
     assert "No permissions to creating new namespace" in probe.reason
-    assert "user namespaces may be disabled" in probe.reason
+    assert "user namespaces" in probe.reason
+
+
+def test_the_user_namespace_flag_falls_back_only_when_needed(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"  # fails like root with CAP_SYS_ADMIN where user namespaces are off
+    fake.write_text(
+        '#!/bin/sh\n[ "$1" = --unshare-user ] && { echo "bwrap: setting up uid map" >&2; exit 1; }\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    probe = probe_bwrap(str(fake))
+    assert (probe.path, probe.user_namespace) == (str(fake), "--unshare-user-try")
+    argv = BwrapSandbox(str(fake), probe.user_namespace).wrap(["ls"], workspace=tmp_path, cwd=tmp_path,
+                                                                 allow_network=False)  # fmt: skip
+    assert argv[1] == "--unshare-user-try"
 
 
 def test_mode_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -108,7 +121,8 @@ def test_the_command_line_it_builds(scratch: Path) -> None:
     assert argv[-3:] == ["--", "ls", "-la"]
     joined = " ".join(argv)
     for expected in (
-        "--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp", "--unshare-pid", "--unshare-net",
+        "--unshare-user", "--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp", "--unshare-pid",
+        "--unshare-net",
         "--die-with-parent", "--cap-drop ALL", f"--bind {ws} {ws}", f"--chdir {ws}",
         f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}", f"--ro-bind /dev/null {home / '.netrc'}",
         f"--ro-bind {ws / '.git/hooks'} {ws / '.git/hooks'}",
