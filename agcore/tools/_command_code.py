@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
+from agcore.tools._code_carriers import CODE_VARIABLES, git_inline_code, reads_program_from_stdin
 from agcore.tools._command_denied import deny, needs_confirmation, program_name
 from agcore.tools._command_rules import (
     DOWNLOADERS,
@@ -19,24 +20,86 @@ from agcore.tools._command_rules import (
     is_system_path,
     is_vital,
     link_sources,
-    reads_program_from_stdin,
     resolve_glob,
     resolve_path,
     unwrap,
 )
 from agcore.tools._secrets import is_secret_path
-from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
+from agcore.tools._shell_syntax import ParsedScript, ShellSyntaxError, SimpleCommand, Word, parse_script
 
 __all__ = [
-    "check_computed_program", "check_inline_input", "check_not_secret", "check_secret_operands",
-    "effective_argv", "is_fork_bomb", "makes_outside_link", "runs_a_download",
+    "RESERVED_WORDS", "assignment_code", "check_computed_program", "check_feeding", "check_inline_input",
+    "check_not_secret", "check_secret_operands", "check_substituted_download", "code_in_arguments",
+    "effective_argv", "is_fork_bomb", "makes_outside_link", "runs_a_download", "without_reserved",
 ]  # fmt: skip
 
 _ENV_FILE = re.compile(r"^\.env(\..+)?$", re.IGNORECASE)
 _ENV_EXAMPLE = re.compile(r"\.(example|sample|template|dist)$", re.IGNORECASE)
 _INLINE_INPUT = ("<<", "<<-", "<<<")
+# Words that open or close a compound command; the command proper follows them.
+RESERVED_WORDS = frozenset({
+    "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc", "[[", "]]",
+})  # fmt: skip
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _FUNCTION = re.compile(r"(?:function\s+)?([A-Za-z_:.][\w:.]*)\s*\(\s*\)\s*\{([^}]*)\}")
+
+
+def without_reserved(argv: tuple[str, ...]) -> tuple[str, ...]:
+    while argv and argv[0] in RESERVED_WORDS:
+        argv = argv[1:]
+    return argv
+
+
+def assignment_code(word: Word, shown: str) -> str | None:
+    """``PAGER='rm -rf ~' git log``, ``BASH_ENV='$(...)' bash``: the value of a variable some program
+    runs as a command, to be checked as a script (None: not such a variable)."""
+    name, _, value = word.text.partition("=")
+    if not word.assignment or name not in CODE_VARIABLES:
+        return None
+    if word.dynamic:
+        deny(shown, f"'{name}' is run as a command and its value is computed at run time; write it")
+    return value
+
+
+def code_in_arguments(argv: tuple[str, ...]) -> list[str]:
+    """Commands given as arguments: ``env PAGER=...``, ``export GIT_SSH_COMMAND=...``, ``git -c
+    core.pager=...``; each is to be checked as a script."""
+    code = git_inline_code(argv)
+    if program_name(argv) in ("env", "export", "declare", "typeset", "local", "readonly"):
+        for arg in argv[1:]:
+            name, equals, value = arg.partition("=")
+            if equals and name in CODE_VARIABLES:
+                code.append(value)
+    return code
+
+
+def check_feeding(substitution: str) -> None:
+    """``echo 'rm -rf ~' > >(sh)``, ``tee >(bash)``: a substitution whose program comes from what the
+    outer command writes into it is a pipe into an interpreter."""
+    try:
+        first = parse_script(substitution).commands[:1]
+    except ShellSyntaxError:
+        return  # refused when it is checked as a script
+    if first and reads_program_from_stdin(effective_argv(without_reserved(first[0].argv))):
+        deny(
+            substitution,
+            "a process substitution that runs what it is given as a program runs code the guard cannot "
+            "read; write the program to a file in the workspace, then run it",
+        )
+
+
+def check_substituted_download(simple: SimpleCommand, program: str, parsed: ParsedScript, shown: str) -> None:
+    """``bash <(curl ...)``, ``eval "$(wget ...)"``: an interpreter running what a download prints."""
+    if not (is_interpreter(program) or program in ("eval", "source", ".")):
+        return
+    for word in simple.words[1:]:
+        for index in word.substitutions:
+            if runs_a_download(parsed.substitutions[index]):
+                deny(
+                    shown,
+                    f"'{program}' would run downloaded code ({parsed.substitutions[index]!r}); download "
+                    "the file, read it, then run it",
+                )
 
 
 def check_computed_program(words: Sequence[Word], shown: str) -> None:

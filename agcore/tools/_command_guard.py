@@ -45,15 +45,24 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from agcore.tools._code_carriers import (
+    git_config_reason,
+    one_liner,
+    reads_program_from_stdin,
+)
 from agcore.tools._command_code import (
+    RESERVED_WORDS,
+    assignment_code,
     check_computed_program,
+    check_feeding,
     check_inline_input,
-    check_not_secret,
     check_secret_operands,
+    check_substituted_download,
+    code_in_arguments,
     effective_argv,
     is_fork_bomb,
     makes_outside_link,
-    runs_a_download,
+    without_reserved,
 )
 from agcore.tools._command_denied import (
     CommandDenied,
@@ -63,25 +72,14 @@ from agcore.tools._command_denied import (
     program_name,
 )
 from agcore.tools._command_rules import (
-    ALLOWED_DEVICES,
-    CODE_VARIABLES,
     DOWNLOADERS,
-    git_config_reason,
-    git_inline_code,
-    is_inside,
     is_interpreter,
-    is_system_path,
-    is_vital,
     network_reason,
-    one_liner,
     program_rule,
-    reads_program_from_stdin,
-    resolve_glob,
     resolve_path,
-    rm_like_targets,
     unwrap,
-    write_targets,
 )
+from agcore.tools._command_targets import check_redirects, check_write_targets
 from agcore.tools._secrets import homes
 from agcore.tools._shell_syntax import (
     ParsedScript,
@@ -94,11 +92,6 @@ from agcore.tools._shell_syntax import (
 __all__ = ["CommandDenied", "CommandGuard", "CommandNeedsConfirmation"]
 
 _MAX_DEPTH = 6
-# Words that open or close a compound command; the command proper follows them.
-_RESERVED = frozenset({
-    "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc", "[[", "]]",
-})  # fmt: skip
-_RUN_LATER = (".git/hooks", ".git/config")  # written now, executed later by the user's own git
 
 
 @dataclass(slots=True)
@@ -199,13 +192,13 @@ class CommandGuard:
         except ShellSyntaxError as exc:
             deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
         for substitution in parsed.substitutions:
-            self._check_feeding(substitution)
+            check_feeding(substitution)
             self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
         in_download_pipe = False
         for simple in parsed.commands:
             if simple.joiner not in ("|", "|&"):
                 in_download_pipe = False
-            argv = effective_argv(_without_reserved(simple.argv))
+            argv = effective_argv(without_reserved(simple.argv))
             program = program_name(argv)
             if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
                 deny(
@@ -219,35 +212,9 @@ class CommandGuard:
                     f"piping into '{program}' runs whatever the commands before it print as a program, "
                     "which the guard cannot read; write the program to a file in the workspace, then run it",
                 )
-            self._check_substituted_download(simple, program, parsed)
+            check_substituted_download(simple, program, parsed, _shown(simple))
             self._check_simple(simple, state, parsed)
             in_download_pipe = in_download_pipe or program in DOWNLOADERS
-
-    def _check_feeding(self, substitution: str) -> None:
-        """``echo 'rm -rf ~' > >(sh)``, ``tee >(bash)``: a substitution whose program comes from what
-        the outer command writes into it is a pipe into an interpreter."""
-        try:
-            first = parse_script(substitution).commands[:1]
-        except ShellSyntaxError:
-            return  # refused when it is checked as a script
-        if first and reads_program_from_stdin(effective_argv(_without_reserved(first[0].argv))):
-            deny(
-                substitution,
-                "a process substitution that runs what it is given as a program runs code the guard cannot "
-                "read; write the program to a file in the workspace, then run it",
-            )
-
-    def _check_substituted_download(self, simple: SimpleCommand, program: str, parsed: ParsedScript) -> None:
-        if not (is_interpreter(program) or program in ("eval", "source", ".")):
-            return
-        for word in simple.words[1:]:
-            for index in word.substitutions:
-                if runs_a_download(parsed.substitutions[index]):
-                    deny(
-                        _shown(simple),
-                        f"'{program}' would run downloaded code ({parsed.substitutions[index]!r}); download "
-                        "the file, read it, then run it",
-                    )
 
     # ---------------------------------------------------------------------------- one command
 
@@ -261,9 +228,9 @@ class CommandGuard:
                 "checked before anything runs, so this part could act through it; make the link in a "
                 "command of its own, then use it in the next one",
             )
-        self._check_redirects(simple, state)
+        check_redirects(simple, state.cwd, self.workspace, state.check.homes, shown)
         words = list(simple.words)
-        while words and (words[0].assignment or (not words[0].quoted and words[0].text in _RESERVED)):
+        while words and (words[0].assignment or (not words[0].quoted and words[0].text in RESERVED_WORDS)):
             self._check_assignment(words.pop(0), state, shown)
         if words and words[0].text == "function" and not words[0].quoted:
             words = words[2:]  # "function NAME { body": the body follows
@@ -284,22 +251,13 @@ class CommandGuard:
         self._check_argv(tuple(w.text for w in words), state, shown, words)
 
     def _check_assignment(self, word: Word, state: _State, shown: str) -> None:
-        """``PAGER='rm -rf ~' git log``, ``BASH_ENV='$(...)' bash``: a variable some program runs as code."""
-        name, _, value = word.text.partition("=")
-        if not word.assignment or name not in CODE_VARIABLES:
-            return
-        if word.dynamic:
-            deny(shown, f"'{name}' is run as a command and its value is computed at run time; write it")
-        self._check_script(value, _child(state))
+        code = assignment_code(word, shown)
+        if code is not None:
+            self._check_script(code, _child(state))
 
     def _check_argv(self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None) -> None:
         program = program_name(argv)
-        if program in ("env", "export", "declare", "typeset", "local", "readonly"):
-            for arg in argv[1:]:
-                name, equals, value = arg.partition("=")
-                if equals and name in CODE_VARIABLES:
-                    self._check_script(value, _child(state))
-        for code in git_inline_code(argv):
+        for code in code_in_arguments(argv):
             self._check_script(code, _child(state))
         for entry in self.deny:
             if _entry_matches(entry, argv):
@@ -316,7 +274,9 @@ class CommandGuard:
             reason = network_reason(argv)
             if reason:
                 deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
-        self._check_write_targets(argv, state, shown, words)
+        check_write_targets(
+            argv, words, state.cwd, self.workspace, from_xargs=state.dynamic_arguments, shown=shown
+        )
         if makes_outside_link(argv, words, state.cwd, self.workspace, shown):
             state.check.outside_link = shown
         wrapped = unwrap(argv)
@@ -356,107 +316,6 @@ class CommandGuard:
             deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
         state.cwd = resolve_path(target, state.cwd)
 
-    # ------------------------------------------------------------------------------- file targets
-
-    def _check_redirects(self, simple: SimpleCommand, state: _State) -> None:
-        for operator, target in simple.redirects:
-            base = operator.lstrip("0123456789")
-            if base in ("<<", "<<-", "<<<"):
-                continue
-            if base in ("<", "<>") and not target.dynamic:
-                check_not_secret(target.text, state.cwd, state.check.homes, _shown(simple))
-            if base in ("<", "<&"):
-                continue
-            if base in (">&",) and (target.text.isdigit() or target.text == "-"):
-                continue  # 2>&1: a file-descriptor copy, not a file
-            if target.dynamic:
-                deny(
-                    _shown(simple),
-                    f"the redirection target '{target.text}' is computed at run time; write it literally",
-                )
-            self._check_write_path(target.text, state, _shown(simple), what="redirection")
-
-    def _check_write_targets(
-        self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None
-    ) -> None:
-        program = program_name(argv)
-        recursive, deleted = rm_like_targets(argv)
-        written = write_targets(argv)
-        if recursive is not None or written:
-            computed = (
-                [w.text for w in words[1:] if w.dynamic]
-                if words is not None
-                else [a for a in argv if "$" in a]
-            )
-            if computed:
-                deny(
-                    shown,
-                    f"'{program}' changes files and its operand '{computed[0]}' is computed at run time, so "
-                    "the guard cannot see which; write the paths literally",
-                )
-        if recursive is not None:
-            if recursive and state.dynamic_arguments:
-                deny(
-                    shown, f"recursive '{program}' with operands from xargs cannot be checked; list the paths"
-                )
-            for target in deleted:
-                self._check_deletion(target, state, shown, recursive=recursive)
-        for target in written:
-            self._check_write_path(target, state, shown, what=f"'{program}'")
-
-    def _check_deletion(self, target: str, state: _State, shown: str, *, recursive: bool) -> None:
-        path = resolve_glob(target, state.cwd)
-        text = str(path)
-        if recursive and is_vital(text):
-            deny(
-                shown,
-                f"this would recursively delete or rewrite '{text}', a system or home directory; "
-                "only work on paths inside the workspace",
-            )
-        if self.workspace is not None:
-            if recursive and (path == self.workspace or self.workspace.is_relative_to(path)):
-                deny(
-                    shown,
-                    f"this would recursively affect the whole workspace ('{target}' is the workspace root "
-                    "or contains it); name the files or directories inside it",
-                )
-            if not is_inside(path, self.workspace):
-                deny(
-                    shown,
-                    f"'{target}' is outside the workspace {self.workspace}; only change files inside it",
-                )
-        elif recursive and is_system_path(text):
-            deny(shown, f"'{target}' is a system path; do not change it")
-
-    def _check_write_path(self, target: str, state: _State, shown: str, *, what: str) -> None:
-        path = resolve_path(target, state.cwd)
-        text = str(path)
-        if text.startswith("/dev/"):
-            if text.startswith(("/dev/tcp/", "/dev/udp/")):
-                deny(shown, f"{what} to '{target}' opens a network connection; that is not allowed")
-            if text in ALLOWED_DEVICES or text.startswith("/dev/fd/"):
-                return
-            deny(
-                shown,
-                f"{what} writes to the device '{target}', which could overwrite a disk; write to a file",
-            )
-        if self.workspace is not None:
-            if not is_inside(path, self.workspace):
-                deny(
-                    shown,
-                    f"{what} writes to '{target}', outside the workspace {self.workspace}; write inside it "
-                    "(use a relative path)",
-                )
-            if any(is_inside(path, self.workspace / p) for p in _RUN_LATER):
-                deny(
-                    shown,
-                    f"{what} writes to '{target}', which git runs or reads later outside any sandbox "
-                    "(hooks, config); leave it to the user",
-                )
-        elif is_system_path(text) or is_vital(text):
-            deny(shown, f"{what} writes to '{target}', a system or home-configuration path; write elsewhere")
-
-
 # ------------------------------------------------------------------------------------- helpers
 
 _TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
@@ -485,12 +344,6 @@ def _not_code(words: list[Word]) -> list[Word]:
     if inline is not None:
         code.add(inline)
     return [w for w in words[1:] if w.text not in code]
-
-
-def _without_reserved(argv: tuple[str, ...]) -> tuple[str, ...]:
-    while argv and argv[0] in _RESERVED:
-        argv = argv[1:]
-    return argv
 
 
 def _entry(entry: str) -> tuple[str, ...]:
