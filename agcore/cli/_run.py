@@ -35,6 +35,7 @@ async def run_task(
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend)
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console)
+        renderer.line(f"commands: {space.sandbox_description}", style="dim")
         session, _ = await run_interruptible(
             console, renderer, agent, bundle, yes=yes, work=lambda s: stream_turn(s, task, renderer),
             session_type=open_session,

@@ -25,7 +25,7 @@ from agcore.cli._render import Renderer, format_call
 from agcore.cli._terminal import Terminal, interrupts
 from agcore.llm.provider import LLMProvider
 from agcore.llm.types import ToolUseBlock
-from agcore.tools import Tool
+from agcore.tools import SandboxUnavailable, Tool
 from agcore.tools.workspace import Workspace
 
 __all__ = [
@@ -52,7 +52,12 @@ def open_workspace(directory: Path | None) -> Workspace:
     if not root.is_dir():
         raise CliError(f"--workspace {root}: no such directory; create it or point at an existing one.",
                        ExitCode.USAGE)
-    return Workspace(root)
+    try:
+        return Workspace(root)
+    except SandboxUnavailable as exc:  # AGCORE_SANDBOX=required where there is none
+        raise CliError(exc.message, ExitCode.CONFIG) from exc
+    except ValueError as exc:  # a bad AGCORE_SANDBOX value
+        raise CliError(str(exc), ExitCode.USAGE) from exc
 
 
 def coding_prompt(workspace: Workspace) -> str:

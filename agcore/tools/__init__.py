@@ -37,14 +37,17 @@ from agcore.tools._registry import ToolExecution, ToolRegistry, ToolStatus
 from agcore.tools._tool import Tool, ToolHandler, ToolOutput, tool
 
 if TYPE_CHECKING:
-    from agcore.tools._command_guard import CommandDenied, CommandGuard
+    from agcore.tools._command_guard import CommandDenied, CommandGuard, CommandNeedsConfirmation
     from agcore.tools._path_guard import PathDenied, PathGuard
+    from agcore.tools._sandbox import SandboxUnavailable
     from agcore.tools.workspace import Workspace, workspace_tools
 
 # The guards and the workspace (shell parser, unidiff, subprocess plumbing) load on first use.
 _LAZY = {
     "CommandDenied": "agcore.tools._command_guard",
     "CommandGuard": "agcore.tools._command_guard",
+    "CommandNeedsConfirmation": "agcore.tools._command_guard",
+    "SandboxUnavailable": "agcore.tools._sandbox",
     "PathDenied": "agcore.tools._path_guard",
     "PathGuard": "agcore.tools._path_guard",
     "Workspace": "agcore.tools.workspace",
@@ -54,10 +57,12 @@ _LAZY = {
 __all__ = [
     "CommandDenied",
     "CommandGuard",
+    "CommandNeedsConfirmation",
     "MissingDependencyError",
     "PathDenied",
     "PathGuard",
     "RetryableToolError",
+    "SandboxUnavailable",
     "Tool",
     "ToolContext",
     "ToolDefinitionWarning",

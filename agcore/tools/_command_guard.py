@@ -6,8 +6,9 @@ sub-command behind ``;``, ``&&``, ``||``, ``|``, ``&``, newlines, ``$(...)``, ba
 ``xargs`` wrappers and ``find -exec``. Every denial says which sub-command was refused, why, and what
 to do instead.
 
-This is a deny-list over what a command *says*, not a sandbox: ``python -c "..."`` or a script can
-still do anything its user may do. Run untrusted agents under OS isolation as well.
+This is a deny-list over what a command *says*, not a sandbox: a script can still do anything its
+user may do. ``run_command`` runs every command inside an OS sandbox as well where one is available
+(``agcore.tools._sandbox``): the guard explains refusals to the model, the sandbox is the boundary.
 
 Choices worth knowing:
 - Network programs (``curl``, ``wget``, ``ssh``, ...) and networked sub-commands (``git clone/fetch/
@@ -20,35 +21,66 @@ Choices worth knowing:
 - With a ``workspace``, commands that write files (``rm``, ``mv``, ``cp``, ``touch``, ``tee``, ``dd of=``,
   ``chmod``, redirections ...) must write inside it, and recursive deletion of the workspace root is
   refused. Without one, only system paths and the home directory are protected.
+- Naming a credential (``~/.ssh/id_ed25519``, ``.netrc``, ``/etc/shadow``, ``*.pem``, ``.env``...; the
+  list is ``agcore.tools._secrets``) as an operand or redirection is refused, for reading too.
+- Anything piped into a shell or interpreter that reads its program from standard input
+  (``... | sh``, ``| python3``, ``| source /dev/stdin``) is refused wherever the pipe comes from, and so
+  is running the output of another command as a program (``bash <(...)``, ``eval "$(...)"``).
+- An interpreter one-liner (``python3 -c``, ``perl -e``, ``node -e``, awk calling ``system``) is a
+  program the guard cannot read: it needs confirmation (``check(..., confirmed=True)``; the workspace
+  passes its ``confirm_commands``), else ``CommandNeedsConfirmation``.
+- A hard link to a file outside the workspace is refused (writing it would write that file), and so is
+  using anything after making a symbolic link that points outside in the same command (every path
+  is resolved before any part runs, so the guard cannot follow that link): make the link first.
+- ``deny``/``allow`` entries match the program's basename (``deny=["rm"]`` stops ``/bin/rm``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Literal, NoReturn
+from typing import Literal
 
+from agcore.tools._code_carriers import (
+    git_config_reason,
+    one_liner,
+    reads_program_from_stdin,
+)
+from agcore.tools._command_code import (
+    RESERVED_WORDS,
+    assignment_code,
+    check_computed_program,
+    check_feeding,
+    check_inline_input,
+    check_secret_operands,
+    check_substituted_download,
+    code_in_arguments,
+    effective_argv,
+    is_fork_bomb,
+    makes_outside_link,
+    without_reserved,
+)
+from agcore.tools._command_denied import (
+    CommandDenied,
+    CommandNeedsConfirmation,
+    deny,
+    needs_confirmation,
+    program_name,
+)
 from agcore.tools._command_rules import (
-    ALLOWED_DEVICES,
     DOWNLOADERS,
-    is_inside,
     is_interpreter,
-    is_system_path,
-    is_vital,
     network_reason,
     program_rule,
-    resolve_glob,
     resolve_path,
-    rm_like_targets,
     unwrap,
-    write_targets,
 )
-from agcore.tools._errors import ToolDenied
+from agcore.tools._command_targets import check_redirects, check_write_targets
+from agcore.tools._secrets import homes
 from agcore.tools._shell_syntax import (
     ParsedScript,
     ShellSyntaxError,
@@ -57,24 +89,24 @@ from agcore.tools._shell_syntax import (
     parse_script,
 )
 
-__all__ = ["CommandDenied", "CommandGuard"]
+__all__ = ["CommandDenied", "CommandGuard", "CommandNeedsConfirmation"]
 
 _MAX_DEPTH = 6
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_FUNCTION = re.compile(r"(?:function\s+)?([A-Za-z_:.][\w:.]*)\s*\(\s*\)\s*\{([^}]*)\}")
 
 
-class CommandDenied(ToolDenied):
-    """A command was refused by a ``CommandGuard``; ``command`` is the (sub-)command refused."""
+@dataclass(slots=True)
+class _Check:
+    """What one ``check`` call shares across every sub-command it reads."""
 
-    def __init__(self, reason: str, *, command: str) -> None:
-        super().__init__(reason)
-        self.command = command
+    homes: list[Path]
+    confirmed: bool
+    outside_link: str | None = None  # a sub-command that made a link pointing outside
 
 
 @dataclass(slots=True)
 class _State:
     cwd: Path
+    check: _Check
     depth: int = 0
     dynamic_arguments: bool = False  # xargs: more operands arrive at run time
 
@@ -85,7 +117,9 @@ class CommandGuard:
     ``mode="deny"`` (default): anything not refused by the built-in rules or ``deny`` runs.
     ``mode="allow"``: only programs in ``allow`` run (the built-in rules still apply).
     Entries in ``allow``/``deny`` are a program name or glob (``"pytest"``, ``"mkfs*"``) or a program
-    with leading arguments (``"git status"``, ``"npm run"``), matched against each sub-command.
+    with leading arguments (``"git status"``, ``"npm run"``), matched against each sub-command by the
+    program's basename. ``home``: a home directory whose credentials are protected besides ``$HOME``'s
+    and the account's own (``~`` in commands still means ``$HOME``).
     """
 
     def __init__(
@@ -96,6 +130,7 @@ class CommandGuard:
         deny: Iterable[str] = (),
         allow_network: bool = False,
         workspace: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
     ) -> None:
         if mode not in ("deny", "allow"):
             raise ValueError(f"mode must be 'deny' or 'allow', got {mode!r}")
@@ -104,6 +139,8 @@ class CommandGuard:
         self.deny = tuple(_entry(e) for e in deny)
         self.allow_network = allow_network
         self.workspace = Path(os.path.realpath(os.fspath(workspace))) if workspace is not None else None
+        # Whose credentials to protect besides $HOME's and the account's own (read at each check).
+        self.home = Path(os.path.realpath(os.fspath(home))) if home is not None else None
 
     def __repr__(self) -> str:
         return (
@@ -111,105 +148,137 @@ class CommandGuard:
             f"workspace={str(self.workspace) if self.workspace else None!r})"
         )
 
-    def check(self, command: str | Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> None:
+    def check(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        confirmed: bool = False,
+    ) -> None:
         """Raise ``CommandDenied`` if any part of ``command`` is refused; return None if it may run.
 
         ``cwd`` is where the command will run (default: the workspace, else the current directory);
-        relative paths in redirections and file operands are resolved against it.
+        relative paths in redirections and file operands are resolved against it. ``confirmed``: a
+        person approved this command, so programs the guard cannot read (interpreter one-liners) may
+        run; otherwise they raise ``CommandNeedsConfirmation``.
         """
         start = Path(os.path.realpath(os.fspath(cwd))) if cwd is not None else self.workspace or Path.cwd()
-        state = _State(cwd=start)
+        known_homes = homes() + ([self.home] if self.home is not None else [])
+        state = _State(cwd=start, check=_Check(known_homes, confirmed))
         if isinstance(command, str):
             self._check_script(command, state)
         else:
             argv = list(command)
             if not argv or not all(isinstance(a, str) for a in argv):
-                _deny(repr(command), "an argv command must be a non-empty list of strings")
+                deny(repr(command), "an argv command must be a non-empty list of strings")
             self._check_simple(SimpleCommand(tuple(Word(a, quoted=True) for a in argv)), state, None)
 
     # ----------------------------------------------------------------------------------- scripts
 
     def _check_script(self, script: str, state: _State) -> None:
         if state.depth > _MAX_DEPTH:
-            _deny(script, "the command nests shells/substitutions too deeply to be checked; simplify it")
+            deny(script, "the command nests shells/substitutions too deeply to be checked; simplify it")
         if not script.strip():
             if state.depth == 0:
-                _deny(script, "the command is empty; give the program to run, e.g. 'ls -la'")
+                deny(script, "the command is empty; give the program to run, e.g. 'ls -la'")
             return
-        if _is_fork_bomb(script):
-            _deny(
+        if is_fork_bomb(script):
+            deny(
                 script,
                 "this is a fork bomb (a function that spawns itself without end); it would hang the machine",
             )
         try:
             parsed = parse_script(script)
         except ShellSyntaxError as exc:
-            _deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
-        inner = _State(cwd=state.cwd, depth=state.depth + 1)
+            deny(script, f"the command cannot be parsed ({exc}), so it cannot be checked; fix the quoting")
         for substitution in parsed.substitutions:
-            self._check_script(substitution, inner)
+            check_feeding(substitution)
+            self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
         in_download_pipe = False
         for simple in parsed.commands:
             if simple.joiner not in ("|", "|&"):
                 in_download_pipe = False
-            argv = _effective_argv(simple.argv)
-            program = _program(argv)
+            argv = effective_argv(without_reserved(simple.argv))
+            program = program_name(argv)
             if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
-                _deny(
+                deny(
                     _shown(simple),
                     "piping a download into an interpreter runs code nobody reviewed; download the file, "
                     "read it, then run it",
                 )
-            self._check_substituted_download(simple, program, parsed)
+            if simple.joiner in ("|", "|&") and reads_program_from_stdin(argv):
+                deny(
+                    _shown(simple),
+                    f"piping into '{program}' runs whatever the commands before it print as a program, "
+                    "which the guard cannot read; write the program to a file in the workspace, then run it",
+                )
+            check_substituted_download(simple, program, parsed, _shown(simple))
             self._check_simple(simple, state, parsed)
             in_download_pipe = in_download_pipe or program in DOWNLOADERS
-
-    def _check_substituted_download(self, simple: SimpleCommand, program: str, parsed: ParsedScript) -> None:
-        if not (is_interpreter(program) or program in ("eval", "source", ".")):
-            return
-        for word in simple.words[1:]:
-            for index in word.substitutions:
-                if _downloads(parsed.substitutions[index]):
-                    _deny(
-                        _shown(simple),
-                        f"'{program}' would run downloaded code ({parsed.substitutions[index]!r}); download "
-                        "the file, read it, then run it",
-                    )
 
     # ---------------------------------------------------------------------------- one command
 
     def _check_simple(self, simple: SimpleCommand, state: _State, parsed: ParsedScript | None) -> None:
         shown = _shown(simple)
-        self._check_redirects(simple, state)
+        made = state.check.outside_link
+        if made is not None:
+            deny(
+                shown,
+                f"'{made}' made a link to outside the workspace earlier in this command, and paths are "
+                "checked before anything runs, so this part could act through it; make the link in a "
+                "command of its own, then use it in the next one",
+            )
+        check_redirects(simple, state.cwd, self.workspace, state.check.homes, shown)
         words = list(simple.words)
-        while words and _ASSIGNMENT.match(words[0].text) and not words[0].quoted:
-            words.pop(0)
+        while words and (words[0].assignment or (not words[0].quoted and words[0].text in RESERVED_WORDS)):
+            self._check_assignment(words.pop(0), state, shown)
+        if words and words[0].text == "function" and not words[0].quoted:
+            words = words[2:]  # "function NAME { body": the body follows
+            while words and words[0].text in ("{", "(", ")") and not words[0].quoted:
+                words.pop(0)
         if not words:
             return
-        if words[0].dynamic:
-            _deny(
+        if words[0].dynamic or words[0].glob:
+            deny(
                 shown,
-                f"the program name '{words[0].text}' is computed at run time (a variable or substitution), "
-                "so it cannot be checked; write the program name literally",
+                f"the program name '{words[0].text}' is computed at run time (a variable, substitution, "
+                "brace or glob pattern), so it cannot be checked; write the program name literally",
             )
+        check_secret_operands(_not_code(words), state.cwd, state.check.homes, shown)
+        check_computed_program(words, shown)
+        argv = effective_argv(tuple(w.text for w in words))
+        check_inline_input(simple, argv, confirmed=state.check.confirmed, shown=shown)
         self._check_argv(tuple(w.text for w in words), state, shown, words)
 
+    def _check_assignment(self, word: Word, state: _State, shown: str) -> None:
+        code = assignment_code(word, shown)
+        if code is not None:
+            self._check_script(code, _child(state))
+
     def _check_argv(self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None) -> None:
-        program = _program(argv)
+        program = program_name(argv)
+        for code in code_in_arguments(argv):
+            self._check_script(code, _child(state))
         for entry in self.deny:
             if _entry_matches(entry, argv):
-                _deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
+                deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
         if program == "cd" or program == "pushd":
             self._change_directory(argv, state, shown, words)
             return
-        reason = program_rule(argv, allow_network=self.allow_network)
+        if one_liner(argv) is not None and not state.check.confirmed:
+            needs_confirmation(shown, program)
+        reason = program_rule(argv, allow_network=self.allow_network) or git_config_reason(argv)
         if reason:
-            _deny(shown, reason)
+            deny(shown, reason)
         if not self.allow_network:
             reason = network_reason(argv)
             if reason:
-                _deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
-        self._check_write_targets(argv, state, shown, words)
+                deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
+        check_write_targets(
+            argv, words, state.cwd, self.workspace, from_xargs=state.dynamic_arguments, shown=shown
+        )
+        if makes_outside_link(argv, words, state.cwd, self.workspace, shown):
+            state.check.outside_link = shown
         wrapped = unwrap(argv)
         if wrapped is not None:
             kind, inner = wrapped
@@ -225,10 +294,10 @@ class CommandGuard:
                 and program not in _TRANSPARENT
                 and not any(_entry_matches(e, argv) for e in self.allow)
             ):
-                _deny(shown, self._allow_reason(program))
+                deny(shown, self._allow_reason(program))
             return
         if self.mode == "allow" and not any(_entry_matches(e, argv) for e in self.allow):
-            _deny(shown, self._allow_reason(program))
+            deny(shown, self._allow_reason(program))
 
     def _allow_reason(self, program: str) -> str:
         allowed = ", ".join(" ".join(e) for e in self.allow) or "nothing"
@@ -241,120 +310,15 @@ class CommandGuard:
     ) -> None:
         args = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
         if words is not None and any(w.dynamic for w in words[1:]):
-            _deny(shown, "'cd' to a computed directory cannot be checked; write the directory literally")
+            deny(shown, "'cd' to a computed directory cannot be checked; write the directory literally")
         target = args[0] if args else "~"
         if target == "-":
-            _deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
+            deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
         state.cwd = resolve_path(target, state.cwd)
-
-    # ------------------------------------------------------------------------------- file targets
-
-    def _check_redirects(self, simple: SimpleCommand, state: _State) -> None:
-        for operator, target in simple.redirects:
-            base = operator.lstrip("0123456789")
-            if base in ("<", "<<", "<<<", "<<-", "<&"):
-                continue
-            if base in (">&",) and (target.text.isdigit() or target.text == "-"):
-                continue  # 2>&1: a file-descriptor copy, not a file
-            if target.dynamic:
-                _deny(
-                    _shown(simple),
-                    f"the redirection target '{target.text}' is computed at run time; write it literally",
-                )
-            self._check_write_path(target.text, state, _shown(simple), what="redirection")
-
-    def _check_write_targets(
-        self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None
-    ) -> None:
-        program = _program(argv)
-        recursive, deleted = rm_like_targets(argv)
-        written = write_targets(argv)
-        if recursive is not None or written:
-            computed = (
-                [w.text for w in words[1:] if w.dynamic]
-                if words is not None
-                else [a for a in argv if "$" in a]
-            )
-            if computed:
-                _deny(
-                    shown,
-                    f"'{program}' changes files and its operand '{computed[0]}' is computed at run time, so "
-                    "the guard cannot see which; write the paths literally",
-                )
-        if recursive is not None:
-            if recursive and state.dynamic_arguments:
-                _deny(
-                    shown, f"recursive '{program}' with operands from xargs cannot be checked; list the paths"
-                )
-            for target in deleted:
-                self._check_deletion(target, state, shown, recursive=recursive)
-        for target in written:
-            self._check_write_path(target, state, shown, what=f"'{program}'")
-
-    def _check_deletion(self, target: str, state: _State, shown: str, *, recursive: bool) -> None:
-        path = resolve_glob(target, state.cwd)
-        text = str(path)
-        if recursive and is_vital(text):
-            _deny(
-                shown,
-                f"this would recursively delete or rewrite '{text}', a system or home directory; "
-                "only work on paths inside the workspace",
-            )
-        if self.workspace is not None:
-            if recursive and (path == self.workspace or self.workspace.is_relative_to(path)):
-                _deny(
-                    shown,
-                    f"this would recursively affect the whole workspace ('{target}' is the workspace root "
-                    "or contains it); name the files or directories inside it",
-                )
-            if not is_inside(path, self.workspace):
-                _deny(
-                    shown,
-                    f"'{target}' is outside the workspace {self.workspace}; only change files inside it",
-                )
-        elif recursive and is_system_path(text):
-            _deny(shown, f"'{target}' is a system path; do not change it")
-
-    def _check_write_path(self, target: str, state: _State, shown: str, *, what: str) -> None:
-        path = resolve_path(target, state.cwd)
-        text = str(path)
-        if text.startswith("/dev/"):
-            if text.startswith(("/dev/tcp/", "/dev/udp/")):
-                _deny(shown, f"{what} to '{target}' opens a network connection; that is not allowed")
-            if text in ALLOWED_DEVICES or text.startswith("/dev/fd/"):
-                return
-            _deny(
-                shown,
-                f"{what} writes to the device '{target}', which could overwrite a disk; write to a file",
-            )
-        if self.workspace is not None:
-            if not is_inside(path, self.workspace):
-                _deny(
-                    shown,
-                    f"{what} writes to '{target}', outside the workspace {self.workspace}; write inside it "
-                    "(use a relative path)",
-                )
-        elif is_system_path(text) or is_vital(text):
-            _deny(shown, f"{what} writes to '{target}', a system or home-configuration path; write elsewhere")
-
 
 # ------------------------------------------------------------------------------------- helpers
 
 _TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
-
-
-def _deny(command: str, reason: str) -> NoReturn:
-    raise CommandDenied(f"`{command}` is refused: {reason}.", command=command)
-
-
-def _is_fork_bomb(script: str) -> bool:
-    """A shell function that calls itself twice, or once in the background: ``:(){ :|:& };:``."""
-    for match in _FUNCTION.finditer(script):
-        name, body = match.group(1), match.group(2)
-        calls = re.split(r"[\s;&|()]+", body).count(name)
-        if calls >= 2 or (calls and re.search(rf"(?<![\w:.]){re.escape(name)}\s*&", body)):
-            return True
-    return False
 
 
 def _shown(simple: SimpleCommand) -> str:
@@ -365,7 +329,21 @@ def _shown(simple: SimpleCommand) -> str:
 
 
 def _child(state: _State) -> _State:
-    return _State(cwd=state.cwd, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments)
+    return _State(
+        cwd=state.cwd, check=state.check, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments
+    )
+
+
+def _not_code(words: list[Word]) -> list[Word]:
+    """The operands, without program text (``sh -c TEXT``, ``python3 -c TEXT``): that is checked as
+    a script, or needs confirmation, rather than read as a path."""
+    argv = tuple(w.text for w in words)
+    wrapped = unwrap(argv)
+    code = set(wrapped[1]) if wrapped is not None and wrapped[0] == "script" else set()
+    inline = one_liner(argv)
+    if inline is not None:
+        code.add(inline)
+    return [w for w in words[1:] if w.text not in code]
 
 
 def _entry(entry: str) -> tuple[str, ...]:
@@ -376,32 +354,6 @@ def _entry(entry: str) -> tuple[str, ...]:
 
 
 def _entry_matches(entry: tuple[str, ...], argv: tuple[str, ...]) -> bool:
-    if len(argv) < len(entry) or not fnmatchcase(_program(argv), entry[0]):
+    if len(argv) < len(entry) or not fnmatchcase(program_name(argv), PurePosixPath(entry[0]).name):
         return False
     return all(fnmatchcase(a, e) for a, e in zip(argv[1 : len(entry)], entry[1:], strict=True))
-
-
-def _program(argv: Sequence[str]) -> str:
-    return PurePosixPath(argv[0]).name if argv else ""
-
-
-def _effective_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """The program a wrapper (``env``, ``timeout``, ``nohup``...) finally runs."""
-    while argv and _ASSIGNMENT.match(argv[0]):
-        argv = argv[1:]
-    while argv:
-        wrapped = unwrap(argv)
-        if wrapped is None or wrapped[0] != "argv":
-            return argv
-        argv = wrapped[1]
-    return argv
-
-
-def _downloads(script: str) -> bool:
-    try:
-        parsed = parse_script(script)
-    except ShellSyntaxError:
-        return True  # unreadable: assume the worst
-    return any(_program(_effective_argv(c.argv)) in DOWNLOADERS for c in parsed.commands) or any(
-        _downloads(s) for s in parsed.substitutions
-    )

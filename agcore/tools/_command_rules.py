@@ -21,13 +21,16 @@ __all__ = [
     "is_inside",
     "is_interpreter",
     "is_system_path",
+    "SHELLS",
     "is_vital",
+    "link_sources",
     "network_reason",
     "operands",
     "program_rule",
     "resolve_glob",
     "resolve_path",
     "rm_like_targets",
+    "subcommand",
     "unwrap",
     "write_targets",
 ]
@@ -79,7 +82,11 @@ _INTERPRETER = re.compile(
     r"^(sh|bash|zsh|dash|ksh|mksh|fish|csh|tcsh|ash|busybox|python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|"
     r"ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|pwsh|powershell|lua[0-9.]*|osascript)$"
 )
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash"})
+_NAMESPACES = frozenset({
+    "unshare", "nsenter", "chroot", "pivot_root", "capsh", "setpriv", "systemd-run", "machinectl",
+    "insmod", "modprobe", "rmmod", "mount", "umount", "swapon", "swapoff",
+})  # fmt: skip
 _SIMPLE_WRAPPERS = frozenset({
     "nohup", "setsid", "time", "command", "builtin", "exec", "nice", "ionice", "stdbuf", "unbuffer",
 })  # fmt: skip
@@ -88,11 +95,31 @@ Unwrapped = tuple[Literal["argv", "xargs", "script"], tuple[str, ...]]
 
 
 def _name(argv: Sequence[str]) -> str:
-    return PurePosixPath(argv[0]).name if argv else ""
+    return (PurePosixPath(argv[0]).name or argv[0]) if argv else ""  # "." (source) has no name
 
 
 def is_interpreter(program: str) -> bool:
     return bool(_INTERPRETER.match(program))
+
+
+def link_sources(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """For calls that create links (``ln``, ``cp -s``/``cp -l``, ``link``): ("symbolic" or "hard",
+    the paths linked to); else None."""
+    program = _name(argv)
+    args = list(argv[1:])
+    flags = _short_flags(args)
+    if program == "ln":
+        kind = "symbolic" if {"-s", "--symbolic"} & flags else "hard"
+        found = operands(args, {"-S", "--suffix", "-t", "--target-directory"})
+        explicit = any(a in ("-t", "--target-directory") or a.startswith("--target-directory=") for a in args)
+        return kind, found if explicit or len(found) < 2 else found[:-1]
+    if program == "cp" and {"-s", "--symbolic-link", "-l", "--link"} & flags:
+        kind = "symbolic" if {"-s", "--symbolic-link"} & flags else "hard"
+        found = operands(args, {"-S", "--suffix", "-t", "--target-directory"})
+        return kind, found[:-1] if len(found) >= 2 else found
+    if program == "link":
+        return "hard", list(args[:1])
+    return None
 
 
 def operands(args: Sequence[str], takes_value: Collection[str] = ()) -> list[str]:
@@ -126,7 +153,7 @@ def _short_flags(args: Sequence[str]) -> set[str]:
     return flags
 
 
-def _subcommand(argv: Sequence[str], value_options: Collection[str] = ()) -> tuple[str, list[str]]:
+def subcommand(argv: Sequence[str], value_options: Collection[str] = ()) -> tuple[str, list[str]]:
     rest = list(argv[1:])
     while rest and rest[0].startswith("-"):
         option = rest.pop(0)
@@ -144,6 +171,15 @@ def program_rule(argv: Sequence[str], *, allow_network: bool) -> str | None:
     args = list(argv[1:])
     if program in _ESCALATION:
         return f"'{program}' runs commands as another user (privilege escalation); agents run unprivileged"
+    if program in _NAMESPACES:
+        return (
+            f"'{program}' changes namespaces, mounts, the root directory or the kernel: a way out of the "
+            "sandbox; agents do not need it"
+        )
+    if program == "alias" and any("=" in a for a in args):
+        return "defining an alias hides which program runs; write the command itself"
+    if program in ("shopt", "set") and "expand_aliases" in args:
+        return "turning on alias expansion hides which program runs; write the command itself"
     if program in _POWER or (program == "init" and args[:1] in (["0"], ["6"])):
         return f"'{program}' would shut down or restart the machine"
     if program == "systemctl" and {"poweroff", "reboot", "halt", "suspend", "hibernate", "kexec"} & set(args):
@@ -178,7 +214,7 @@ def _sets_id_bit(mode: str) -> bool:
 
 
 def _git_push_rule(argv: Sequence[str]) -> str | None:
-    sub, rest = _subcommand(argv, {"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+    sub, rest = subcommand(argv, {"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
     if sub != "push":
         return None
     flags = _short_flags(rest)
@@ -220,7 +256,7 @@ def network_reason(argv: Sequence[str]) -> str | None:
     subcommands = _NETWORK_SUBCOMMANDS.get(program)
     if subcommands is None:
         return None
-    sub, rest = _subcommand([program, *args], {"-C", "-c", "--directory", "--project"})
+    sub, rest = subcommand([program, *args], {"-C", "-c", "--directory", "--project"})
     if program == "yarn" and sub == "":
         sub = "install"
     for candidate in (sub, f"{sub} {rest[0]}" if rest else sub):
@@ -234,7 +270,7 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
     at run time (xargs, find -exec); ``("script", text)`` for shell code (sh -c, eval, env -S)."""
     program = _name(argv)
     args = tuple(argv[1:])
-    if program in _SHELLS or program == "busybox":
+    if program in SHELLS or program == "busybox":
         if program == "busybox" and args:
             return ("argv", args)
         for i, arg in enumerate(args):
@@ -243,6 +279,23 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
         return None
     if program == "eval":
         return ("script", (" ".join(args),))
+    if program == "trap" and args and not args[0].startswith("-"):
+        return ("script", args[:1])
+    if program == "script":
+        for i, arg in enumerate(args):
+            if arg == "--command" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg):
+                return ("script", args[i + 1 : i + 2])
+            if arg.startswith("--command="):
+                return ("script", (arg.split("=", 1)[1],))
+        return None
+    if program == "flock":
+        for flag in ("-c", "--command"):
+            if flag in args:
+                return ("script", args[args.index(flag) + 1 : args.index(flag) + 2])
+        return ("argv", _after_options(args, {"-w", "--timeout", "-E", "--conflict-exit-code"})[1:])
+    if program in ("taskset", "chrt"):
+        rest = _after_options(args, {"-p", "--pid"})
+        return ("argv", rest[1:])
     if program == "env":
         i = 0
         while i < len(args) and (args[i].startswith("-") or "=" in args[i]):
@@ -345,8 +398,8 @@ _HOME_PROTECTED = (".ssh", ".gnupg", ".bashrc", ".bash_profile", ".profile", ".z
 
 
 def resolve_path(target: str, cwd: Path) -> Path:
-    if target == "~" or target.startswith("~/"):
-        target = str(Path.home()) + target[1:]
+    if target.startswith("~"):
+        target = os.path.expanduser(target)  # "~", "~/x" and "~user/x", as the shell does
     return Path(os.path.realpath(os.path.join(cwd, target)))
 
 

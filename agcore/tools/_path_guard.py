@@ -28,7 +28,11 @@ __all__ = ["DEFAULT_DENY", "DEFAULT_DENY_WRITE", "PathDenied", "PathGuard", "glo
 
 # Secrets: read or write both refused. A pattern without "/" matches a file or directory name at any
 # depth (gitignore style); a pattern with "/" is anchored at the root.
-DEFAULT_DENY: tuple[str, ...] = (".env", ".env.*", "**/*.pem", "**/id_rsa*")
+DEFAULT_DENY: tuple[str, ...] = (
+    ".env", ".env.*", "**/*.pem", "**/*.key", "**/*.p12", "**/*.pfx", "**/id_rsa*", "**/id_dsa*",
+    "**/id_ecdsa*", "**/id_ed25519*", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials",
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker/config.json", ".config/gcloud", "credentials.json",
+)  # fmt: skip
 # Readable, but tools must not change them: git's own database.
 DEFAULT_DENY_WRITE: tuple[str, ...] = (".git/**",)
 

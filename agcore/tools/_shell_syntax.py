@@ -7,11 +7,14 @@ Why not ``shlex`` alone: ``shlex.split`` drops the difference between an operato
 (``echo "|"`` and ``echo | x`` give the same tokens), hides command substitution inside double quotes
 (``"$(rm -rf /)"`` becomes one plain word) and cannot say whether a ``*`` was quoted. This reader
 follows the same quoting rules (it agrees with ``shlex.split`` on operator-free input, a property the
-tests check) and keeps that information. It does not expand anything.
+tests check) and keeps that information. Bash's ANSI-C quoting (``$'\x72m'`` is ``rm``) is decoded and
+``$"..."`` read as a double-quoted string, as bash does; words bash would brace-expand (``{a,b}``,
+``{1..3}``) are marked, since their text is not what runs. It does not expand anything else.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -35,6 +38,7 @@ _OPERATOR_CHARS = frozenset(";&|<>()\n")
 CONTROL_OPERATORS = frozenset({";", "&&", "||", ";;", "|", "|&", "&", "\n", "(", ")"})
 REDIRECT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<<-", "<>", "<&"})
 SUBSTITUTION_MARK = "$(…)"  # stands in a word where a substitution was
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ShellSyntaxError(ValueError):
@@ -48,6 +52,8 @@ class Word:
     ``glob``: an unquoted ``*``, ``?`` or ``[`` (the shell would expand it). ``expansion``: a ``$NAME``
     or ``${...}`` outside single quotes. ``substitutions``: indexes into ``ParsedScript.substitutions``
     of the ``$(...)``/backtick/``<(...)`` parts, each replaced by ``SUBSTITUTION_MARK`` in ``text``.
+    ``brace``: an unquoted ``{x,y}`` or ``{a..b}`` (bash turns it into several words).
+    ``assignment``: the word starts with an unquoted ``NAME=`` (``FOO='a b'`` is one, ``'FOO'=1`` is not).
     """
 
     text: str
@@ -55,11 +61,13 @@ class Word:
     glob: bool = False
     expansion: bool = False
     substitutions: tuple[int, ...] = ()
+    brace: bool = False
+    assignment: bool = False
 
     @property
     def dynamic(self) -> bool:
-        """The shell would compute this word at run time (variables or substitutions)."""
-        return self.expansion or bool(self.substitutions)
+        """The shell would compute this word at run time (variables, substitutions, brace expansion)."""
+        return self.expansion or self.brace or bool(self.substitutions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +98,14 @@ class _WordBuilder:
     glob: bool = False
     expansion: bool = False
     substitutions: list[int] = field(default_factory=list)
+    brace: bool = False
+    assignment: bool = False
 
     def build(self) -> Word:
-        return Word("".join(self.chars), self.quoted, self.glob, self.expansion, tuple(self.substitutions))
+        return Word(
+            "".join(self.chars), self.quoted, self.glob, self.expansion, tuple(self.substitutions),
+            self.brace, self.assignment,
+        )
 
 
 def parse_script(script: str) -> ParsedScript:
@@ -187,6 +200,10 @@ def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
             operator = next(op for op in _OPERATORS if script.startswith(op, i))
             tokens.append(fd + operator)
             i += len(operator)
+        elif char == "$" and script.startswith("$'", i):
+            i = _ansi_c_quoted(script, i + 2, word)
+        elif char == "$" and script.startswith('$"', i):
+            i = _double_quoted(script, i + 2, word, substitute)  # locale translation: the same text
         elif char == "$":
             i = _dollar(script, i, word, substitute)
         elif char == "`":
@@ -196,6 +213,12 @@ def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
         else:
             if char in "*?[":
                 word.glob = True
+            if char == "{" and _brace_expands(script, i):
+                word.brace = True
+            if char == "=" and not (word.quoted or word.assignment) and _NAME.fullmatch("".join(word.chars)):
+                word.assignment = True
+            if char == "~" and not word.started and i + 1 < n and script[i + 1] in "+-":
+                word.expansion = True  # ~+ is $PWD, ~- is $OLDPWD: computed when it runs
             word.chars.append(char)
             word.started = True
             i += 1
@@ -225,6 +248,76 @@ def _double_quoted(script: str, i: int, word: _WordBuilder, substitute: Callable
             word.chars.append(char)
             i += 1
     raise ShellSyntaxError("unterminated double quote")
+
+
+_ANSI_C_ESCAPES = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+    "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+
+
+def _ansi_c_quoted(script: str, i: int, word: _WordBuilder) -> int:
+    """Read ``$'...'`` from after its opening quote, decoding escapes as bash does; returns the index
+    after the closing quote. ``$'\x72m'`` is the word ``rm``."""
+    word.started = word.quoted = True
+    n = len(script)
+    while i < n:
+        char = script[i]
+        if char == "'":
+            return i + 1
+        if char != "\\" or i + 1 >= n:
+            word.chars.append(char)
+            i += 1
+            continue
+        code = script[i + 1]
+        i += 2
+        if code in _ANSI_C_ESCAPES:
+            word.chars.append(_ANSI_C_ESCAPES[code])
+        elif code in "01234567":
+            digits = _take(script, i - 1, "01234567", 3)
+            word.chars.append(chr(int(digits, 8) & 0xFF))
+            i += len(digits) - 1
+        elif code in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[code]
+            digits = _take(script, i, "0123456789abcdefABCDEF", width)
+            if not digits:
+                word.chars.append("\\" + code)
+                continue
+            value = int(digits, 16)
+            word.chars.append(chr(value) if value <= 0x10FFFF else "\ufffd")
+            i += len(digits)
+        elif code == "c" and i < n:
+            word.chars.append(chr(ord(script[i]) & 0x1F))
+            i += 1
+        else:
+            word.chars.append("\\" + code)  # bash keeps an unknown escape as written
+    raise ShellSyntaxError("unterminated $'...' quote")
+
+
+def _take(script: str, i: int, allowed: str, limit: int) -> str:
+    end = i
+    while end < len(script) and end - i < limit and script[end] in allowed:
+        end += 1
+    return script[i:end]
+
+
+def _brace_expands(script: str, i: int) -> bool:
+    """Whether the unquoted ``{`` at ``i`` opens a brace expansion (``{a,b}``, ``{1..3}``)."""
+    depth = 0
+    for j in range(i, len(script)):
+        char = script[j]
+        if char in " \t\n;&|<>()'\"\\$`":
+            return False
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                body = script[i + 1 : j]
+                return "," in body or ".." in body
+        elif char == "," and depth == 1:
+            return True
+    return False
 
 
 def _dollar(script: str, i: int, word: _WordBuilder, substitute: Callable[[str], None]) -> int:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agcore.tools._command_guard import CommandDenied, CommandGuard
+from agcore.tools._command_guard import CommandDenied, CommandGuard, CommandNeedsConfirmation
 from agcore.tools._errors import ToolDenied
 from agcore.tools._shell_syntax import ShellSyntaxError, parse_script
 
@@ -115,7 +115,6 @@ BENIGN = [
     "find . -name '*.py' -type f",
     "echo 'a|b; rm -rf /' > notes.txt",
     "grep 'sudo rm -rf /' docs/security.md",
-    "FOO=1 python -c 'print(1)'",
     "cd src && python -m pytest",
     "cp a.txt b.txt && mv b.txt c.txt",
     "chmod 755 run.sh",
@@ -151,6 +150,18 @@ def test_benign_commands_pass(guard: CommandGuard) -> None:
     assert len(BENIGN) >= 10
     for command in BENIGN:
         guard.check(command)  # raises if refused
+
+
+def test_interpreter_one_liners_need_confirmation(guard: CommandGuard) -> None:
+    # Changed by issue 13: an inline program is code the guard cannot read, so a person must say yes.
+    one_liners = (
+        "FOO=1 python -c 'print(1)'", "perl -ne 'print'", "node -e 'x()'", "awk 'BEGIN{system(\"id\")}'",
+    )  # fmt: skip
+    for command in one_liners:
+        with pytest.raises(CommandNeedsConfirmation, match="needs confirmation"):
+            guard.check(command)
+        guard.check(command, confirmed=True)
+    guard.check("awk '{print $1}' a.txt")  # awk that only prints is not a one-liner program runner
 
 
 def test_argv_lists_are_checked_without_shell_parsing(guard: CommandGuard) -> None:

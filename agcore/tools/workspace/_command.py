@@ -9,8 +9,11 @@ Anything else a shell would do (``$VAR`` expansion, ``$(...)``, backgrounding wi
 here-documents) is refused with a message; ``bash -c '...'`` remains available and its script is
 checked by the guard too. An argv list runs as given.
 
-Each process starts in its own session so a timeout can kill the whole process group; output is
-capped (head and tail kept) and the environment is scrubbed of secrets. Standard input is empty
+With a sandbox (``agcore.tools._sandbox``) every process runs inside bubblewrap, in its own PID
+namespace: when the process ends or is killed, everything it started dies with it. Without one (guard-
+only mode) each process starts in its own session and its whole process group is killed when it ends
+or times out; a process that leaves the group (``setsid``) is out of reach there. Output is capped
+(head and tail kept) and the environment is scrubbed of secrets. Standard input is empty
 (``/dev/null``): a command waiting for input ends instead of hanging.
 """
 
@@ -19,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import glob as globbing
 import os
+import re
+import shutil
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,15 +37,24 @@ from anyio.abc import ByteReceiveStream, Process
 
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
+from agcore.tools._sandbox import BwrapSandbox
 from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
 
 __all__ = ["SECRET_ENV_PATTERNS", "CommandResult", "plan_command", "run_plan", "scrub_environment"]
 
-# Case-insensitive glob patterns of environment variable names that never reach a command.
+# Case-insensitive glob patterns of environment variable names that never reach a command: keys,
+# tokens and passwords, connection strings (they embed passwords), and handles on credential agents
+# (SSH_AUTH_SOCK lets a command sign in as the user without ever seeing a key).
 SECRET_ENV_PATTERNS = (
     "*_KEY", "*_KEYS", "*_APIKEY", "*_TOKEN", "*_TOKENS", "*_SECRET", "*_SECRETS", "*PASSWORD*", "*PASSWD*",
     "*_CREDENTIALS", "*_CREDENTIAL",
+    "*_PASS", "*_PAT", "*_AUTH", "*_PRIVATE_KEY*", "*_DSN", "*DATABASE_URL*", "*_DB_URL", "*_URI_SECRET*",
+    "*CONNECTION_STRING*", "*_CONN_STR", "*COOKIE*", "*_SESSION_ID", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
+    "GPG_AGENT_INFO", "GNUPGHOME", "KUBECONFIG", "DOCKER_AUTH_CONFIG", "NETRC", "PGPASSFILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
 )  # fmt: skip
+# A value holding a URL with a password (postgres://user:secret@host/db) is a secret whatever its name.
+_URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
 _SEQUENCE_OPERATORS = frozenset({"", ";", "&&", "||", "\n"})
 _SUPPORTED_REDIRECTS = frozenset({"<", "0<", ">", "1>", ">>", "1>>", ">|", "2>", "2>>", "&>", "&>>", "2>&"})
 _SHELL_HINT = "or run it through `bash -c '...'` (the guard checks that script too)"
@@ -49,14 +63,15 @@ _SHELL_HINT = "or run it through `bash -c '...'` (the guard checks that script t
 def scrub_environment(
     environ: Mapping[str, str], allow: Iterable[str] = (), patterns: Iterable[str] = SECRET_ENV_PATTERNS
 ) -> dict[str, str]:
-    """``environ`` without the variables whose names look like secrets, except those in ``allow``
-    (names or glob patterns, case-insensitive)."""
+    """``environ`` without the variables whose names look like secrets or whose values are URLs with a
+    password, except those in ``allow`` (names or glob patterns, case-insensitive)."""
     allowed = [a.upper() for a in allow]
     secret = [p.upper() for p in patterns]
     kept: dict[str, str] = {}
     for name, value in environ.items():
         upper = name.upper()
-        if any(fnmatchcase(upper, p) for p in secret) and not any(fnmatchcase(upper, a) for a in allowed):
+        looks_secret = any(fnmatchcase(upper, p) for p in secret) or _URL_WITH_PASSWORD.search(value)
+        if looks_secret and not any(fnmatchcase(upper, a) for a in allowed):
             continue
         kept[name] = value
     return kept
@@ -195,6 +210,8 @@ class _Run:
     stdout: _Capped
     stderr: _Capped
     cwd: Path
+    sandbox: BwrapSandbox | None = None
+    allow_network: bool = False
 
 
 async def run_plan(
@@ -205,8 +222,11 @@ async def run_plan(
     env: dict[str, str],
     time_limit: float,
     max_output: int,
+    sandbox: BwrapSandbox | None = None,
+    allow_network: bool = False,
 ) -> CommandResult:
-    run = _Run(guard, env, _Capped(max_output), _Capped(max_output), cwd)
+    """Carry out ``steps``; with a ``sandbox`` each process runs inside it (see the module doc)."""
+    run = _Run(guard, env, _Capped(max_output), _Capped(max_output), cwd, sandbox, allow_network)
     status = 0
     timed_out = False
     with anyio.move_on_after(time_limit) as scope:
@@ -254,10 +274,21 @@ async def _run_step(run: _Run, step: _Step) -> int:
                 else:  # &> and &>>: both streams to one file
                     stdout = stderr = _open(run, target, "ab" if operator == "&>>" else "wb", files)
             argv = _expand(stage.words, run.cwd)
+            if run.sandbox is not None:
+                missing = _not_runnable(argv[0], run)
+                if missing is not None:
+                    run.stderr.add(missing[1].encode())
+                    return missing[0]
+                argv = run.sandbox.wrap(
+                    argv, workspace=run.guard.root, cwd=run.cwd, allow_network=run.allow_network,
+                    home_dirs=[Path(run.env["HOME"])] if run.env.get("HOME") else (),
+                )  # fmt: skip
             try:
+                # Guard-only: a session of its own, so the whole process group can be killed. In the
+                # sandbox the PID namespace does that, and a setsid here costs ~6 ms per command.
                 process = await anyio.open_process(
                     argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=run.cwd, env=run.env,
-                    start_new_session=True,
+                    start_new_session=run.sandbox is None,
                 )  # fmt: skip
             except FileNotFoundError:
                 run.stderr.add(f"{argv[0]}: command not found\n".encode())
@@ -277,6 +308,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     group.start_soon(_drain, process.stderr, run.stderr)
             if processes[-1].stdout is not None:
                 group.start_soon(_drain, processes[-1].stdout, run.stdout)
+            group.start_soon(_reap, processes, run.sandbox is None)
         codes = [await process.wait() for process in processes]
         return codes[-1]
     finally:
@@ -286,7 +318,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
             handle.close()
         with anyio.CancelScope(shield=True):
             for process in processes:
-                await _kill(process)
+                await _kill(process, run.sandbox is None)
 
 
 def _change_directory(run: _Run, stage: _Stage) -> int:
@@ -336,13 +368,47 @@ async def _drain(stream: ByteReceiveStream, sink: _Capped) -> None:
             sink.add(chunk)
 
 
-async def _kill(process: Process) -> None:
-    if process.returncode is None:
-        killpg = getattr(os, "killpg", None)
-        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-            if killpg is not None:
-                killpg(process.pid, signal.SIGKILL)
-            else:  # pragma: no cover - Windows has no process groups to kill
-                process.kill()
+def _not_runnable(program: str, run: _Run) -> tuple[int, str] | None:
+    """Inside bwrap a missing program is bwrap's own error; say it the way a shell would, first."""
+    if "/" in program:
+        path = os.path.join(run.cwd, program)
+        if not os.path.exists(path):
+            return 127, f"{program}: command not found\n"
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            return 126, f"{program}: permission denied (not executable)\n"
+        return None
+    if shutil.which(program, path=run.env.get("PATH", os.defpath)) is None:
+        return 127, f"{program}: command not found\n"
+    return None
+
+
+async def _reap(processes: list[Process], grouped: bool) -> None:
+    """Once every stage has exited, kill what they left behind (background children still holding
+    the output pipes would otherwise keep the command running until its timeout). In the sandbox
+    the kernel already did: the PID namespace died with its first process."""
+    for process in processes:
+        await process.wait()
+    if grouped:
+        for process in processes:
+            _kill_group(process)
+
+
+def _kill_group(process: Process) -> None:
+    killpg = getattr(os, "killpg", None)
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if killpg is not None:
+            # Also after the leader exited: its group lives on while any member does.
+            killpg(process.pid, signal.SIGKILL)
+        elif process.returncode is None:  # pragma: no cover - Windows has no process groups to kill
+            process.kill()
+
+
+async def _kill(process: Process, grouped: bool) -> None:
+    if grouped:
+        _kill_group(process)
+    elif process.returncode is None:
+        # bwrap: its --die-with-parent takes the sandbox's PID namespace, and everything in it, along.
+        with contextlib.suppress(ProcessLookupError, OSError):
+            process.kill()
     with contextlib.suppress(Exception):
         await process.aclose()

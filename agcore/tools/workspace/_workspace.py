@@ -9,7 +9,9 @@ registry = ToolRegistry(workspace.tools())
 ```
 
 Every path goes through a ``PathGuard`` (the workspace root, secrets denied, ``.git`` read-only) and
-every command through a ``CommandGuard`` (no destruction, escalation or network by default). Writes,
+every command through a ``CommandGuard`` (no destruction, escalation or network by default), then runs
+inside a bubblewrap sandbox where one works (``sandbox="auto"``; ``"required"`` refuses to run without
+it, ``"off"`` is guard-only). Writes,
 patches and commands have ``requires_confirmation=True`` unless ``confirm_writes``/``confirm_commands``
 say otherwise: the agent loop asks before running them. Each method is also usable directly.
 """
@@ -27,6 +29,7 @@ from typing import Any
 from agcore.tools._command_guard import CommandGuard
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
+from agcore.tools._sandbox import SandboxMode, select_sandbox
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import plan_command, run_plan, scrub_environment
@@ -49,6 +52,10 @@ class Workspace:
     ``max_*`` cap what one call reads or returns; ``command_timeout`` is the default per command and
     ``max_command_timeout`` the most a model may ask for; ``grep_backend`` forces ``"ripgrep"`` or
     ``"python"``; ``undo_depth`` is how many patches ``undo_patch`` can take back.
+
+    ``sandbox`` chooses the command sandbox: ``"auto"`` (bubblewrap where it works, else guard-only,
+    said once in the log), ``"required"`` (``SandboxUnavailable`` here if there is none), ``"off"``;
+    None reads ``$AGCORE_SANDBOX`` (default ``"auto"``). ``sandbox_description`` says which is active.
     """
 
     def __init__(
@@ -72,6 +79,7 @@ class Workspace:
         max_command_timeout: float = 600.0,
         grep_backend: GrepBackend = "auto",
         undo_depth: int = 20,
+        sandbox: SandboxMode | None = None,
     ) -> None:
         self.path_guard = path_guard if path_guard is not None else PathGuard(root)
         if self.path_guard.root != Path(os.path.realpath(os.fspath(root))):
@@ -99,11 +107,23 @@ class Workspace:
         self.command_timeout = command_timeout
         self.max_command_timeout = max_command_timeout
         self.grep_backend: GrepBackend = grep_backend
+        self._sandbox = select_sandbox(sandbox)
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
 
     def __repr__(self) -> str:
         return f"Workspace(root={str(self.root)!r})"
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether commands run inside the OS sandbox (False: guard-only)."""
+        return self._sandbox.sandbox is not None
+
+    @property
+    def sandbox_description(self) -> str:
+        """Which command layer is active, for humans: ``"bubblewrap sandbox (/usr/bin/bwrap)"`` or
+        ``"guard-only (...why...)"``."""
+        return self._sandbox.description
 
     def tools(self, *, include: Iterable[str] | None = None) -> list[Tool]:
         """The workspace tools (all of ``TOOL_NAMES``, or those named in ``include``), ready to register."""
@@ -236,7 +256,9 @@ class Workspace:
         """Run a command in the workspace and return its exit code, stdout and stderr. No shell is
         involved: && || ; | and redirections (< > >> 2> 2>&1) to workspace files work, as does
         "cd DIR &&"; $VARIABLES and $(...) do not. Dangerous, privileged and network commands are
-        refused. Output is capped; a command running past its timeout is killed.
+        refused. Commands run sandboxed where possible: only the workspace and a private /tmp are
+        writable, credentials are hidden, no network unless allowed. Output is capped; a command
+        running past its timeout is killed with everything it started.
 
         Args:
             command: The command line, e.g. "python -m pytest -q", or an argv list.
@@ -253,12 +275,15 @@ class Workspace:
             raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
         if isinstance(command, list) and not command:
             raise ToolError("the command is empty; give the program to run, e.g. 'ls -la'")
-        self.command_guard.check(command, cwd=directory)
+        self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
         steps = plan_command(command)
         env = scrub_environment(os.environ, self.env_allowlist)
         env.setdefault("PYTHONUNBUFFERED", "1")  # so a killed Python process still shows its output
         env.update(self.env)
         env["PWD"] = str(directory)
+        sandbox = self._sandbox.sandbox
+        if sandbox is not None:
+            env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp; the host's TMPDIR may be read-only there
         result = await run_plan(
             steps,
             guard=self.path_guard,
@@ -266,11 +291,19 @@ class Workspace:
             env=env,
             time_limit=limit,
             max_output=self.max_output_bytes,
+            sandbox=sandbox,
+            allow_network=self.command_guard.allow_network,
         )
         shown = command if isinstance(command, str) else shlex.join(command)
         where = "" if cwd in (".", "") else f" (in {self.path_guard.relative(directory)})"
         if result.timed_out:
-            status = f"timed out after {limit:g}s; the process group was killed. Output so far:"
+            killed = (
+                "the command and every process it started were killed"
+                if sandbox is not None
+                else "its process group was killed (guard-only mode: a process that left the group "
+                "is not tracked)"
+            )
+            status = f"timed out after {limit:g}s; {killed}. Output so far:"
         else:
             status = f"exit code: {result.exit_code}"
         parts = [f"$ {shown}{where}", status]

@@ -1,0 +1,304 @@
+"""Every case of the escape corpus, executed for real through ``run_command`` in a temporary workspace.
+
+Sandbox on (and every command confirmed, the worst case: one-liners run): no canary outside the
+workspace is changed or deleted, no fake credential comes back in the result or lands in the
+workspace, nothing reaches the loopback listener, a process outside is left alone, and no process
+outlives its tool. Sandbox off: the guard alone refuses every case marked ``guard=True``.
+The counts (tried / refused by guard / contained by sandbox / escaped) are printed (``pytest -s``;
+``AGCORE_CORPUS_TRACE=1`` prints every case's result too).
+
+asyncio only: the corpus exercises the sandbox and the guard, not the event loop, and takes ~15 s a
+run; ``test_sandbox.py`` runs the same process handling on both asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agcore.tools import ToolDenied, ToolError
+from agcore.tools.workspace import Workspace
+from tests.tools.escape_corpus import CORPUS, SHORT_TIMEOUT, WORKSPACE_FILES
+from tests.tools.sandbox_support import processes_with, require_bwrap, scratch_dir
+
+OLD = 1_000_000_000  # a fixed past mtime: any rewrite of a canary shows
+SECRETS = {
+    ".ssh/id_ed25519": "FAKE-ED25519-KEY-{n}",
+    ".ssh/id_rsa": "FAKE-RSA-KEY-{n}",
+    ".netrc": "machine example.com login u password FAKE-NETRC-{n}",
+    ".aws/credentials": "[default]\naws_secret_access_key = FAKE-AWS-{n}",
+    ".npmrc": "//registry.npmjs.org/:_authToken=FAKE-NPM-{n}",
+    ".pypirc": "[pypi]\npassword = FAKE-PYPI-{n}",
+    ".docker/config.json": '{{"auths": {{"x": {{"auth": "FAKE-DOCKER-{n}"}}}}}}',
+    ".kube/config": "token: FAKE-KUBE-{n}",
+    ".git-credentials": "https://u:FAKE-GITCRED-{n}@example.com",
+    ".config/gcloud/credentials.db": "FAKE-GCLOUD-{n}",
+    ".pgpass": "host:5432:db:u:FAKE-PGPASS-{n}",
+}
+SECRET_ENV = {
+    "FAKE_API_KEY": "FAKE-ENV-APIKEY",
+    "DATABASE_URL": "postgres://u:FAKE-ENV-DBPASS@db/x",
+    "SSH_AUTH_SOCK": "/run/FAKE-ENV-AGENT.sock",
+    "SERVICE_URL": "https://u:FAKE-ENV-URLPASS@svc.example.com",
+}
+
+
+class _Listener:
+    """A loopback TCP server that records every byte sent to it (exfiltration shows up here)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received = bytearray()
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.settimeout(1)
+            try:
+                while chunk := conn.recv(4096):
+                    self.received += chunk
+            except OSError:
+                pass
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+@dataclass
+class _Layout:
+    base: Path
+    ws: Path
+    out: Path
+    home: Path
+    n: int
+    secrets: list[str] = field(default_factory=list)
+
+
+def _build(base: Path, template: Path) -> _Layout:
+    n = random.randrange(10**8)
+    layout = _Layout(base, base / "ws", base / "outside", base / "home", n)
+    if base.exists():
+        for root, dirs, _ in os.walk(base):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+        shutil.rmtree(base)
+    (layout.out / "sub").mkdir(parents=True)
+    (layout.out / "canary.txt").write_text("canary\n")
+    (layout.out / "sub" / "inner.txt").write_text("inner canary\n")
+    for path in (layout.out / "canary.txt", layout.out / "sub" / "inner.txt", layout.out / "sub", layout.out):
+        os.utime(path, (OLD, OLD))
+    for relative, text in SECRETS.items():
+        path = layout.home / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        content = text.format(n=n)
+        path.write_text(content + "\n")
+        layout.secrets.extend(re.findall(r"FAKE-[A-Z0-9]+-\d+", content))
+    shutil.copytree(template, layout.ws / ".git", symlinks=True)
+    for name, text in WORKSPACE_FILES.items():
+        (layout.ws / name).write_text(text.format(OUT=layout.out, HOME=layout.home))
+    (layout.ws / "link_out").symlink_to(layout.out)
+    return layout
+
+
+def _state(layout: _Layout) -> dict[str, tuple[str, bytes, int, int]]:
+    """Everything outside the workspace, plus the workspace's .git hooks and config."""
+    state: dict[str, tuple[str, bytes, int, int]] = {}
+    roots = [layout.out, layout.home, layout.ws / ".git" / "hooks", layout.ws / ".git" / "config"]
+    for root in roots:
+        paths = [root] if root.is_file() else [Path(d, n) for d, ds, fs in os.walk(root) for n in [*ds, *fs]]
+        for path in [root, *paths] if root.is_dir() else paths:
+            info = path.lstat()
+            content = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+            state[str(path)] = ("file" if path.is_file() else "dir", content, info.st_mtime_ns, info.st_mode)
+    return state
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    yield from scratch_dir()
+
+
+@pytest.fixture
+def decoy() -> Iterator[subprocess.Popen[bytes]]:
+    """A process outside every command: killing or stopping it would be an escape."""
+    process = subprocess.Popen(["sleep", f"{random.randrange(10**5, 10**6)}.{random.randrange(10**6)}"])
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def git_template(scratch: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.fail("git is needed by the escape corpus")
+    repo = scratch / "template"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo / ".git"
+
+
+def _fill(command: str, layout: _Layout, marker: str, port: int, decoy: int) -> str:
+    payload = base64.b64encode(f"rm -rf {layout.out}".encode()).decode()
+    return command.format(
+        OUT=layout.out, HOME=layout.home, M=marker, PORT=port, DECOY=decoy, B64=payload, PY="python3"
+    )
+
+
+def test_the_corpus_is_large_and_covers_every_class() -> None:
+    assert len(CORPUS) >= 120
+    assert len(set(CORPUS)) == len(CORPUS)
+    assert sum(1 for _, guard in CORPUS if guard) >= 90
+
+
+@pytest.mark.anyio
+async def test_with_the_sandbox_nothing_escapes(
+    scratch: Path, git_template: Path, decoy: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_bwrap()
+    counts = await _run_corpus(scratch, git_template, decoy, monkeypatch, sandbox=True)
+    print(f"\nescape corpus, sandbox on (every command confirmed): {counts}")
+    assert counts["escaped"] == 0
+    assert counts["tried"] == len(CORPUS)
+
+
+@pytest.mark.anyio
+async def test_the_guard_alone_refuses_every_case_meant_for_it(
+    scratch: Path, git_template: Path, decoy: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts = await _run_corpus(scratch, git_template, decoy, monkeypatch, sandbox=False)
+    print(f"\nescape corpus, guard only (not confirmed): {counts}")
+    assert counts["escaped"] == 0
+    assert counts["refused by guard"] == counts["tried"]
+
+
+async def _run_corpus(
+    scratch: Path,
+    template: Path,
+    decoy: subprocess.Popen[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    sandbox: bool,
+) -> dict[str, int]:
+    for name, value in SECRET_ENV.items():
+        monkeypatch.setenv(name, value)
+    listener = _Listener()
+    counts = {"tried": 0, "refused by guard": 0, "contained by sandbox": 0, "escaped": 0}
+    failures: list[str] = []
+    try:
+        for command, meant_for_guard in CORPUS:
+            if not sandbox and not meant_for_guard:
+                continue  # only the sandbox can stop it: guard-only mode is not meant to
+            layout = _build(scratch / "case", template)
+            monkeypatch.setenv("HOME", str(layout.home))
+            marker = f"{random.randrange(10**5, 10**6)}.{random.randrange(10**6)}"
+            text = _fill(command, layout, marker, listener.port, decoy.pid)
+            ws = Workspace(
+                layout.ws, sandbox="required" if sandbox else "off", confirm_commands=sandbox,
+                command_timeout=15,
+            )  # fmt: skip
+            before = _state(layout)
+            counts["tried"] += 1
+            result, refused = "", False
+            try:
+                result = await ws.run_command(text, timeout=1 if command in SHORT_TIMEOUT else 15)
+            except ToolDenied as exc:
+                refused, result = True, exc.message
+            except ToolError as exc:
+                result = exc.message
+            problems = await _escapes(layout, before, result, marker, listener, decoy)
+            if not sandbox and meant_for_guard and not refused:
+                problems.append("the guard let it run")
+            if os.environ.get("AGCORE_CORPUS_TRACE"):
+                print(f"--- {'REFUSED' if refused else 'RAN'} {text[:150]!r}\n{result[:400]}")
+            if problems:
+                counts["escaped"] += 1
+                failures.append(f"{text!r}: {'; '.join(problems)}\n    result: {result[:300]!r}")
+            elif refused:
+                counts["refused by guard"] += 1
+            else:
+                counts["contained by sandbox"] += 1
+    finally:
+        listener.close()
+    assert not failures, "\n".join(failures)
+    return counts
+
+
+async def _escapes(
+    layout: _Layout,
+    before: dict[str, tuple[str, bytes, int, int]],
+    result: str,
+    marker: str,
+    listener: _Listener,
+    decoy: subprocess.Popen[bytes],
+) -> list[str]:
+    problems: list[str] = []
+    deadline = time.monotonic() + 3
+    while processes_with(marker) and time.monotonic() < deadline:  # noqa: ASYNC110  (no event for a death)
+        await anyio.sleep(0.05)
+    if processes_with(marker):
+        problems.append(f"processes outlived the tool: {processes_with(marker)}")
+        for line in processes_with(marker):
+            os.kill(int(line.split(":")[0]), 9)
+    after = _state(layout)
+    if after != before:
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        problems.append(f"changed outside the workspace: {changed}")
+    leaked = [s for s in [*layout.secrets, *(v for v in SECRET_ENV.values())] if _leaked(s, result)]
+    if leaked:
+        problems.append(f"credentials in the result: {leaked}")
+    for path in layout.ws.rglob("*"):
+        if path.is_file() and not path.is_symlink() and ".git" not in path.parts:
+            data = path.read_bytes()
+            if any(s.encode() in data for s in layout.secrets):
+                problems.append(f"credentials copied into the workspace: {path.name}")
+    if listener.received or listener.connections:
+        problems.append(f"the loopback listener was reached ({bytes(listener.received)[:80]!r})")
+    if decoy.poll() is not None or _stopped(decoy.pid):
+        problems.append("a process outside the command was killed or stopped")
+        os.kill(decoy.pid, 18)  # SIGCONT, so the next cases still have a decoy
+    return problems
+
+
+def _leaked(secret: str, result: str) -> bool:
+    return bool(secret) and secret in result
+
+
+def _stopped(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return True

@@ -1,0 +1,76 @@
+"""Everyday work still runs inside the sandbox: git, a test suite, a make build, package-free scripts,
+temporary files. The workspace is writable, the interpreter and /usr readable, /tmp private."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from agcore.tools.workspace import Workspace
+from tests.tools.sandbox_support import require_bwrap, scratch_dir
+
+PY = shlex.quote(sys.executable)
+
+FILES = {
+    "src/calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_calc.py": (
+        "import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'src'))\n"
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    ),
+    "gen.py": "import sys\nprint('generated from', sys.argv[1])\n",
+    "Makefile": f"build/out.txt: gen.py\n\tmkdir -p build\n\t{sys.executable} gen.py input > build/out.txt\n",
+    "tool.sh": (
+        "set -e\ntmp=$(mktemp -d)\necho scratch > \"$tmp/x\"\ncat \"$tmp/x\"\n"
+        "printf 'b\\na\\nb\\n' | sort | uniq -c | sort -rn > counts.txt\n"
+        "ls -d /usr/lib >/dev/null\necho done\n"
+    ),
+    "tmpfile.py": (
+        "import tempfile\nwith tempfile.NamedTemporaryFile('w', delete=False) as f:\n    f.write('x')\n"
+        "print(f.name.startswith('/tmp/'))\n"
+    ),
+}
+
+# (command, a phrase its output must contain); each must exit 0
+BENIGN: list[tuple[str, str]] = [
+    ("git init -q && git add -A && git -c user.email=a@b.c -c user.name=A commit -qm init", "exit code: 0"),
+    ("git log --oneline", "init"),
+    ("git status --short", "stdout: (empty)"),
+    ("git checkout -q -b feature && git branch", "* feature"),
+    ("echo change >> src/calc.py && git diff --stat", "1 insertion"),
+    ("git stash -q && git stash list", "stash@{0}"),
+    (f"{PY} -m pytest -q -p no:cacheprovider tests", "1 passed"),
+    (f"{PY} -m unittest discover -s tests -p 'test_*.py'", "exit code: 0"),
+    ("make", "mkdir -p build"),
+    ("cat build/out.txt", "generated from input"),
+    ("bash tool.sh", "scratch"),
+    ("cat counts.txt", "2 b"),
+    (f"{PY} tmpfile.py", "True"),
+    (f"{PY} -m compileall -q src && ls src/__pycache__", "calc."),
+    ("find . -name '*.py' -not -path './.git/*' | sort | xargs wc -l", "total"),
+    ("tar czf src.tgz src && tar tzf src.tgz", "src/calc.py"),
+    ("sed -i s/add/plus/ src/calc.py && grep -n plus src/calc.py", "1:def plus"),
+    ("mkdir -p out/deep && cp -r src out/deep/ && ls out/deep/src", "calc.py"),
+    ("rm -rf out build && ls", "src"),
+]
+
+
+@pytest.fixture
+def workspace() -> Iterator[Workspace]:
+    require_bwrap()
+    for scratch in scratch_dir():
+        for name, text in FILES.items():
+            (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / name).write_text(text)
+        yield Workspace(scratch, sandbox="required", confirm_commands=False)
+
+
+@pytest.mark.anyio
+async def test_everyday_commands_run_inside_the_sandbox(workspace: Workspace) -> None:
+    assert workspace.sandboxed
+    for command, phrase in BENIGN:
+        out = await workspace.run_command(command, timeout=60)
+        assert "exit code: 0" in out, out
+        assert phrase in out, out
