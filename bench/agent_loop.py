@@ -242,27 +242,6 @@ def agcore_new(bundle: Any) -> Turn:
     return turn
 
 
-def agcore_events(bundle: Any) -> Turn:
-    """``stream_turn`` with every event read, on a bundle whose model calls are never streamed
-    (``streaming="never"``): the same ``complete()`` calls as ``agcore``, plus every ``AgentEvent``
-    built. ``agcore-events`` vs ``agcore`` is what the loop's ``emit=False`` fast path saves."""
-    from agcore.agent import AgentSession, BasicAgent
-
-    session = AgentSession(BasicAgent(name="bench"), None, bundle)
-
-    async def turn() -> str:
-        session.messages.clear()
-        async for _ in session.stream_turn(QUESTION):
-            pass
-        result = session.last_result
-        assert result is not None
-        if result.error is not None:
-            raise result.error
-        return result.text
-
-    return turn
-
-
 # ---------------------------------------------------------------- peers (only in bench/.venv-peers)
 
 
@@ -319,7 +298,6 @@ def build_sides(base_url: str, with_peers: bool, pool: int | None = None) -> tup
     bundle = agcore_bundle(base_url, pool)
     # streaming="always": submit_turn streams every call (by default only stream_turn streams).
     streaming_bundle = agcore_bundle(base_url, pool, streaming="always")
-    never_bundle = agcore_bundle(base_url, pool, streaming="never")
     sides = [
         Side("bare", "openai SDK loop, non-streaming", lambda: bare_loop(bare_client)),
         Side("bare-stream", "openai SDK loop, stream=True", lambda: bare_stream_loop(stream_client)),
@@ -327,8 +305,6 @@ def build_sides(base_url: str, with_peers: bool, pool: int | None = None) -> tup
         Side("agcore-new", "AgentSession.submit_turn, new session", lambda: agcore_new(bundle)),
         Side("agcore-stream", "submit_turn with streaming=\"always\"",
              lambda: agcore_reused(streaming_bundle)),
-        Side("agcore-events", "stream_turn, streaming=\"never\": every event built",
-             lambda: agcore_events(never_bundle)),
     ]
     notes: list[str] = []
     if with_peers:
@@ -481,7 +457,7 @@ async def measure_throughput(sides: list[Side], server_pid: int, sessions: int, 
     """
     results = []
     for side in sides:
-        if side.name in ("agcore-new", "agcore-stream", "agcore-events"):
+        if side.name in ("agcore-new", "agcore-stream"):
             continue  # the reused-session, default variant stands for agcore here
         runs = [side.make() for _ in range(sessions)]
         result = Throughput(side)

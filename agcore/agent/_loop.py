@@ -85,7 +85,7 @@ async def run_turn(
     client_results: list[ToolResultBlock] | None = None,
 ) -> TurnResult:
     """Run the loop to the end without building events (``submit_turn``, ``resume``)."""
-    loop = run_loop(session, new_input=new_input, client_results=client_results, emit=False)
+    loop = run_loop(session, new_input=new_input, client_results=client_results, reads_deltas=False)
     async with aclosing(loop) as events:
         async for _ in events:
             pass
@@ -130,11 +130,13 @@ async def run_loop(
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
-    emit: bool = True,
+    reads_deltas: bool = True,
     run: _Run | None = None,
 ) -> AsyncGenerator[ev.AgentEvent, None]:
-    """The loop. With ``emit=False`` (``submit_turn``) no event objects are built: the same steps run
-    and the generator yields nothing, which keeps the non-streaming path free of event costs."""
+    """The loop, as its events. ``reads_deltas=False`` (``submit_turn``, whose caller never sees the
+    text deltas) makes ``streaming="auto"`` use one ``complete()`` call per model turn instead of a
+    stream. Events are always built: measured, skipping them saved 1-3% of a turn's CPU
+    (``bench/agent_loop.py``, ``agcore-events``), not worth a second path through the loop."""
     session._check_idle()
     if run is None:
         run = _Run()
@@ -152,18 +154,17 @@ async def run_loop(
             turn = await _start_turn(session, hooks, new_input)
         elif client_results is not None:
             assert turn is not None
-            for event in await _finish_client_batch(session, hooks, turn, client_results, emit):
+            for event in await _finish_client_batch(session, hooks, turn, client_results):
                 yield event
         assert turn is not None
         while True:
             _check_limits(session, config, turn)
             turn.model_calls += 1
-            if emit:
-                yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
+            yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
             provider, request = await _prepare_call(session, config, hooks)
             last = session._last_model
             current = (provider.provider_name, provider.model_id)
-            if emit and last is not None and last != current:
+            if last is not None and last != current:
                 yield ev.ProviderSwitched(
                     from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
                 )
@@ -179,16 +180,14 @@ async def run_loop(
                 offered.update(t.name for t in request.tools)  # a hook may offer more
             turn.offered = frozenset(offered)
             message: AssistantMessage | None = None
-            streamed = config.streaming == "always" or (emit and config.streaming == "auto")
+            streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")
             calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
             async with aclosing(calling) as stream:
                 async for chunk in stream:
                     if isinstance(chunk, TextDelta):
-                        if emit:
-                            yield ev.TextDelta(text=chunk.text)
+                        yield ev.TextDelta(text=chunk.text)
                     elif isinstance(chunk, ThinkingDelta):
-                        if emit:
-                            yield ev.ThinkingDelta(thinking=chunk.thinking)
+                        yield ev.ThinkingDelta(thinking=chunk.thinking)
                     elif isinstance(chunk, DoneEvent):
                         message = chunk.message
                     elif isinstance(chunk, ErrorEvent):
@@ -206,13 +205,12 @@ async def run_loop(
             if hooks.has_impls("on_llm_response"):
                 await hooks.on_llm_response(session.hook_context(), message)
             calls = message.tool_calls
-            if emit:
-                yield ev.TurnEnded(
-                    turn_index=session.turn_index, iteration=turn.model_calls,
-                    stop_reason=message.stop_reason.value if message.stop_reason else None,
-                    model=message.model, provider=message.provider, usage=message.usage,
-                    tool_calls=len(calls),
-                )
+            yield ev.TurnEnded(
+                turn_index=session.turn_index, iteration=turn.model_calls,
+                stop_reason=message.stop_reason.value if message.stop_reason else None,
+                model=message.model, provider=message.provider, usage=message.usage,
+                tool_calls=len(calls),
+            )
             wants_end = hooks.has_impls("on_turn_end")
             if wants_end and not await hooks.on_turn_end(session.hook_context(), message):
                 if calls:
@@ -222,8 +220,7 @@ async def run_loop(
                 steering = session._drain(session._steering)
                 if steering:  # the user spoke during the model call: answer that first
                     steered = await _steer(session, steering, [])
-                    if emit:
-                        yield steered
+                    yield steered
                     continue
                 follow_ups = session._drain(session._follow_ups)
                 if not follow_ups:
@@ -235,44 +232,38 @@ async def run_loop(
                 await _record_unrun(session, turn, calls, _TOOL_LIMIT)
                 raise _Stop("limit", LimitExceeded("max_tool_turns", value=config.max_tool_turns))
             turn.tool_turns += 1
-            if emit:
-                registry = bundle.tool_registry()
-                for call in calls:
-                    yield ev.ToolCallRequested(call=call, mode=registry.classify(call.name))
+            registry = bundle.tool_registry()
+            for call in calls:
+                yield ev.ToolCallRequested(call=call, mode=registry.classify(call.name))
             batch = turn.batch = Batch(calls)
             repetition_stop = await _phase(session, config, hooks, turn).run(batch)
             if batch.paused:
-                if emit:
-                    for call in calls:
-                        done = batch.outcome(call.id)
-                        if done is not None:
-                            yield _result_event(done)
-                    yield ev.ClientToolsRequested(calls=list(batch.client_calls))
+                for call in calls:
+                    done = batch.outcome(call.id)
+                    if done is not None:
+                        yield _result_event(done)
+                yield ev.ClientToolsRequested(calls=list(batch.client_calls))
                 if session._persistence is not None:  # the pause must outlive this process
                     await session._persistence.flush(session)
                 raise _Stop("client_tools")
-            for event in await _record_batch(session, turn, emit):
+            for event in await _record_batch(session, turn):
                 yield event
             # Input that arrived while the batch ran (after the last check) is read now, not later.
             steering = batch.steering + session._drain(session._steering)
             if steering:
                 steered = await _steer(session, steering, batch.skipped)
-                if emit:
-                    yield steered
+                yield steered
             if repetition_stop:
                 raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
         finished = True
         result = _finish(session, turn, "done")
         await _report_result(session, hooks, result)
-        if emit:
-            yield ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop="done")
+        yield ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop="done")
     except _Stop as stop:
         finished = True
         result = _finish(session, turn, stop.stop, stop.error)
         await _report_result(session, hooks, result)
-        if not emit:
-            pass
-        elif stop.error is None:
+        if stop.error is None:
             yield ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop=stop.stop)
         else:
             yield _failed(result)
@@ -291,8 +282,7 @@ async def run_loop(
         if session._persistence is not None:
             await _save_repair(session)
         await _report_result(session, hooks, result)
-        if emit:
-            yield _failed(result)
+        yield _failed(result)
     finally:
         if not finished:
             # Cancelled, or the consumer closed the stream: repair and record first, so the history is
@@ -344,7 +334,6 @@ async def _finish_client_batch(
     hooks: HookExecutor,
     turn: TurnState,
     results: list[ToolResultBlock],
-    emit: bool,
 ) -> list[ev.AgentEvent]:
     batch = turn.batch
     assert batch is not None
@@ -358,7 +347,7 @@ async def _finish_client_batch(
             result = await hooks.after_tool_call(session.hook_context(), call, result, "client")
         batch.answer(call, result, "error" if result.is_error else "ok")
     batch.client_calls = []  # answered: the turn is no longer paused
-    events = await _record_batch(session, turn, emit)
+    events = await _record_batch(session, turn)
     if batch.steering:
         events.append(await _steer(session, batch.steering, []))
     return events
@@ -438,15 +427,15 @@ def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn
     )
 
 
-async def _record_batch(session: AgentSession, turn: TurnState, emit: bool) -> list[ev.AgentEvent]:
+async def _record_batch(session: AgentSession, turn: TurnState) -> list[ev.AgentEvent]:
     """Record the turn's batch as one ToolResults message (calls in the model's order; any without a
-    result: cancelled) and end it; the results' events if ``emit``."""
+    result: cancelled) and end it; the results' events."""
     batch = turn.batch
     assert batch is not None
     outcomes = batch.outcomes()
     turn.batch = None  # no await before the append below: the batch is in the history or in flight
     await session._record(ToolResults(results=[o.result for o in outcomes]))
-    return [_result_event(o) for o in outcomes] if emit else []
+    return [_result_event(o) for o in outcomes]
 
 
 async def _record_unrun(
@@ -455,7 +444,7 @@ async def _record_unrun(
     """Answer every call of a reply that will not run (a hook stopped the turn, a limit was hit)."""
     batch = turn.batch = Batch(calls)
     batch.answer_rest(reason, "not_run")
-    await _record_batch(session, turn, emit=False)
+    await _record_batch(session, turn)
 
 
 async def _steer(session: AgentSession, steering: list[UserMessage], skipped: list[str]) -> ev.Steered:

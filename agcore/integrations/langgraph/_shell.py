@@ -107,9 +107,9 @@ class Step:
         self.writer = get_stream_writer() if self.emit else None
 
     def send(self, event: AgentEvent) -> None:
-        """Put an event on LangGraph's custom stream (only called when ``emit``)."""
-        assert self.writer is not None
-        self.writer(event)
+        """Put an event on LangGraph's custom stream (dropped when events are off, ``emit``)."""
+        if self.writer is not None:
+            self.writer(event)
 
     def update(self, **fields: Any) -> dict[str, Any]:
         """The node's state update: the messages it recorded, the session's counters, ``fields``;

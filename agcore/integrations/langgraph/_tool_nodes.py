@@ -118,7 +118,7 @@ class ToolNodes:
                         step.send(_result_event(done))
                 step.send(ClientToolsRequested(calls=list(batch.client_calls)))
             return await step.end("client_tools", goto="client")
-        for event in await _record_batch(session, turn, step.emit):
+        for event in await _record_batch(session, turn):
             step.send(event)
         steering = batch.steering + session._drain(session._steering)
         if steering:
@@ -278,7 +278,7 @@ class ToolNodes:
         })
         try:
             results = [ToolResultBlock.model_validate(r) for r in (value or [])]
-            for event in await _finish_client_batch(step.session, step.hooks, turn, results, step.emit):
+            for event in await _finish_client_batch(step.session, step.hooks, turn, results):
                 step.send(event)
             return Command(update=step.update(phase=None, outcomes={}), goto="model")
         except GraphBubbleUp:
