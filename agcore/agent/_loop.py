@@ -158,59 +158,15 @@ async def run_loop(
                 yield event
         assert turn is not None
         while True:
-            _check_limits(session, config, turn)
-            turn.model_calls += 1
-            yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
-            provider, request = await _prepare_call(session, config, hooks)
-            last = session._last_model
-            current = (provider.provider_name, provider.model_id)
-            if last is not None and last != current:
-                yield ev.ProviderSwitched(
-                    from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
-                )
-            session._last_model = current
-            offered = {t.name for t in request.tools}
-            if uses_text_mode(session.agent, config, provider.model_id):
-                request = text_mode_request(request)
-                text_mode = True
-            else:
-                text_mode = False
-            if hooks.has_impls("on_llm_request"):
-                request = await hooks.on_llm_request(session.hook_context(), request)
-                offered.update(t.name for t in request.tools)  # a hook may offer more
-            turn.offered = frozenset(offered)
             message: AssistantMessage | None = None
-            streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")
-            calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
-            async with aclosing(calling) as stream:
-                async for chunk in stream:
-                    if isinstance(chunk, TextDelta):
-                        yield ev.TextDelta(text=chunk.text)
-                    elif isinstance(chunk, ThinkingDelta):
-                        yield ev.ThinkingDelta(thinking=chunk.thinking)
-                    elif isinstance(chunk, DoneEvent):
-                        message = chunk.message
-                    elif isinstance(chunk, ErrorEvent):
-                        raise AgentLLMError(chunk.to_exception())
-            if message is None:
-                raise AgentLLMError(
-                    LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
-                )
-            if text_mode:
-                message = text_mode_message(message)
-            session.usage.add(message)  # before recording: a saved reply is saved with its usage
-            await session._record(AssistantReply(message=message))
-            turn.usage = turn.usage + message.usage
-            turn.text = message.text
-            if hooks.has_impls("on_llm_response"):
-                await hooks.on_llm_response(session.hook_context(), message)
+            async with aclosing(model_call(session, config, hooks, turn, reads_deltas)) as calling:
+                async for item in calling:
+                    if isinstance(item, AssistantMessage):
+                        message = item
+                    else:
+                        yield item
+            assert message is not None
             calls = message.tool_calls
-            yield ev.TurnEnded(
-                turn_index=session.turn_index, iteration=turn.model_calls,
-                stop_reason=message.stop_reason.value if message.stop_reason else None,
-                model=message.model, provider=message.provider, usage=message.usage,
-                tool_calls=len(calls),
-            )
             wants_end = hooks.has_impls("on_turn_end")
             if wants_end and not await hooks.on_turn_end(session.hook_context(), message):
                 if calls:
@@ -303,6 +259,68 @@ _TOOL_LIMIT = (
 
 
 # ----------------------------------------------------------------------------------- steps
+
+
+
+async def model_call(
+    session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn: TurnState, reads_deltas: bool
+) -> AsyncGenerator[ev.AgentEvent | AssistantMessage, None]:
+    """One model call of the turn, as the loop makes it (and the LangGraph backend's model node):
+    limits, provider resolution, the request and its hooks, the call, the reply recorded with its
+    cost and ``on_llm_response``. Yields the call's events, then, last, the recorded reply."""
+    _check_limits(session, config, turn)
+    turn.model_calls += 1
+    yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
+    provider, request = await _prepare_call(session, config, hooks)
+    last = session._last_model
+    current = (provider.provider_name, provider.model_id)
+    if last is not None and last != current:
+        yield ev.ProviderSwitched(
+            from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
+        )
+    session._last_model = current
+    offered = {t.name for t in request.tools}
+    if uses_text_mode(session.agent, config, provider.model_id):
+        request = text_mode_request(request)
+        text_mode = True
+    else:
+        text_mode = False
+    if hooks.has_impls("on_llm_request"):
+        request = await hooks.on_llm_request(session.hook_context(), request)
+        offered.update(t.name for t in request.tools)  # a hook may offer more
+    turn.offered = frozenset(offered)
+    message: AssistantMessage | None = None
+    streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")
+    calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
+    async with aclosing(calling) as stream:
+        async for chunk in stream:
+            if isinstance(chunk, TextDelta):
+                yield ev.TextDelta(text=chunk.text)
+            elif isinstance(chunk, ThinkingDelta):
+                yield ev.ThinkingDelta(thinking=chunk.thinking)
+            elif isinstance(chunk, DoneEvent):
+                message = chunk.message
+            elif isinstance(chunk, ErrorEvent):
+                raise AgentLLMError(chunk.to_exception())
+    if message is None:
+        raise AgentLLMError(
+            LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
+        )
+    if text_mode:
+        message = text_mode_message(message)
+    session.usage.add(message)  # before recording: a saved reply is saved with its usage
+    await session._record(AssistantReply(message=message))
+    turn.usage = turn.usage + message.usage
+    turn.text = message.text
+    if hooks.has_impls("on_llm_response"):
+        await hooks.on_llm_response(session.hook_context(), message)
+    yield ev.TurnEnded(
+        turn_index=session.turn_index, iteration=turn.model_calls,
+        stop_reason=message.stop_reason.value if message.stop_reason else None,
+        model=message.model, provider=message.provider, usage=message.usage,
+        tool_calls=len(message.tool_calls),
+    )
+    yield message
 
 
 async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserMessage) -> TurnState:

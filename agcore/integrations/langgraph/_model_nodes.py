@@ -17,36 +17,21 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from agcore.agent import (
-    AgentLLMError,
-    AssistantReply,
     LimitExceeded,
-    ProviderSwitched,
-    TextDelta,
-    ThinkingDelta,
     ToolCallRequested,
-    TurnEnded,
-    TurnStarted,
     UserInput,
 )
 from agcore.agent._batch import CANCELLED, Batch, answer_open_calls
 from agcore.agent._loop import (
     _HOOK_STOPPED,
     _TOOL_LIMIT,
-    _check_limits,
-    _complete_as_events,
-    _open_stream,
-    _prepare_call,
     _record_unrun,
     _start_turn,
     _steer,
     _Stop,
+    model_call,
 )
-from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
 from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
-from agcore.llm.errors import LLMError
-from agcore.llm.events import DoneEvent, ErrorEvent
-from agcore.llm.events import TextDelta as LLMTextDelta
-from agcore.llm.events import ThinkingDelta as LLMThinkingDelta
 from agcore.llm.types import AssistantMessage, UserMessage
 
 if TYPE_CHECKING:
@@ -113,61 +98,15 @@ class ModelNodes:
         session, config, hooks, emit = step.session, step.config, step.hooks, step.emit
         turn = session._turn
         assert turn is not None, "the model node runs inside a turn"
-        _check_limits(session, config, turn)
-        turn.model_calls += 1
-        if emit:
-            step.send(TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls))
-        provider, request = await _prepare_call(session, config, hooks)
-        last = session._last_model
-        current = (provider.provider_name, provider.model_id)
-        if emit and last is not None and last != current:
-            step.send(ProviderSwitched(
-                from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
-            ))
-        session._last_model = current
-        offered = {t.name for t in request.tools}
-        text_mode = uses_text_mode(session.agent, config, provider.model_id)
-        if text_mode:
-            request = text_mode_request(request)
-        if hooks.has_impls("on_llm_request"):
-            request = await hooks.on_llm_request(session.hook_context(), request)
-            offered.update(t.name for t in request.tools)
-        turn.offered = frozenset(offered)
         message: AssistantMessage | None = None
-        streamed = config.streaming == "always" or (emit and config.streaming == "auto")
-        calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
-        async with aclosing(calling) as stream:
-            async for chunk in stream:
-                if isinstance(chunk, LLMTextDelta):
-                    if emit:
-                        step.send(TextDelta(text=chunk.text))
-                elif isinstance(chunk, LLMThinkingDelta):
-                    if emit:
-                        step.send(ThinkingDelta(thinking=chunk.thinking))
-                elif isinstance(chunk, DoneEvent):
-                    message = chunk.message
-                elif isinstance(chunk, ErrorEvent):
-                    raise AgentLLMError(chunk.to_exception())
-        if message is None:
-            raise AgentLLMError(
-                LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
-            )
-        if text_mode:
-            message = text_mode_message(message)
-        session.usage.add(message)
-        await session._record(AssistantReply(message=message))
-        turn.usage = turn.usage + message.usage
-        turn.text = message.text
-        if hooks.has_impls("on_llm_response"):
-            await hooks.on_llm_response(session.hook_context(), message)
+        async with aclosing(model_call(session, config, hooks, turn, emit)) as calling:
+            async for item in calling:
+                if isinstance(item, AssistantMessage):
+                    message = item
+                else:
+                    step.send(item)
+        assert message is not None
         calls = message.tool_calls
-        if emit:
-            step.send(TurnEnded(
-                turn_index=session.turn_index, iteration=turn.model_calls,
-                stop_reason=message.stop_reason.value if message.stop_reason else None,
-                model=message.model, provider=message.provider, usage=message.usage,
-                tool_calls=len(calls),
-            ))
         if hooks.has_impls("on_turn_end") and not await hooks.on_turn_end(session.hook_context(), message):
             if calls:
                 await _record_unrun(session, turn, calls, _HOOK_STOPPED)
