@@ -206,7 +206,7 @@ class AnthropicProvider(BaseProvider):
         raw = await self._client.messages.with_raw_response.create(**self._params(request))
         try:
             message = message_from_json(json.loads(await raw.read()), model=self.model_id)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise self._format_error("a response", exc, raw.request_id) from exc
         return LLMResponse(message=message, request_id=raw.request_id)
 
@@ -279,7 +279,7 @@ class AnthropicProvider(BaseProvider):
                         # Not returning yet: reading the body to its end lets the connection go back
                         # to the pool; closing it unread would cost a new connection per call.
                         finished = True
-                except (KeyError, TypeError, ValueError) as exc:
+                except (AttributeError, KeyError, TypeError, ValueError) as exc:
                     raise self._format_error("a stream event", exc, request_id) from exc
         finally:
             await stream.close()
