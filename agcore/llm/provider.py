@@ -73,7 +73,7 @@ class BaseProvider(ABC):
         return await retry_call(lambda: self._complete_guarded(request), self.retry_policy)
 
     def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
-        """The reply as events; retried only before its first event; never raises for a provider
+        """The reply as events; retried only before any output (see ``retry``); never raises for a provider
         failure (it ends in an ``ErrorEvent``)."""
         return retry_stream(lambda: self._stream_guarded(request), self.retry_policy)
 
