@@ -346,27 +346,21 @@ def _ollama_frames(reply: Reply) -> list[Frame]:
     return frames
 
 
-def error_frame(vendor: str) -> bytes:
-    """An "overloaded" error sent inside a 200 stream, as each vendor sends one."""
+def error_frame(vendor: str, *, rate_limited: bool = False) -> bytes:
+    """An error sent inside a 200 stream, as each vendor sends one: "overloaded", or with
+    ``rate_limited`` a rate-limit error (Ollama has no such kind: it always says it is busy)."""
     if vendor == "anthropic":
-        return _sse(
-            "error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+        kind, message = (
+            ("rate_limit_error", "Rate limited") if rate_limited else ("overloaded_error", "Overloaded")
         )
+        return _sse("error", {"type": "error", "error": {"type": kind, "message": message}})
     if vendor == "openai":
-        return (
-            b"data: "
-            + _dumps(
-                {
-                    "error": {
-                        "message": "The server is overloaded",
-                        "type": "server_error",
-                        "code": "overloaded",
-                        "param": None,
-                    }
-                }
-            )
-            + b"\n\n"
+        error = (
+            {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}
+            if rate_limited
+            else {"message": "The server is overloaded", "type": "server_error", "code": "overloaded"}
         )
+        return b"data: " + _dumps({"error": {**error, "param": None}}) + b"\n\n"
     return _dumps({"error": "server busy, please try again. maximum pending requests exceeded"}) + b"\n"
 
 

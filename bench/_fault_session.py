@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import math
 import random
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,7 @@ from bench.chaos_vendor import ChaosVendor, Served
 
 __all__ = [
     "CLIENT_TIMEOUT",
+    "SLOW_SECONDS",
     "MAX_ATTEMPTS",
     "TOOL_FAULTS",
     "VENDOR_MODELS",
@@ -57,18 +59,23 @@ __all__ = [
 ]
 
 VENDOR_MODELS = {"anthropic": "claude-haiku-4-5", "openai": "gpt-4.1", "ollama": "llama3.2"}
-CLIENT_TIMEOUT = 2.0  # the providers' timeout; ChaosVendor's slow replies must outlast it
+CLIENT_TIMEOUT = 2.0  # the providers' timeout
+#: How long ChaosVendor's slow replies keep a client waiting: well past CLIENT_TIMEOUT, so that a client
+#: on a busy event loop, which notices its timeout late, still finds no reply there.
+SLOW_SECONDS = CLIENT_TIMEOUT + 3.0
 TOOL_TIMEOUT = 0.3  # the hanging tool's own timeout
 MAX_ATTEMPTS = 3
 #: Tool-side faults, by the tool the scripted model calls to cause them.
 TOOL_FAULTS = {
     "tool_raises": "explode",
     "tool_hangs": "stall",
+    "tool_hangs_sync": "stall_sync",
     "tool_huge_output": "flood",
     "tool_non_text": "picture",
     "tool_cancelled": "slow_job",
     "tool_unknown": "teleport",
 }
+_WAITS_OUT_TIMEOUT = ("slow", "stream_stall_after_delta")
 _FAULT_OF_TOOL = {name: fault for fault, name in TOOL_FAULTS.items()}
 _HUGE_OUTPUT = 2_000_000
 _MAX_RESULT = 50_000 + 200  # the default max_output_chars, plus the truncation marker
@@ -106,9 +113,10 @@ _EXPECTED_ERROR: dict[str, tuple[type[llm_errors.LLMError], ...]] = {
     "slow": (llm_errors.RequestTimeoutError,),
     "malformed": (llm_errors.ResponseFormatError,),
     "stream_cut_after_delta": (llm_errors.StreamInterruptedError,),
+    "stream_stall_after_delta": (llm_errors.StreamInterruptedError, llm_errors.RequestTimeoutError),
     **dict.fromkeys(
         ("stream_error_before_output", "stream_error_after_start", "stream_error_after_output"),
-        (llm_errors.ServerError,),
+        (llm_errors.ServerError, llm_errors.RateLimitError),
     ),
 }
 
@@ -169,6 +177,8 @@ class _Tools:
 
     def __init__(self) -> None:
         self.turn_scope: anyio.CancelScope | None = None
+        #: Lets abandoned blocking tool threads finish when the session is over.
+        self.release = threading.Event()
 
     def build(self) -> list[Any]:
         @tool
@@ -186,6 +196,12 @@ class _Tools:
             """A tool that hangs past its timeout."""
             await anyio.sleep(30)
             return "never"
+
+        @tool(timeout=TOOL_TIMEOUT)
+        def stall_sync(city: str, n: int = 0) -> str:
+            """A blocking tool that hangs past its timeout (its thread is abandoned)."""
+            self.release.wait(30)  # held until the session ends: a turn that waited for it would show
+            return "late"
 
         @tool
         def flood(city: str, n: int = 0) -> str:
@@ -205,7 +221,7 @@ class _Tools:
             await anyio.sleep(30)
             return "never"
 
-        return [lookup, explode, stall, flood, picture, slow_job]
+        return [lookup, explode, stall, stall_sync, flood, picture, slow_job]
 
 
 class _RecordedSleep:
@@ -262,6 +278,7 @@ async def run_session(server: ChaosVendor, plan: SessionPlan) -> SessionReport:
             if later.violations and not earlier.violations:
                 earlier.violations.append("the next turn failed its checks")
     finally:
+        tools.release.set()
         await session.close()
         await provider.aclose()
     return report
@@ -303,7 +320,7 @@ async def _run_turn(
         violations.append(f"{kind} escaped: {type(escaped).__name__}: {escaped}")
     if hard_limit.cancelled_caught:
         violations.append("the turn hung for 60 s")
-    budget = 3.0 + sum(CLIENT_TIMEOUT + 1.0 if e.fault == "slow" else 1.0 for e in entries)
+    budget = 3.0 + sum(CLIENT_TIMEOUT + 1.0 if e.fault in _WAITS_OUT_TIMEOUT else 1.0 for e in entries)
     if elapsed > budget:
         violations.append(f"the turn took {elapsed:.1f}s, past the {budget:.1f}s its timeouts allow")
     violations += _check_requests(entries, waits, session)
@@ -432,13 +449,15 @@ def _check_tools(new: list[Any], violations: list[str]) -> list[str]:
             text = result.text
             if cancelled and result.is_error and text.startswith("Cancelled"):
                 ok = True  # cancelled with the turn, next to the call that cancelled it
+            elif call.name == "teleport":  # unknown: said first, whatever its arguments
+                ok = result.is_error and "Unknown tool 'teleport'" in text
             elif call.parse_error is not None:
                 ok = result.is_error and "JSON object" in text
             elif call.name == "lookup":
                 ok = not result.is_error and "Paris" in text
             elif call.name == "explode":
                 ok = result.is_error and "offline" in text
-            elif call.name == "stall":
+            elif call.name in ("stall", "stall_sync"):
                 ok = result.is_error and "timed out" in text
             elif call.name == "flood":
                 ok = not result.is_error and len(text) <= _MAX_RESULT and "truncated" in text
@@ -448,8 +467,8 @@ def _check_tools(new: list[Any], violations: list[str]) -> list[str]:
                     and isinstance(result.content, list)
                     and any(isinstance(b, ImageBlock) for b in result.content)
                 )
-            else:  # teleport (unknown) or slow_job (cancelled)
-                ok = result.is_error and (call.name in text or "ancel" in text)
+            else:  # slow_job, cancelled with its turn
+                ok = result.is_error and text.startswith("Cancelled")
             if call.name in _FAULT_OF_TOOL and call.parse_error is None:
                 faults.append(_FAULT_OF_TOOL[call.name])
             if not ok:

@@ -21,7 +21,9 @@ Faults (``PROVIDER_FAULTS``; ``STREAM_ONLY`` ones apply to streamed requests onl
 * streams: ``stream_cut_after_delta`` (the connection drops right after the first tool-call delta,
   or text delta when there is no call), ``stream_error_before_output``, ``stream_error_after_start``
   (after ``message_start`` or the role chunk, before any content), ``stream_error_after_output`` (an
-  in-stream error event after the first delta), ``duplicate_events`` (every structural event twice).
+  in-stream error event after the first delta; overloaded or rate limited), ``stream_stall_after_delta``
+  (nothing more after the first delta, past the client's timeout), ``duplicate_events`` (every
+  structural event twice).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ STREAM_ONLY = (
     "stream_error_before_output",
     "stream_error_after_start",
     "stream_error_after_output",
+    "stream_stall_after_delta",
     "duplicate_events",
 )
 PROVIDER_FAULTS = (
@@ -232,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif not served.stream:
             self._answer_json(fault, vendor, reply)
         else:
-            self._answer_stream(fault, vendor, reply)
+            self._answer_stream(served, reply)
 
     def _answer_json(self, fault: str, vendor: str, reply: Reply) -> None:
         data = json_body(vendor, reply)
@@ -249,7 +252,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, data, "application/json")
 
-    def _answer_stream(self, fault: str, vendor: str, reply: Reply) -> None:
+    def _answer_stream(self, served: Served, reply: Reply) -> None:
+        fault, vendor = served.fault, served.vendor
         frames = stream_frames(vendor, reply)
         if fault == "slow":
             time.sleep(self.server.slow_seconds)
@@ -271,12 +275,17 @@ class _Handler(BaseHTTPRequestHandler):
             frames, cut = [Frame("start", frames[0].data[: len(frames[0].data) // 2])], True
         elif fault == "stream_cut_after_delta":
             frames, cut = _through_first(frames, ("tool",) if reply.calls else ("text",)), True
-        elif fault == "stream_error_before_output":
-            frames = [Frame("error", error_frame(vendor))]
-        elif fault == "stream_error_after_start":
-            frames = [f for f in frames[:1] if f.kind == "start"] + [Frame("error", error_frame(vendor))]
-        elif fault == "stream_error_after_output":
-            frames = [*_through_first(frames, ("text", "tool")), Frame("error", error_frame(vendor))]
+        elif fault == "stream_stall_after_delta":
+            frames, cut = _through_first(frames, ("text", "tool")), True
+        elif fault.startswith("stream_error"):
+            # Overloaded, or on every other request rate limited: both are sent inside a stream.
+            error = Frame("error", error_frame(vendor, rate_limited=served.index % 2 == 1))
+            if fault == "stream_error_before_output":
+                frames = [error]
+            elif fault == "stream_error_after_start":
+                frames = [*(f for f in frames[:1] if f.kind == "start"), error]
+            else:
+                frames = [*_through_first(frames, ("text", "tool")), error]
         elif fault == "duplicate_events":
             frames = [
                 f
@@ -290,6 +299,8 @@ class _Handler(BaseHTTPRequestHandler):
         for frame in frames:
             if not self._write(b"%x\r\n%s\r\n" % (len(frame.data), frame.data)):
                 return
+        if fault == "stream_stall_after_delta":
+            time.sleep(self.server.slow_seconds)  # output began, then nothing: past the read timeout
         if cut:
             self._hang_up()
         else:

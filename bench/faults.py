@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
 
 from bench._chaos_wire import BAD_ARGUMENTS
 from bench._fault_session import (
+    SLOW_SECONDS,
     TOOL_FAULTS,
     VENDOR_MODELS,
     SessionPlan,
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     backends = ("asyncio", "trio") if args.backend == "both" else (args.backend,)
     figures = Figures()
     started = time.monotonic()
-    with ChaosVendor(slow_seconds=2.6) as server:
+    with ChaosVendor(slow_seconds=SLOW_SECONDS) as server:
         for backend in backends:
             for plan in plans:
                 plan.key = f"{plan.key.split('@')[0]}@{backend}"  # a fresh script per backend

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from agcore.agent import TurnResult
-from bench._fault_session import CLIENT_TIMEOUT, SessionPlan, TurnPlan, _check_requests, run_session
+from bench._fault_session import SLOW_SECONDS, SessionPlan, TurnPlan, _check_requests, run_session
 from bench.chaos_vendor import ChaosVendor, Served
 from bench.faults import ALL_FAULTS, Figures, plan_campaign, run_campaign
 
@@ -27,7 +27,7 @@ SESSIONS = 36  # six of each vendor x (complete, streaming): enough for every fa
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ChaosVendor]:
-    with ChaosVendor(slow_seconds=CLIENT_TIMEOUT + 0.6) as chaos:
+    with ChaosVendor(slow_seconds=SLOW_SECONDS) as chaos:
         yield chaos
 
 
@@ -48,9 +48,16 @@ async def test_seeded_subset_holds_every_invariant_under_every_fault(
 async def test_exhausted_retries_end_the_turn_and_the_next_turn_succeeds(
     server: ChaosVendor, anyio_backend: str
 ) -> None:
-    plan = SessionPlan(key=f"exhausted@{anyio_backend}", vendor="openai", streaming=False, seed=1,
-                       turns=[TurnPlan(faults=["502", "503", "500"], tools=["lookup"]),
-                              TurnPlan(faults=[], tools=["lookup"])])
+    plan = SessionPlan(
+        key=f"exhausted@{anyio_backend}",
+        vendor="openai",
+        streaming=False,
+        seed=1,
+        turns=[
+            TurnPlan(faults=["502", "503", "500"], tools=["lookup"]),
+            TurnPlan(faults=[], tools=["lookup"]),
+        ],
+    )
     report = await run_session(server, plan)
     assert report.violations == []
     first, last = report.turns
@@ -63,25 +70,32 @@ def test_the_checks_catch_a_retryable_fault_that_was_not_retried() -> None:
     """The campaign's checks can fail: a 502 followed by a new model call (not a retry) and a wait
     shorter than the server's retry-after are both reported."""
     session = SimpleNamespace(last_result=TurnResult(stop="done"))
-    not_retried = [Served(index=0, vendor="openai", stream=False, fault="502", digest="a"),
-                   Served(index=1, vendor="openai", stream=False, fault="ok", digest="b", delivered=True)]
+    not_retried = [
+        Served(index=0, vendor="openai", stream=False, fault="502", digest="a"),
+        Served(index=1, vendor="openai", stream=False, fault="ok", digest="b", delivered=True),
+    ]
     violations = _check_requests(not_retried, [], session)
     assert "request 0: 502 (retryable) was not retried" in violations
     too_soon = [
         Served(index=0, vendor="openai", stream=False, fault="429_seconds", digest="a", retry_after=7.0),
         Served(index=1, vendor="openai", stream=False, fault="ok", digest="a", delivered=True),
     ]
-    assert _check_requests(too_soon, [0.5], session) == [
-        "retried after 0.50s where the server asked for 7s"]
+    assert _check_requests(too_soon, [0.5], session) == ["retried after 0.50s where the server asked for 7s"]
 
 
 def test_the_server_rejects_a_history_a_real_endpoint_would_reject(server: ChaosVendor) -> None:
-    body = {"model": "claude-haiku-4-5", "max_tokens": 10, "messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant",
-         "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}]},
-        {"role": "user", "content": "and now?"},
-    ]}
+    body = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 10,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}],
+            },
+            {"role": "user", "content": "and now?"},
+        ],
+    }
     url = server.base_url("history", "anthropic") + "/v1/messages"
     response = httpx.post(url, json=body, headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
     assert response.status_code == 400
