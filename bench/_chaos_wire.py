@@ -59,6 +59,8 @@ class Reply:
     calls: list[Call] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    #: Cut at the output token limit (``max_tokens``/``length``) while writing its last tool call.
+    cut: bool = False
 
 
 @dataclass
@@ -90,7 +92,7 @@ def json_body(vendor: str, reply: Reply) -> bytes:
                 "role": "assistant",
                 "model": reply.model,
                 "content": content,
-                "stop_reason": "tool_use" if reply.calls else "end_turn",
+                "stop_reason": _anthropic_stop(reply),
                 "stop_sequence": None,
                 "usage": _anthropic_usage(reply, reply.output_tokens),
             }
@@ -114,7 +116,7 @@ def json_body(vendor: str, reply: Reply) -> bytes:
                         "index": 0,
                         "message": message,
                         "logprobs": None,
-                        "finish_reason": "tool_calls" if reply.calls else "stop",
+                        "finish_reason": _openai_finish(reply),
                     }
                 ],
             }
@@ -123,6 +125,14 @@ def json_body(vendor: str, reply: Reply) -> bytes:
     if reply.calls:
         message["tool_calls"] = [{"function": {"name": c.name, "arguments": c.value}} for c in reply.calls]
     return _dumps(_ollama_line(reply, message, done=True))
+
+
+def _anthropic_stop(reply: Reply) -> str:
+    return "max_tokens" if reply.cut else "tool_use" if reply.calls else "end_turn"
+
+
+def _openai_finish(reply: Reply) -> str:
+    return "length" if reply.cut else "tool_calls" if reply.calls else "stop"
 
 
 def _anthropic_usage(reply: Reply, output_tokens: int) -> dict[str, Any]:
@@ -270,7 +280,7 @@ def _anthropic_frames(reply: Reply) -> list[Frame]:
                     "type": "message_delta",
                     "usage": {"output_tokens": reply.output_tokens},
                     "delta": {
-                        "stop_reason": "tool_use" if reply.calls else "end_turn",
+                        "stop_reason": _anthropic_stop(reply),
                         "stop_sequence": None,
                     },
                 },
@@ -327,7 +337,7 @@ def _openai_frames(reply: Reply) -> list[Frame]:
             Frame("tool", chunk({"tool_calls": [{"index": position, "function": {"arguments": piece}}]}))
             for piece in _halves(call.arguments)
         ]
-    frames.append(Frame("stop", chunk({}, "tool_calls" if reply.calls else "stop")))
+    frames.append(Frame("stop", chunk({}, _openai_finish(reply))))
     frames.append(Frame("usage", chunk(None, usage=_openai_usage(reply))))
     frames.append(Frame("end", b"data: [DONE]\n\n"))
     return frames

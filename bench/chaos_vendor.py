@@ -17,7 +17,9 @@ Faults (``PROVIDER_FAULTS``; ``STREAM_ONLY`` ones apply to streamed requests onl
 * transport: ``reset`` (connection reset before any header), ``cut_body`` (the body stops mid-JSON
   or mid-event and the connection closes), ``slow`` (no answer until past the client's timeout);
 * bodies: ``malformed`` (200 with JSON that does not parse), ``empty_200``, ``huge`` (a reply of
-  several megabytes), ``bad_args`` (tool-call arguments that are no JSON object: see ``BAD_ARGUMENTS``);
+  several megabytes), ``bad_args`` (tool-call arguments that are no JSON object: see ``BAD_ARGUMENTS``),
+  ``cut_at_max_tokens`` (the reply hit the output token limit in the middle of its last tool call's
+  arguments; Anthropic and OpenAI only: Ollama drops a call it could not parse);
 * streams: ``stream_cut_after_delta`` (the connection drops right after the first tool-call delta,
   or text delta when there is no call), ``stream_error_before_output``, ``stream_error_after_start``
   (after ``message_start`` or the role chunk, before any content), ``stream_error_after_output`` (an
@@ -86,10 +88,11 @@ PROVIDER_FAULTS = (
     "empty_200",
     "huge",
     "bad_args",
+    "cut_at_max_tokens",
     *STREAM_ONLY,
 )
 #: Faults after which the client still holds the whole reply.
-DELIVERING = frozenset({"ok", "huge", "bad_args", "duplicate_events"})
+DELIVERING = frozenset({"ok", "huge", "bad_args", "cut_at_max_tokens", "duplicate_events"})
 _FILLER = (
     "The forecast holds steady with light wind from the west and a dry afternoon ahead "
     "while clouds gather slowly over the hills near the river. "
@@ -190,7 +193,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, script: _Script, served: Served, body: dict[str, Any], raw: bytes) -> Reply:
         """The scripted reply (under the server lock); ``served`` is filled in to match."""
         fault = served.fault
-        if (fault in STREAM_ONLY and not served.stream) or (fault == "bad_args" and not script.tools):
+        if (
+            (fault in STREAM_ONLY and not served.stream)
+            or (fault in ("bad_args", "cut_at_max_tokens") and not script.tools)
+            # Ollama parses calls out of the model's text itself: a call cut short never shows up.
+            or (fault == "cut_at_max_tokens" and served.vendor == "ollama")
+        ):
             served.fault = fault = "ok"  # does not apply to this request: it is answered normally
         script.replies += 1
         number = script.replies
@@ -205,6 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
                 as_text, value = json.dumps(arguments), arguments
                 if fault == "bad_args" and position == 0:
                     as_text, value = BAD_ARGUMENTS[script.bad_args]
+                if fault == "cut_at_max_tokens" and position == len(script.tools) - 1:
+                    # Cut mid-value: as the model wrote it, and as a vendor's lenient parse reads it.
+                    as_text, value = as_text[: as_text.index("Paris") + 3], {"city": "Par"}
                 call_id = f"call_{served.vendor[:2]}{number}x{position}"
                 calls.append(Call(id=call_id, name=name, arguments=as_text, value=value))
         reply = Reply(
@@ -213,6 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
             calls=calls,
             input_tokens=max(8, len(raw) // 40),
             output_tokens=1 + len(text) // 40 + 9 * len(calls),
+            cut=fault == "cut_at_max_tokens",
         )
         served.text, served.tools = text, [c.name for c in calls]
         served.input_tokens, served.output_tokens = reply.input_tokens, reply.output_tokens

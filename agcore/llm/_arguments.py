@@ -15,7 +15,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["parse_tool_arguments"]
+from agcore.llm.types import AssistantMessage, StopReason, ToolUseBlock
+
+__all__ = ["CUT_AT_MAX_TOKENS", "flag_cut_call", "parse_tool_arguments"]
+
+#: The ``parse_error`` of a call whose arguments the output token limit cut short.
+CUT_AT_MAX_TOKENS = (
+    "The reply was cut off at the output token limit (max_tokens) while this call's arguments were being "
+    "written, so they are incomplete and the call was not run. Call the tool again with shorter "
+    "arguments, or split the work over several calls."
+)
 
 # The JSON names of Python's decoded types, so the message speaks the model's language.
 _JSON_TYPE = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
@@ -75,3 +84,17 @@ def _not_an_object(value: object, shown: str) -> str:
 
 def _message(problem: str, shown: str) -> str:
     return f"The tool arguments {problem}: {shown!r}. Call the tool again with one JSON object."
+
+
+def flag_cut_call(message: AssistantMessage) -> AssistantMessage:
+    """``message``, with a ``parse_error`` on its last block if that is a tool call the output token
+    limit cut short. Arguments cut mid-value often still parse (or repair) into an object, one with a
+    truncated value: running that call would act on data the model never finished writing. Only the
+    last block can be cut; a reply cut after its last call finished ends in another block."""
+    if message.stop_reason is not StopReason.MAX_TOKENS or not message.content:
+        return message
+    last = message.content[-1]
+    if not isinstance(last, ToolUseBlock) or last.parse_error is not None:
+        return message
+    flagged = last.model_copy(update={"parse_error": CUT_AT_MAX_TOKENS})
+    return message.model_copy(update={"content": [*message.content[:-1], flagged]})

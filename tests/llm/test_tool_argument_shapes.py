@@ -296,3 +296,86 @@ async def test_anthropic_non_object_input_reaches_the_model_as_a_correctable_err
     sent = json.loads(route.calls[1].request.content)
     assert sent["messages"][1]["content"][0]["type"] == "tool_use"
     assert sent["messages"][2]["content"][0]["is_error"] is True
+
+
+# ------------------------------------------------------------------------------ cut at max_tokens
+# A reply that hits the output token limit in the middle of a tool call's arguments: what was written
+# often still parses (or repairs) into an object with a truncated value, here {"city": "Par"}. Found by
+# issue 17's fault campaign: such a call ran with arguments the model never finished writing.
+
+CUT_TEXT = '{"city": "Par'
+
+
+def cut_check(message: AssistantMessage) -> None:
+    call = message.content[-1]
+    assert isinstance(call, ToolUseBlock)
+    assert call.parse_error is not None
+    assert "output token limit (max_tokens)" in call.parse_error
+    assert message.usage == USAGE
+
+
+async def test_anthropic_complete_cut_at_max_tokens(router: respx.MockRouter) -> None:
+    body = {**anthropic_reply({"city": "Par"}), "stop_reason": "max_tokens"}
+    router.post("https://api.anthropic.com/v1/messages").mock(return_value=httpx.Response(200, json=body))
+    cut_check((await anthropic().complete(REQUEST)).message)
+
+
+async def test_anthropic_stream_cut_at_max_tokens(router: respx.MockRouter) -> None:
+    body = anthropic_sse(CUT_TEXT).replace(b'"stop_reason": "tool_use"', b'"stop_reason": "max_tokens"')
+    router.post("https://api.anthropic.com/v1/messages").mock(return_value=httpx.Response(
+        200, content=body, headers={"content-type": "text/event-stream"}))
+    cut_check(await streamed(anthropic()))
+
+
+async def test_openai_complete_cut_at_length(router: respx.MockRouter) -> None:
+    body = openai_reply(CUT_TEXT)
+    body["choices"][0]["finish_reason"] = "length"
+    router.post("https://api.openai.com/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=body))
+    cut_check((await openai().complete(REQUEST)).message)
+
+
+async def test_openai_stream_cut_at_length(router: respx.MockRouter) -> None:
+    body = openai_sse(CUT_TEXT).replace(b'"finish_reason": "tool_calls"', b'"finish_reason": "length"')
+    router.post("https://api.openai.com/v1/chat/completions").mock(return_value=httpx.Response(
+        200, content=body, headers={"content-type": "text/event-stream"}))
+    cut_check(await streamed(openai()))
+
+
+async def test_a_call_finished_before_the_limit_is_kept(router: respx.MockRouter) -> None:
+    # Cut in a text block written after the call: the call itself is whole and runs.
+    body = {**anthropic_reply(CITY), "stop_reason": "max_tokens"}
+    body["content"] = [*body["content"], {"type": "text", "text": "And now I will"}]
+    router.post("https://api.anthropic.com/v1/messages").mock(return_value=httpx.Response(200, json=body))
+    message = (await anthropic().complete(REQUEST)).message
+    assert message.tool_calls[0].parse_error is None
+    assert message.tool_calls[0].input == CITY
+
+
+async def test_a_cut_call_is_not_run_and_the_model_is_told(router: respx.MockRouter) -> None:
+    from agcore.agent import AgentBuilder, AgentSession, BasicAgent, ToolResults
+    from agcore.tools import tool
+
+    seen: list[str] = []
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        seen.append(city)
+        return f"18°C in {city}"
+
+    answer = {**anthropic_reply({}), "stop_reason": "end_turn",
+              "content": [{"type": "text", "text": "It is 18°C in Paris."}]}
+    router.post("https://api.anthropic.com/v1/messages").mock(side_effect=[
+        httpx.Response(200, json={**anthropic_reply({"city": "Par"}), "stop_reason": "max_tokens"}),
+        httpx.Response(200, json=anthropic_reply(CITY)),
+        httpx.Response(200, json=answer),
+    ])
+    bundle = AgentBuilder().provider(anthropic()).tools(get_weather).build()
+    session = AgentSession(BasicAgent(name="weather"), None, bundle)
+    result = await session.submit_turn("Weather in Paris?")
+    assert result.ok, result.error
+    assert seen == ["Paris"]  # never "Par"
+    first = next(m for m in session.messages if isinstance(m, ToolResults)).results[0]
+    assert first.is_error
+    assert "output token limit" in first.text
