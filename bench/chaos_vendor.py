@@ -25,7 +25,8 @@ Faults (``PROVIDER_FAULTS``; ``STREAM_ONLY`` ones apply to streamed requests onl
   (after ``message_start`` or the role chunk, before any content), ``stream_error_after_output`` (an
   in-stream error event after the first delta; overloaded or rate limited), ``stream_stall_after_delta``
   (nothing more after the first delta, past the client's timeout), ``duplicate_events`` (every
-  structural event twice).
+  structural event twice), ``json_for_stream`` (the whole reply as one JSON body, as servers that
+  ignore ``"stream": true`` send it).
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ STREAM_ONLY = (
     "stream_error_after_output",
     "stream_stall_after_delta",
     "duplicate_events",
+    "json_for_stream",
 )
 PROVIDER_FAULTS = (
     *STATUS_FAULTS,
@@ -92,7 +94,9 @@ PROVIDER_FAULTS = (
     *STREAM_ONLY,
 )
 #: Faults after which the client still holds the whole reply.
-DELIVERING = frozenset({"ok", "huge", "bad_args", "cut_at_max_tokens", "duplicate_events"})
+DELIVERING = frozenset(
+    {"ok", "huge", "bad_args", "cut_at_max_tokens", "duplicate_events", "json_for_stream"}
+)
 _FILLER = (
     "The forecast holds steady with light wind from the west and a dry afternoon ahead "
     "while clouds gather slowly over the hills near the river. "
@@ -266,6 +270,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer_stream(self, served: Served, reply: Reply) -> None:
         fault, vendor = served.fault, served.vendor
+        if fault == "json_for_stream":  # a server that ignores "stream": true answers in one body
+            self._send(200, json_body(vendor, reply), "application/json")
+            return
         frames = stream_frames(vendor, reply)
         if fault == "slow":
             time.sleep(self.server.slow_seconds)

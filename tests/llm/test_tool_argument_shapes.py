@@ -379,3 +379,4 @@ async def test_a_cut_call_is_not_run_and_the_model_is_told(router: respx.MockRou
     first = next(m for m in session.messages if isinstance(m, ToolResults)).results[0]
     assert first.is_error
     assert "output token limit" in first.text
+

@@ -18,7 +18,7 @@ import anthropic
 import httpx2
 from anthropic import AsyncAnthropic, AsyncStream
 
-from agcore.llm._assembly import StreamAssembler
+from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm.errors import (
     LLMConnectionError,
     LLMError,
@@ -124,6 +124,10 @@ def _merge_usage(usage: Usage, update: dict[str, Any] | None) -> Usage | None:
     return None if merged == usage else merged
 
 
+def _is_json(headers: Mapping[str, str]) -> bool:
+    return (headers.get("content-type") or "").split(";")[0].strip().lower() == "application/json"
+
+
 def _count(update: dict[str, Any], key: str, default: int) -> int:
     value = update.get(key)
     return default if value is None else int(value)
@@ -216,6 +220,20 @@ class AnthropicProvider(BaseProvider):
         stream = await self._client.messages.create(**self._params(request), stream=True)
         response = stream.response
         request_id = response.headers.get("request-id")
+        if _is_json(response.headers):
+            # A gateway that ignores "stream": true sends the whole message as JSON: take it as it is
+            # (reading it as SSE would find no events and report a broken stream, retried in vain).
+            try:
+                raw = await response.aread()
+            finally:
+                await stream.close()
+            try:
+                message = message_from_json(json.loads(raw), model=self.model_id)
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                raise self._format_error("a response", exc, request_id) from exc
+            for event in message_to_events(message, request_id=request_id):
+                yield event
+            return
         blocks: dict[int, _OpenBlock] = {}
         usage = Usage()
         stop_reason: str | None = None

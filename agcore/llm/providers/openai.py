@@ -24,7 +24,7 @@ import anyio
 import httpx
 import openai
 
-from agcore.llm._assembly import StreamAssembler
+from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm.errors import (
     LLMConnectionError,
     LLMError,
@@ -167,6 +167,22 @@ class OpenAIProvider(BaseProvider):
             _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any]
         )
         response = stream.response
+        if (response.headers.get("content-type") or "").split(";")[0].strip().lower() == "application/json":
+            # Some compatible servers ignore "stream": true (with tools, say) and send the whole
+            # completion: take it as it is (read as SSE it would be a broken stream, retried in vain).
+            try:
+                raw = await response.aread()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+            try:
+                body = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise self._unreadable(raw[:200]) from exc
+            message = message_from_completion(body, provider=self.provider_name, model=self.model_id)
+            for event in message_to_events(message, request_id=response.headers.get("x-request-id")):
+                yield event
+            return
         reader = ChunkReader(self.provider_name, self.model_id)
         decoder = SSEDecoder()
         try:
