@@ -13,6 +13,7 @@ longer than its timeouts allow. The last turn of every session has no fault and 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import math
 import random
 import threading
@@ -30,6 +31,7 @@ from agcore.agent import (
     AgentSession,
     AssistantReply,
     BasicAgent,
+    Cancelled,
     ToolResults,
     TurnStarted,
 )
@@ -46,6 +48,7 @@ from agcore.tools import tool
 from bench.chaos_vendor import ChaosVendor, Served
 
 __all__ = [
+    "CLIENT_FAULTS",
     "CLIENT_TIMEOUT",
     "SLOW_SECONDS",
     "MAX_ATTEMPTS",
@@ -75,6 +78,8 @@ TOOL_FAULTS = {
     "tool_cancelled": "slow_job",
     "tool_unknown": "teleport",
 }
+#: Client-side events, streaming sessions only: the client leaves the turn at its first text delta.
+CLIENT_FAULTS = {"client_cancels_stream": "cancel", "client_drops_stream": "drop"}
 _WAITS_OUT_TIMEOUT = ("slow", "stream_stall_after_delta")
 _FAULT_OF_TOOL = {name: fault for fault, name in TOOL_FAULTS.items()}
 _HUGE_OUTPUT = 2_000_000
@@ -129,6 +134,9 @@ class TurnPlan:
     faults: list[str]
     tools: list[str]
     bad_args: str = "broken"
+    #: Streaming only: at the turn's first text delta the client cancels the turn (``"cancel"``: its
+    #: cancel scope) or drops the stream (``"drop"``: ``break`` out of the ``async for``).
+    leave: str | None = None
 
 
 @dataclass
@@ -300,16 +308,28 @@ async def _run_turn(
     history_before = len(session.messages)
     deltas: dict[int, list[str]] = {}
     escaped: BaseException | None = None
+    left: list[bool] = []  # set when the client leaves the turn
     started = anyio.current_time()
     with anyio.move_on_after(60) as hard_limit:
         with anyio.CancelScope() as scope:
             tools.turn_scope = scope
             try:
-                await _drive(session, plan.streaming, f"Turn {number}: the weather in Paris?", deltas)
+                await _drive(
+                    session,
+                    plan.streaming,
+                    f"Turn {number}: the weather in Paris?",
+                    deltas,
+                    turn.leave,
+                    scope,
+                    left,
+                )
             except Exception as exc:  # the invariant under test: nothing but a result comes out
                 escaped = exc
     elapsed = anyio.current_time() - started
     entries = server.log(plan.key)[first_request:]
+    if left and entries:
+        # The client left while the last reply streamed in: it never received that reply whole.
+        entries[-1] = dataclasses.replace(entries[-1], delivered=False)
     waits = sleep.waits[first_wait:]
     new = session.messages[history_before:]
     violations: list[str] = []
@@ -323,17 +343,28 @@ async def _run_turn(
     budget = 3.0 + sum(CLIENT_TIMEOUT + 1.0 if e.fault in _WAITS_OUT_TIMEOUT else 1.0 for e in entries)
     if elapsed > budget:
         violations.append(f"the turn took {elapsed:.1f}s, past the {budget:.1f}s its timeouts allow")
-    violations += _check_requests(entries, waits, session)
+    violations += _check_requests(entries, waits, session, left=bool(left))
     violations += _check_replies(entries, new, deltas if plan.streaming else None)
     tool_faults = _check_tools(new, violations)
     violations += _check_usage(entries, session, usage_before, calls_before)
     violations += _check_history(session)
     delivered += [e for e in entries if e.delivered]
     faults = [e.fault for e in entries if e.fault != "ok"] + tool_faults
+    if left:
+        faults.append("client_drops_stream" if turn.leave == "drop" else "client_cancels_stream")
     return TurnReport(faults=faults, violations=violations, requests=len(entries))
 
 
-async def _drive(session: AgentSession, streaming: bool, prompt: str, deltas: dict[int, list[str]]) -> None:
+async def _drive(
+    session: AgentSession,
+    streaming: bool,
+    prompt: str,
+    deltas: dict[int, list[str]],
+    leave: str | None,
+    scope: anyio.CancelScope,
+    left: list[bool],
+) -> None:
+    """Run one turn; with ``leave``, the client leaves it at its first text delta (noted in ``left``)."""
     if not streaming:
         await session.submit_turn(prompt)
         return
@@ -343,6 +374,12 @@ async def _drive(session: AgentSession, streaming: bool, prompt: str, deltas: di
             iteration = event.iteration
         elif isinstance(event, AgentTextDelta):
             deltas.setdefault(iteration, []).append(event.text)
+            if leave is not None:
+                left.append(True)
+                if leave == "drop":
+                    return  # the stream is dropped unclosed, as a `break` leaves it
+                scope.cancel()
+                await anyio.lowlevel.checkpoint()
 
 
 def _groups(entries: list[Served]) -> list[list[Served]]:
@@ -356,7 +393,9 @@ def _groups(entries: list[Served]) -> list[list[Served]]:
     return groups
 
 
-def _check_requests(entries: list[Served], waits: list[float], session: AgentSession) -> list[str]:
+def _check_requests(
+    entries: list[Served], waits: list[float], session: AgentSession, *, left: bool = False
+) -> list[str]:
     violations = [
         f"request {e.index}: the history sent was invalid: {e.history_error}"
         for e in entries
@@ -384,7 +423,12 @@ def _check_requests(entries: list[Served], waits: list[float], session: AgentSes
             violations.append(f"retried after {wait:.2f}s where the server asked for {least:g}s")
     if result is None:
         return [*violations, "the turn left no result"]
-    if ended_by is not None:
+    if left:
+        if result.stop != "cancelled" or not isinstance(result.error, Cancelled):
+            violations.append(f"the turn the client left ended as {result.stop!r} ({result.error!r})")
+        if ended_by is not None and ended_by is not entries[-1]:
+            violations.append(f"request {ended_by.index}: {ended_by.fault} did not end the turn")
+    elif ended_by is not None:
         if ended_by is not entries[-1]:
             violations.append(f"request {ended_by.index}: {ended_by.fault} did not end the turn")
         error = result.error

@@ -94,9 +94,7 @@ PROVIDER_FAULTS = (
     *STREAM_ONLY,
 )
 #: Faults after which the client still holds the whole reply.
-DELIVERING = frozenset(
-    {"ok", "huge", "bad_args", "cut_at_max_tokens", "duplicate_events", "json_for_stream"}
-)
+DELIVERING = frozenset({"ok", "huge", "bad_args", "cut_at_max_tokens", "duplicate_events", "json_for_stream"})
 _FILLER = (
     "The forecast holds steady with light wind from the west and a dry afternoon ahead "
     "while clouds gather slowly over the hills near the river. "

@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
 
 from bench._chaos_wire import BAD_ARGUMENTS
 from bench._fault_session import (
+    CLIENT_FAULTS,
     SLOW_SECONDS,
     TOOL_FAULTS,
     VENDOR_MODELS,
@@ -46,7 +47,7 @@ from bench.chaos_vendor import PROVIDER_FAULTS, STREAM_ONLY, ChaosVendor
 
 __all__ = ["ALL_FAULTS", "Figures", "plan_campaign", "run_campaign"]
 
-ALL_FAULTS = (*PROVIDER_FAULTS, *TOOL_FAULTS)
+ALL_FAULTS = (*PROVIDER_FAULTS, *TOOL_FAULTS, *CLIENT_FAULTS)
 _MODES = [(vendor, streaming) for vendor in VENDOR_MODELS for streaming in (False, True)]
 
 
@@ -90,7 +91,10 @@ def plan_campaign(seed: int, sessions: int, *, turns: int = 3) -> list[SessionPl
                 tools = ["lookup"]
             if tools and rng.random() < 0.3:
                 faults.insert(0, "ok")  # the fault lands on the turn's second model call
-            planned.append(TurnPlan(faults=faults, tools=tools, bad_args=rng.choice(list(BAD_ARGUMENTS))))
+            leave = rng.choice(list(CLIENT_FAULTS.values())) if streaming and rng.random() < 0.2 else None
+            planned.append(
+                TurnPlan(faults=faults, tools=tools, bad_args=rng.choice(list(BAD_ARGUMENTS)), leave=leave)
+            )
         planned.append(TurnPlan(faults=[], tools=["lookup"]))
         plans.append(
             SessionPlan(
