@@ -32,8 +32,10 @@ from agcore.agent import (
     AssistantReply,
     BasicAgent,
     Cancelled,
+    CostTracker,
     ToolResults,
     TurnStarted,
+    messages_from_json,
 )
 from agcore.agent import TextDelta as AgentTextDelta
 from agcore.llm import errors as llm_errors
@@ -44,6 +46,7 @@ from agcore.llm.providers.ollama import OllamaProvider
 from agcore.llm.providers.openai import OpenAIProvider
 from agcore.llm.retry import RetryPolicy
 from agcore.llm.types import AssistantMessage, ImageBlock, TextBlock, Usage, UserMessage
+from agcore.memory import SessionStore
 from agcore.tools import tool
 from bench.chaos_vendor import ChaosVendor, Served
 
@@ -262,8 +265,11 @@ def _provider(vendor: str, base_url: str, policy: RetryPolicy) -> BaseProvider:
     return OllamaProvider(model, host=base_url, timeout=CLIENT_TIMEOUT, retry_policy=policy)
 
 
-async def run_session(server: ChaosVendor, plan: SessionPlan) -> SessionReport:
-    """Run ``plan`` against ``server`` and check every turn."""
+async def run_session(
+    server: ChaosVendor, plan: SessionPlan, store: SessionStore | None = None
+) -> SessionReport:
+    """Run ``plan`` against ``server`` and check every turn. With a ``store`` the session is saved as
+    it runs, and after every turn what the store holds must be what the session holds."""
     sleep = _RecordedSleep()
     policy = RetryPolicy(
         max_attempts=MAX_ATTEMPTS, base_delay=0.01, max_delay=0.05, sleep=sleep, rng=random.Random(plan.seed)
@@ -273,13 +279,15 @@ async def run_session(server: ChaosVendor, plan: SessionPlan) -> SessionReport:
     config = AgentConfig(streaming="always" if plan.streaming else "auto", max_turns=8)
     bundle = AgentBuilder().provider(provider).tools(*tools.build()).config(config).build()
     session = AgentSession(
-        BasicAgent(name="chaos", system_prompt="You report the weather."), plan.key, bundle
+        BasicAgent(name="chaos", system_prompt="You report the weather."), plan.key, bundle, store=store
     )
     report = SessionReport(plan)
     delivered: list[Served] = []
     try:
         for number, turn in enumerate(plan.turns, 1):
             report.turns.append(await _run_turn(server, plan, session, tools, sleep, turn, number, delivered))
+            if store is not None:
+                report.turns[-1].violations += await _check_store(store, session)
         _check_cost(session, VENDOR_MODELS[plan.vendor], delivered, report.turns[-1].violations)
         # A turn's faults held only if the turn after it (which has fewer or no faults) went well too.
         for earlier, later in zip(report.turns, report.turns[1:], strict=False):
@@ -545,6 +553,31 @@ def _check_cost(session: AgentSession, model: str, delivered: list[Served], viol
     )
     if cost is None or not math.isclose(cost, expected, rel_tol=1e-9, abs_tol=1e-12):
         violations.append(f"cost {cost} USD, expected {expected} for the delivered replies")
+
+
+async def _check_store(store: SessionStore, session: AgentSession) -> list[str]:
+    """The store holds the session as it is: every message, and the usage. Except after a cancelled
+    turn: its repair (the "cancelled" results of the calls it left open) is kept in memory only, by
+    design (nothing awaits while cancelled), and saved with the next message; a process stopped in
+    between has those calls answered "interrupted" on load."""
+    record = await store.load(session.session_id)
+    if record is None:
+        return ["the store has no record of the session"]
+    texts = await store.load_messages(session.session_id)
+    stored = messages_from_json("[" + ",".join(texts) + "]")
+    violations = []
+    expected = session.messages
+    result = session.last_result
+    cancelled = result is not None and result.stop == "cancelled"
+    if cancelled and len(stored) == len(expected) - 1 and isinstance(expected[-1], ToolResults):
+        expected = expected[:-1]
+    if [m.model_dump() for m in stored] != [m.model_dump() for m in expected]:
+        kinds = [type(m).__name__ for m in stored], [type(m).__name__ for m in session.messages]
+        violations.append(f"the store holds {len(stored)} messages {kinds[0]}, the session {kinds[1]}")
+    saved = CostTracker.model_validate(record.usage).usage if record.usage else None
+    if saved != session.usage.usage:
+        violations.append(f"the store holds usage {saved}, the session {session.usage.usage}")
+    return violations
 
 
 def _check_history(session: AgentSession) -> list[str]:

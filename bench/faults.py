@@ -23,11 +23,14 @@ import functools
 import logging
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import anyio
+
+from agcore.memory import SqliteSessionStore
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -109,19 +112,25 @@ def plan_campaign(seed: int, sessions: int, *, turns: int = 3) -> list[SessionPl
 
 
 async def run_campaign(
-    server: ChaosVendor, plans: list[SessionPlan], *, concurrency: int = 6
+    server: ChaosVendor, plans: list[SessionPlan], *, concurrency: int = 6, store_path: Path | None = None
 ) -> list[SessionReport]:
-    """Run the sessions, ``concurrency`` at a time, on the current event loop."""
+    """Run the sessions, ``concurrency`` at a time, on the current event loop. With ``store_path``,
+    every session is saved as it runs in one SQLite session store there, and checked against it."""
     reports: list[SessionReport | None] = [None] * len(plans)
     limiter = anyio.CapacityLimiter(concurrency)
+    store = SqliteSessionStore(store_path) if store_path is not None else None
 
     async def one(position: int, plan: SessionPlan) -> None:
         async with limiter:
-            reports[position] = await run_session(server, plan)
+            reports[position] = await run_session(server, plan, store)
 
-    async with anyio.create_task_group() as group:
-        for position, plan in enumerate(plans):
-            group.start_soon(one, position, plan)
+    try:
+        async with anyio.create_task_group() as group:
+            for position, plan in enumerate(plans):
+                group.start_soon(one, position, plan)
+    finally:
+        if store is not None:
+            await store.aclose()
     return [r for r in reports if r is not None]
 
 
@@ -174,11 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     backends = ("asyncio", "trio") if args.backend == "both" else (args.backend,)
     figures = Figures()
     started = time.monotonic()
-    with ChaosVendor(slow_seconds=SLOW_SECONDS) as server:
+    with ChaosVendor(slow_seconds=SLOW_SECONDS) as server, tempfile.TemporaryDirectory() as tmp:
         for backend in backends:
             for plan in plans:
                 plan.key = f"{plan.key.split('@')[0]}@{backend}"  # a fresh script per backend
-            campaign = functools.partial(run_campaign, server, plans, concurrency=args.concurrency)
+            campaign = functools.partial(
+                run_campaign,
+                server,
+                plans,
+                concurrency=args.concurrency,
+                store_path=Path(tmp) / f"sessions-{backend}.db",
+            )
             reports = anyio.run(campaign, backend=backend)
             figures.add(reports)
     elapsed = time.monotonic() - started

@@ -2,13 +2,15 @@
 ``AgentSession``, complete and streaming, on the Anthropic, OpenAI and Ollama wire formats, against
 ``bench.chaos_vendor.ChaosVendor`` on loopback, with every provider and tool fault the campaign
 knows injected at least once, mixed. The invariants (``bench/_fault_session.py``) are checked after
-every turn; the full campaign with its figures is ``bench/faults.py``.
+every turn, and each session is saved as it runs in a SQLite session store that must hold what the
+session holds; the full campaign with its figures is ``bench/faults.py``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
@@ -32,13 +34,13 @@ def server() -> Iterator[ChaosVendor]:
 
 
 async def test_seeded_subset_holds_every_invariant_under_every_fault(
-    server: ChaosVendor, anyio_backend: str
+    server: ChaosVendor, anyio_backend: str, tmp_path: Path
 ) -> None:
     plans = plan_campaign(SEED, SESSIONS)
     for plan in plans:
         plan.key += f"@{anyio_backend}"
     figures = Figures()
-    figures.add(await run_campaign(server, plans, concurrency=8))
+    figures.add(await run_campaign(server, plans, concurrency=8, store_path=tmp_path / "sessions.db"))
     assert figures.violations == []
     missing = [fault for fault in ALL_FAULTS if not figures.injected[fault]]
     assert missing == [], f"faults never injected by this seed: {missing}"
