@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from agcore.agent import TurnResult
-from bench._fault_session import SLOW_SECONDS, SessionPlan, TurnPlan, _check_requests, run_session
+from bench._fault_checks import check_requests
+from bench._fault_session import SLOW_SECONDS, SessionPlan, TurnPlan, run_session
 from bench.chaos_vendor import ChaosVendor, Served
 from bench.faults import ALL_FAULTS, Figures, plan_campaign, run_campaign
 
@@ -76,13 +77,13 @@ def test_the_checks_catch_a_retryable_fault_that_was_not_retried() -> None:
         Served(index=0, vendor="openai", stream=False, fault="502", digest="a"),
         Served(index=1, vendor="openai", stream=False, fault="ok", digest="b", delivered=True),
     ]
-    violations = _check_requests(not_retried, [], session)
+    violations = check_requests(not_retried, [], session)
     assert "request 0: 502 (retryable) was not retried" in violations
     too_soon = [
         Served(index=0, vendor="openai", stream=False, fault="429_seconds", digest="a", retry_after=7.0),
         Served(index=1, vendor="openai", stream=False, fault="ok", digest="a", delivered=True),
     ]
-    assert _check_requests(too_soon, [0.5], session) == ["retried after 0.50s where the server asked for 7s"]
+    assert check_requests(too_soon, [0.5], session) == ["retried after 0.50s where the server asked for 7s"]
 
 
 def test_the_server_rejects_a_history_a_real_endpoint_would_reject(server: ChaosVendor) -> None:
