@@ -67,6 +67,7 @@ _CONNECT_TIMEOUT = 10.0
 _HEALTH_CHECK_TIMEOUT = 30.0
 # Transport failures that mean the server was never reached (anything else mid-stream broke off).
 _CONNECT_ERRORS = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError, httpx2.UnsupportedProtocol)
+_BROKE_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
 # Block types agcore models; server-side tool blocks (web search results and the like) are skipped.
 _STREAMED_KINDS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
@@ -319,6 +320,15 @@ class AnthropicProvider(BaseProvider):
             return RequestTimeoutError(
                 f"no answer from {base_url} within the timeout; try again, or raise timeout= for "
                 "long generations (streaming avoids idle waits)",
+                provider=PROVIDER, model=self.model_id,
+            )
+        cause = error.__cause__
+        if isinstance(error, anthropic.APIConnectionError) and isinstance(cause, _BROKE_OFF):
+            # The server was reached, then the connection broke (a reset, a body cut short).
+            return LLMConnectionError(
+                f"the connection to {base_url} broke off before the reply was complete "
+                f"({type(cause).__name__}{f': {cause}' if str(cause) else ''}); try the call again "
+                "(a proxy or load balancer cutting connections does this)",
                 provider=PROVIDER, model=self.model_id,
             )
         if isinstance(error, anthropic.APIConnectionError):

@@ -64,10 +64,13 @@ _CONNECT_TIMEOUT = 10.0
 _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
     httpx.HTTPError, anyio.EndOfStream, anyio.BrokenResourceError, ssl.SSLError,
 )
+# The server was reached, then the connection broke (a reset, a body cut short): not "cannot connect".
+_BROKE_OFF: tuple[type[BaseException], ...] = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 try:
     import httpx2 as _httpx2
 
     _TRANSPORT_ERRORS += (_httpx2.HTTPError,)
+    _BROKE_OFF += (_httpx2.RemoteProtocolError, _httpx2.ReadError, _httpx2.WriteError)
 except ImportError:  # older SDKs use httpx alone
     pass
 
@@ -256,6 +259,12 @@ class OpenAIProvider(BaseProvider):
                 f"no answer from {self._base_url} within the timeout{self._timeout_text}; try again, "
                 "or raise the provider's timeout= for long replies", provider=provider, model=model,
             )
+        if isinstance(error, openai.APIConnectionError) and isinstance(error.__cause__, _BROKE_OFF):
+            return LLMConnectionError(
+                f"the connection to {self._base_url} broke off before the reply was complete "
+                f"({_cause(error)}); try the call again (a proxy or load balancer cutting connections "
+                "does this)", provider=provider, model=model,
+            )
         if isinstance(error, openai.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to {self._base_url} ({_cause(error)}). Is the server running at "
@@ -280,4 +289,6 @@ def _is_official(base_url: str) -> bool:
 
 def _cause(error: BaseException) -> str:
     cause = error.__cause__ or error.__context__
-    return f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+    if cause is None:
+        return str(error)
+    return f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
