@@ -444,6 +444,15 @@ def history_problem(vendor: str, body: dict[str, Any]) -> str | None:
 def _anthropic_problem(messages: list[dict[str, Any]]) -> str | None:
     if messages[0].get("role") != "user":
         return "messages: the first message must use the user role"
+    ids = [
+        b.get("id")
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+    if len(ids) != len(set(ids)):
+        return "messages: `tool_use` ids must be unique"
     for position, message in enumerate(messages):
         content = message.get("content")
         if not content:
@@ -476,6 +485,10 @@ def _anthropic_problem(messages: list[dict[str, Any]]) -> str | None:
 
 def _openai_problem(messages: list[dict[str, Any]], *, by_id: bool) -> str | None:
     waiting: list[str] = []
+    for position, message in enumerate(messages):
+        ids = [c.get("id") for c in message.get("tool_calls") or []]
+        if by_id and len(ids) != len(set(ids)):
+            return f"messages.{position}: duplicate tool call ids {ids}"
     for position, message in enumerate(messages):
         role = message.get("role")
         if role == "tool":

@@ -221,8 +221,8 @@ def check_tools(new: list[Any], violations: list[str]) -> list[str]:
                 ok = result.is_error and "Unknown tool 'teleport'" in text
             elif call.parse_error is not None:  # unreadable, or cut short by the output limit
                 ok = result.is_error and call.parse_error in text
-            elif call.name == "lookup":
-                ok = not result.is_error and "Paris" in text
+            elif call.name == "lookup":  # its own reading, not another call's
+                ok = not result.is_error and f"Paris (reading {call.input.get('n')})" in text
             elif call.name == "explode":
                 ok = result.is_error and "offline" in text
             elif call.name in ("stall", "stall_sync"):

@@ -19,7 +19,9 @@ Faults (``PROVIDER_FAULTS``; ``STREAM_ONLY`` ones apply to streamed requests onl
 * bodies: ``malformed`` (200 with JSON that does not parse), ``empty_200``, ``huge`` (a reply of
   several megabytes), ``bad_args`` (tool-call arguments that are no JSON object: see ``BAD_ARGUMENTS``),
   ``cut_at_max_tokens`` (the reply hit the output token limit in the middle of its last tool call's
-  arguments; Anthropic and OpenAI only: Ollama drops a call it could not parse);
+  arguments; Anthropic and OpenAI only: Ollama drops a call it could not parse),
+  ``duplicate_call_ids`` (every call gets the id ``call_0``, in this reply and in earlier ones, as
+  some OpenAI-compatible servers number calls);
 * streams: ``stream_cut_after_delta`` (the connection drops right after the first tool-call delta,
   or text delta when there is no call), ``stream_error_before_output``, ``stream_error_after_start``
   (after ``message_start`` or the role chunk, before any content), ``stream_error_after_output`` (an
@@ -91,10 +93,21 @@ PROVIDER_FAULTS = (
     "huge",
     "bad_args",
     "cut_at_max_tokens",
+    "duplicate_call_ids",
     *STREAM_ONLY,
 )
 #: Faults after which the client still holds the whole reply.
-DELIVERING = frozenset({"ok", "huge", "bad_args", "cut_at_max_tokens", "duplicate_events", "json_for_stream"})
+DELIVERING = frozenset(
+    {
+        "ok",
+        "huge",
+        "bad_args",
+        "cut_at_max_tokens",
+        "duplicate_call_ids",
+        "duplicate_events",
+        "json_for_stream",
+    }
+)
 _FILLER = (
     "The forecast holds steady with light wind from the west and a dry afternoon ahead "
     "while clouds gather slowly over the hills near the river. "
@@ -197,9 +210,10 @@ class _Handler(BaseHTTPRequestHandler):
         fault = served.fault
         if (
             (fault in STREAM_ONLY and not served.stream)
-            or (fault in ("bad_args", "cut_at_max_tokens") and not script.tools)
-            # Ollama parses calls out of the model's text itself: a call cut short never shows up.
-            or (fault == "cut_at_max_tokens" and served.vendor == "ollama")
+            or (fault in ("bad_args", "cut_at_max_tokens", "duplicate_call_ids") and not script.tools)
+            # Ollama parses calls out of the model's text itself: a call cut short never shows up; and
+            # its calls carry no ids to repeat.
+            or (fault in ("cut_at_max_tokens", "duplicate_call_ids") and served.vendor == "ollama")
         ):
             served.fault = fault = "ok"  # does not apply to this request: it is answered normally
         script.replies += 1
@@ -211,7 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
         if script.tools:
             text = "" if number % 2 else f"Let me check ({number})."
             for position, name in enumerate(script.tools):
-                arguments = {"city": "Paris", "n": number}
+                arguments = {"city": "Paris", "n": 10 * number + position}  # tells the calls apart
                 as_text, value = json.dumps(arguments), arguments
                 if fault == "bad_args" and position == 0:
                     as_text, value = BAD_ARGUMENTS[script.bad_args]
@@ -219,6 +233,8 @@ class _Handler(BaseHTTPRequestHandler):
                     # Cut mid-value: as the model wrote it, and as a vendor's lenient parse reads it.
                     as_text, value = as_text[: as_text.index("Paris") + 3], {"city": "Par"}
                 call_id = f"call_{served.vendor[:2]}{number}x{position}"
+                if fault == "duplicate_call_ids":  # one id for every call, the same in every reply
+                    call_id = "call_0"
                 calls.append(Call(id=call_id, name=name, arguments=as_text, value=value))
         reply = Reply(
             model=str(body.get("model") or ""),
