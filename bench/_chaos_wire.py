@@ -377,8 +377,8 @@ def error_frame(vendor: str, *, rate_limited: bool = False) -> bytes:
 # --------------------------------------------------------------------------------------- errors
 
 
-def error_body(vendor: str, status: int, model: str) -> bytes:
-    """The vendor's error body for an HTTP failure."""
+def error_body(vendor: str, status: int, model: str, message: str | None = None) -> bytes:
+    """The vendor's error body for an HTTP failure (``message``: other words than the usual ones)."""
     kinds = {
         400: "invalid_request_error",
         401: "authentication_error",
@@ -386,7 +386,7 @@ def error_body(vendor: str, status: int, model: str) -> bytes:
         429: "rate_limit_error",
         529: "overloaded_error",
     }
-    message = {
+    message = message or {
         400: "messages.1.content: unexpected value",
         401: "invalid x-api-key",
         404: f"model: {model}",

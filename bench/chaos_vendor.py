@@ -183,7 +183,9 @@ class _Handler(BaseHTTPRequestHandler):
                 stream=stream,
                 fault=fault,
                 digest=hashlib.sha1(
-                    json.dumps((body or {}).get("messages"), sort_keys=True).encode()
+                    json.dumps(
+                        body.get("messages") if isinstance(body, dict) else body, sort_keys=True
+                    ).encode()
                 ).hexdigest()[:12],
             )
             script.log.append(served)
@@ -193,13 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 reply = self._reply(script, served, body, raw)
         if problem is not None:
-            self._send(
-                400,
-                error_body(vendor, 400, "").replace(
-                    b"messages.1.content: unexpected value", problem.encode()
-                ),
-                "application/json",
-            )
+            self._send(400, error_body(vendor, 400, "", problem), "application/json")
             return
         self._answer(served, reply)
 
