@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     modes = ", ".join(f"{v} {'stream' if s else 'complete'}" for v, s in _MODES)
     print(
-        f"fault campaign: seed {args.seed}, {figures.sessions} sessions ({args.sessions} per backend on "
+        f"fault campaign: seed {args.seed}, {figures.sessions} sessions ({len(plans)} per backend on "
         f"{' and '.join(backends)}; {modes}), {figures.turns} turns, {figures.requests} requests, "
         f"{elapsed:.0f}s\n"
     )
