@@ -21,6 +21,8 @@ from agcore.agent import (
     AssistantReply,
     Cancelled,
     CostTracker,
+    Done,
+    Failed,
     ToolResults,
     messages_from_json,
 )
@@ -35,6 +37,7 @@ __all__ = [
     "TOOL_FAULTS",
     "check_cost",
     "check_history",
+    "check_last_event",
     "check_replies",
     "check_requests",
     "check_store",
@@ -310,3 +313,29 @@ def check_history(session: AgentSession) -> list[str]:
         if sorted(answered) != sorted(asked):
             return [f"history message {position}: calls {asked} answered by {answered}"]
     return []
+
+
+def check_last_event(session: AgentSession, last: object, streamed: bool) -> list[str]:
+    """A streamed turn ends in the event that matches its result: ``Done``, or ``Failed`` with the
+    error's type and recoverability; an ``AgentLLMError`` is recoverable when its cause is retryable."""
+    result = session.last_result
+    if result is None:
+        return []
+    error = result.error
+    violations = []
+    if isinstance(error, AgentLLMError) and error.is_recoverable() != error.cause.is_retryable:
+        violations.append(f"{error!r} says recoverable={error.is_recoverable()} for a cause that is not")
+    if not streamed or result.stop == "cancelled":  # a cancelled turn's stream has no last event
+        return violations
+    if error is None and not (
+        isinstance(last, Done) and last.stop == result.stop and last.text == result.text
+    ):
+        violations.append(f"the stream of a turn that ended {result.stop!r} ended with {last!r}")
+    if error is not None and not (
+        isinstance(last, Failed)
+        and last.error_type == type(error).__name__
+        and last.recoverable == error.is_recoverable()
+        and last.stop == result.stop
+    ):
+        violations.append(f"the stream of a turn that failed with {error!r} ended with {last!r}")
+    return violations

@@ -44,6 +44,7 @@ from bench._fault_checks import (
     TOOL_FAULTS,
     check_cost,
     check_history,
+    check_last_event,
     check_replies,
     check_requests,
     check_store,
@@ -257,6 +258,7 @@ async def _run_turn(
     deltas: dict[int, list[str]] = {}
     escaped: BaseException | None = None
     left: list[bool] = []  # set when the client leaves the turn
+    ending: list[object] = []  # a stream's last event
     started = anyio.current_time()
     with anyio.move_on_after(60) as hard_limit:
         with anyio.CancelScope() as scope:
@@ -270,6 +272,7 @@ async def _run_turn(
                     turn.leave,
                     scope,
                     left,
+                    ending,
                 )
             except Exception as exc:  # the invariant under test: nothing but a result comes out
                 escaped = exc
@@ -292,6 +295,7 @@ async def _run_turn(
     if elapsed > budget:
         violations.append(f"the turn took {elapsed:.1f}s, past the {budget:.1f}s its timeouts allow")
     violations += check_requests(entries, waits, session, left=bool(left))
+    violations += check_last_event(session, ending[0] if ending else None, plan.streaming and not left)
     violations += check_replies(entries, new, deltas if plan.streaming else None)
     tool_faults = check_tools(new, violations)
     violations += check_usage(entries, session, usage_before, calls_before)
@@ -311,13 +315,17 @@ async def _drive(
     leave: str | None,
     scope: anyio.CancelScope,
     left: list[bool],
+    ending: list[object],
 ) -> None:
-    """Run one turn; with ``leave``, the client leaves it at its first text delta (noted in ``left``)."""
+    """Run one turn; with ``leave``, the client leaves it at its first text delta (noted in ``left``).
+    A stream's last event goes to ``ending``."""
     if not streaming:
         await session.submit_turn(prompt)
         return
     iteration = 0
+    last: object = None
     async for event in session.stream_turn(prompt):
+        last = event
         if isinstance(event, TurnStarted):
             iteration = event.iteration
         elif isinstance(event, AgentTextDelta):
@@ -328,3 +336,4 @@ async def _drive(
                     return  # the stream is dropped unclosed, as a `break` leaves it
                 scope.cancel()
                 await anyio.lowlevel.checkpoint()
+    ending.append(last)
