@@ -257,6 +257,11 @@ def check_usage(entries: list[Served], session: AgentSession, before: Usage, cal
         violations.append(f"usage counted {gained}, the delivered replies carried {expected}")
     if session.usage.calls - calls_before != len(delivered):
         violations.append(f"{session.usage.calls - calls_before} replies counted, {len(delivered)} delivered")
+    result = session.last_result
+    if result is not None and (result.usage.input_tokens, result.usage.output_tokens) != expected:
+        violations.append(
+            f"the turn's result counts usage {result.usage}, the delivered replies carried {expected}"
+        )
     return violations
 
 
