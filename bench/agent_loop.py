@@ -79,22 +79,12 @@ async def get_weather(city: str, unit: str = "celsius") -> str:
 
 
 # The schema agcore derives from get_weather's hints and docstring: the bare loop sends the same.
-WEATHER_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "description": "City name, e.g. Paris"},
-                "unit": {"type": "string", "description": "celsius or fahrenheit", "default": "celsius"},
-            },
-            "required": ["city"],
-            "additionalProperties": False,
-        },
-    },
-}
+WEATHER_TOOL: dict[str, Any] = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather for a city.",
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "City name, e.g. Paris"},
+        "unit": {"type": "string", "description": "celsius or fahrenheit", "default": "celsius"}},
+        "required": ["city"], "additionalProperties": False}}}
 FUNCTIONS: dict[str, Callable[..., Awaitable[str]]] = {"get_weather": get_weather}
 MAX_ITERATIONS = 10
 RAMP = 5  # new connections opened at once in the throughput warm-up (see measure_throughput)
@@ -120,30 +110,16 @@ def bare_loop(client: AsyncOpenAI, messages_out: list[list[dict[str, Any]]] | No
     async def turn() -> str:
         messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
         for _ in range(MAX_ITERATIONS):
-            reply = await client.chat.completions.create(
-                model=MODEL,
-                messages=messages,  # type: ignore[arg-type]
-                tools=[WEATHER_TOOL],
-            )  # type: ignore[list-item]
+            reply = await client.chat.completions.create(model=MODEL, messages=messages,  # type: ignore[arg-type]
+                                                         tools=[WEATHER_TOOL])  # type: ignore[list-item]
             message = reply.choices[0].message
             if not message.tool_calls:
                 messages.append({"role": "assistant", "content": message.content})
                 break
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": message.content,
-                    "tool_calls": [
-                        {
-                            "id": c.id,
-                            "type": "function",
-                            "function": {"name": c.function.name, "arguments": c.function.arguments},
-                        }
-                        for c in message.tool_calls
-                        if c.type == "function"
-                    ],
-                }
-            )
+            messages.append({"role": "assistant", "content": message.content, "tool_calls": [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                for c in message.tool_calls if c.type == "function"]})
             for call in message.tool_calls:
                 if call.type != "function":
                     continue
@@ -163,12 +139,8 @@ def bare_stream_loop(client: AsyncOpenAI, messages_out: list[list[dict[str, Any]
         messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
         for _ in range(MAX_ITERATIONS):
             chunks = await client.chat.completions.create(
-                model=MODEL,
-                messages=messages,
-                tools=[WEATHER_TOOL],  # type: ignore[arg-type, list-item]
-                stream=True,
-                stream_options={"include_usage": True},
-            )
+                model=MODEL, messages=messages, tools=[WEATHER_TOOL],  # type: ignore[arg-type, list-item]
+                stream=True, stream_options={"include_usage": True})
             text: list[str] = []
             calls: dict[int, dict[str, Any]] = {}
             async for chunk in chunks:
@@ -191,20 +163,9 @@ def bare_stream_loop(client: AsyncOpenAI, messages_out: list[list[dict[str, Any]
                 messages.append({"role": "assistant", "content": content})
                 break
             ordered = [calls[i] for i in sorted(calls)]
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": content,
-                    "tool_calls": [
-                        {
-                            "id": c["id"],
-                            "type": "function",
-                            "function": {"name": c["name"], "arguments": "".join(c["arguments"])},
-                        }
-                        for c in ordered
-                    ],
-                }
-            )
+            messages.append({"role": "assistant", "content": content, "tool_calls": [
+                {"id": c["id"], "type": "function",
+                 "function": {"name": c["name"], "arguments": "".join(c["arguments"])}} for c in ordered]})
             for call in ordered:
                 result = await FUNCTIONS[call["name"]](**json.loads("".join(call["arguments"])))
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
@@ -293,11 +254,8 @@ def openai_agents_side(base_url: str) -> Callable[[], Turn]:
 
     set_tracing_disabled(True)
     client = openai_client(base_url)
-    agent = Agent(
-        name="bench",
-        model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
-        tools=[function_tool(get_weather)],
-    )
+    agent = Agent(name="bench", model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+                  tools=[function_tool(get_weather)])
 
     async def turn() -> str:
         return str((await Runner.run(agent, QUESTION)).final_output)
@@ -334,7 +292,8 @@ def build_sides(base_url: str, with_peers: bool) -> tuple[list[Side], list[str]]
         Side("bare-stream", "openai SDK loop, stream=True", lambda: bare_stream_loop(stream_client)),
         Side("agcore", "AgentSession.submit_turn, reused session", lambda: agcore_reused(bundle)),
         Side("agcore-new", "AgentSession.submit_turn, new session", lambda: agcore_new(bundle)),
-        Side("agcore-stream", 'submit_turn with streaming="always"', lambda: agcore_reused(streaming_bundle)),
+        Side("agcore-stream", "submit_turn with streaming=\"always\"",
+             lambda: agcore_reused(streaming_bundle)),
     ]
     notes: list[str] = []
     if with_peers:
@@ -354,10 +313,8 @@ async def check(side: Side, turn: Turn) -> None:
     before = TOOL_CALLS["Paris"]
     text = await turn()
     if TOOL_CALLS["Paris"] != before + 1 or "Paris" not in text:
-        raise RuntimeError(
-            f"{side.name}: expected one get_weather call and an answer about Paris, "
-            f"got {TOOL_CALLS['Paris'] - before} calls and {text!r}"
-        )
+        raise RuntimeError(f"{side.name}: expected one get_weather call and an answer about Paris, "
+                           f"got {TOOL_CALLS['Paris'] - before} calls and {text!r}")
 
 
 # ---------------------------------------------------------------- 1. CPU per turn
@@ -411,10 +368,8 @@ def cpu_table(sides: list[Side], args: argparse.Namespace, port: int) -> str:
         f"Python {sys.version.split()[0]}",
         "",
     ]
-    header = (
-        f"{'side':<14} {'CPU µs/turn':>12} {'vs bare':>8} {'vs bare-stream':>15} {'round ratios':>13} "
-        f"{'wall µs/turn':>13}  how"
-    )
+    header = (f"{'side':<14} {'CPU µs/turn':>12} {'vs bare':>8} {'vs bare-stream':>15} {'round ratios':>13} "
+              f"{'wall µs/turn':>13}  how")
     lines += [header, "-" * (len(header) + 40)]
     for side in sides:
         cpu = statistics.median(side.cpu_us)
@@ -423,13 +378,9 @@ def cpu_table(sides: list[Side], args: argparse.Namespace, port: int) -> str:
         lines.append(
             f"{side.name:<14} {cpu:>12.0f} {cpu / statistics.median(bare.cpu_us):>8.2f} "
             f"{cpu / statistics.median(bare_stream.cpu_us):>15.2f} {spread:>13} "
-            f"{statistics.median(side.wall_us):>13.0f}  {side.how}"
-        )
-    lines += [
-        "",
-        "   vs bare / vs bare-stream = CPU ÷ that baseline's CPU (median over rounds);",
-        "   round ratios = min-max per-round ratio vs bare",
-    ]
+            f"{statistics.median(side.wall_us):>13.0f}  {side.how}")
+    lines += ["", "   vs bare / vs bare-stream = CPU ÷ that baseline's CPU (median over rounds);",
+              "   round ratios = min-max per-round ratio vs bare"]
     return "\n".join(lines)
 
 
@@ -464,9 +415,8 @@ async def run_concurrently(runs: list[Turn], turns_each: int) -> None:
             group.start_soon(worker, run)
 
 
-async def measure_throughput(
-    sides: list[Side], server_pid: int, sessions: int, turns_each: int, rounds: int
-) -> list[Throughput]:
+async def measure_throughput(sides: list[Side], server_pid: int, sessions: int, turns_each: int,
+                             rounds: int) -> list[Throughput]:
     """Each side in turn: a warm-up that grows to all sessions ``RAMP`` at a time, then its rounds.
 
     The warm-up opens the client pool's connections a few at a time: the fake server listens with
@@ -506,10 +456,8 @@ def throughput_table(results: list[Throughput], args: argparse.Namespace) -> str
         f"({args.sessions_concurrent * args.conc_turns} turns per round) after a warm-up; median over rounds",
         "",
     ]
-    header = (
-        f"{'side':<14} {'turns/s':>8} {'rounds':>10} {'vs bare':>8} {'client CPU µs/turn':>19} "
-        f"{'client CPU':>11} {'server CPU':>11}"
-    )
+    header = (f"{'side':<14} {'turns/s':>8} {'rounds':>10} {'vs bare':>8} {'client CPU µs/turn':>19} "
+              f"{'client CPU':>11} {'server CPU':>11}")
     lines += [header, "-" * len(header)]
     for r in results:
         rate = statistics.median(r.rates)
@@ -517,21 +465,14 @@ def throughput_table(results: list[Throughput], args: argparse.Namespace) -> str
             f"{r.side.name:<14} {rate:>8.0f} {f'{min(r.rates):.0f}-{max(r.rates):.0f}':>10} "
             f"{rate / statistics.median(bare.rates):>8.2f} "
             f"{statistics.median(r.cpu_us):>19.0f} {statistics.median(r.client_util):>10.0%} "
-            f"{statistics.median(r.server_util):>10.0%}"
-        )
-    lines += [
-        "",
-        "   client/server CPU = CPU seconds ÷ wall seconds (100% = one core busy). The client is "
-        "one thread: near 100% it is the bottleneck;",
-        "   the fake server (threads, one GIL) near "
-        "100% would cap every side alike. rounds = min-max turns/s over the rounds.",
-    ]
+            f"{statistics.median(r.server_util):>10.0%}")
+    lines += ["", "   client/server CPU = CPU seconds ÷ wall seconds (100% = one core busy). The client is "
+              "one thread: near 100% it is the bottleneck;", "   the fake server (threads, one GIL) near "
+              "100% would cap every side alike. rounds = min-max turns/s over the rounds."]
     starved = [r.side.name for r in results if statistics.median(r.client_util) < 0.9]
     if starved:
-        lines.append(
-            f"   WARNING: client CPU below 90% for {', '.join(starved)}: the client waited or was "
-            "not scheduled (other load on the machine?); rerun on a quiet machine before comparing."
-        )
+        lines.append(f"   WARNING: client CPU below 90% for {', '.join(starved)}: the client waited or was "
+                     "not scheduled (other load on the machine?); rerun on a quiet machine before comparing.")
     return "\n".join(lines)
 
 
@@ -546,25 +487,20 @@ async def profile_sides(sides: list[Side], turns: int) -> str:
             await run()
     profiles = [cProfile.Profile(time.process_time) for _ in chosen]
     for i in range(turns):
-        for k in range(len(runs)) if i % 2 == 0 else reversed(range(len(runs))):
+        for k in (range(len(runs)) if i % 2 == 0 else reversed(range(len(runs)))):
             profiles[k].enable()
             await runs[k]()
             profiles[k].disable()
-    out = [
-        f"Profile: {turns} turns per side, alternating; µs per turn under cProfile (inflated ~4x; "
-        "compare sides, not absolute numbers)"
-    ]
+    out = [f"Profile: {turns} turns per side, alternating; µs per turn under cProfile (inflated ~4x; "
+           "compare sides, not absolute numbers)"]
     tables = [pstats.Stats(prof).stats for prof in profiles]  # type: ignore[attr-defined]
     packages = [Counter[str]() for _ in tables]
     for counter, table in zip(packages, tables, strict=True):
         for (path, _line, _name), (_cc, _nc, tt, _ct, _callers) in table.items():
             counter[_package(path)] += tt / turns * 1e6
     names = sorted(set().union(*packages), key=lambda n: -max(c[n] for c in packages))[:14]
-    out += [
-        "",
-        "own time (tottime) by package, µs per turn:",
-        f"{'package':<22}" + "".join(f"{s.name:>13}" for s in chosen),
-    ]
+    out += ["", "own time (tottime) by package, µs per turn:",
+            f"{'package':<22}" + "".join(f"{s.name:>13}" for s in chosen)]
     for name in names:
         out.append(f"{name:<22}" + "".join(f"{c[name]:>13.0f}" for c in packages))
     out.append(f"{'total':<22}" + "".join(f"{sum(c.values()):>13.0f}" for c in packages))
@@ -573,17 +509,12 @@ async def profile_sides(sides: list[Side], turns: int) -> str:
             continue
         own = [(key, v) for key, v in table.items() if "/agcore/" in key[0]]
         own.sort(key=lambda kv: kv[1][3], reverse=True)
-        out += [
-            "",
-            f"{side.name}: agcore functions by cumulative time (with callees), top 20",
-            f"{'calls/turn':>10} {'tottime':>8} {'cumtime':>8}  function",
-        ]
+        out += ["", f"{side.name}: agcore functions by cumulative time (with callees), top 20",
+                f"{'calls/turn':>10} {'tottime':>8} {'cumtime':>8}  function"]
         for (path, line, name), (_cc, nc, tt, ct, _callers) in own[:20]:
             where = re.sub(r".*/(site-packages|main)/", "", path)
-            out.append(
-                f"{nc / turns:>10.1f} {tt / turns * 1e6:>8.1f} {ct / turns * 1e6:>8.1f}  "
-                f"{where}:{line}({name})"
-            )
+            out.append(f"{nc / turns:>10.1f} {tt / turns * 1e6:>8.1f} {ct / turns * 1e6:>8.1f}  "
+                       f"{where}:{line}({name})")
     return "\n".join(out)
 
 
@@ -613,20 +544,17 @@ async def run_loop_sections(args: argparse.Namespace) -> str:
             for name, module in PEER_PACKAGES.items():
                 if any(s.name == name for s in sides):
                     from importlib.metadata import version
-
                     dist = {"pydantic-ai": "pydantic-ai-slim", "openai-agents": "openai-agents"}[name]
                     versions.append(f"{name} {version(dist)} (import {module})")
             out.append("peers (bench/.venv-peers): " + (", ".join(versions) or "none loaded"))
         import openai
-
         out.append(f"openai SDK {openai.__version__}")
         if "cpu" in args.only:
             sides = await measure_cpu(sides, args.rounds, args.turns, args.warmup)
             out += ["", cpu_table(sides, args, port)]
         if "throughput" in args.only:
-            results = await measure_throughput(
-                sides, server.pid, args.sessions_concurrent, args.conc_turns, args.conc_rounds
-            )
+            results = await measure_throughput(sides, server.pid, args.sessions_concurrent, args.conc_turns,
+                                               args.conc_rounds)
             out += ["", throughput_table(results, args)]
         if args.profile:
             out += ["", await profile_sides(sides, args.profile)]
@@ -649,7 +577,7 @@ IMPORT_TARGETS = {
     "import agcore.tools": "import agcore.tools",
     "import agcore.agent": "import agcore.agent",
     "user line": "from agcore.agent import AgentBuilder, AgentSession, BasicAgent; "
-    "from agcore.tools import tool",
+                 "from agcore.tools import tool",
     "floor": "from pydantic import BaseModel, Field; import anyio, pluggy",
 }
 
@@ -667,9 +595,8 @@ def _import_times(runs: int, env: dict[str, str]) -> str:
     targets = list(IMPORT_TARGETS)
 
     def python(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, *args], check=True, cwd=ROOT, env=env, capture_output=True, text=True
-        )
+        return subprocess.run([sys.executable, *args], check=True, cwd=ROOT, env=env,
+                              capture_output=True, text=True)
 
     for target in targets:
         python("-c", IMPORT_TARGETS[target])
@@ -700,26 +627,18 @@ def _import_times(runs: int, env: dict[str, str]) -> str:
                     by_package[m[4].split(".")[0]] += int(m[1])
             self_ms[target].append(total / 1e3)
     base = statistics.median(walls["pass"])
-    lines = [
-        f"3. Cold import time: fresh interpreter per run (bytecode cached), {runs} runs each "
-        "(interleaved), median",
-        f"   python -c 'pass' = {base:.0f} ms wall (interpreter start-up, subtracted below)",
-        "",
-        f"{'statement':<22} {'wall - pass ms':>15} {'-X importtime ms':>17}",
-        "-" * 56,
-    ]
+    lines = [f"3. Cold import time: fresh interpreter per run (bytecode cached), {runs} runs each "
+             "(interleaved), median",
+             f"   python -c 'pass' = {base:.0f} ms wall (interpreter start-up, subtracted below)", "",
+             f"{'statement':<22} {'wall - pass ms':>15} {'-X importtime ms':>17}",
+             "-" * 56]
     for target in targets[1:]:
-        lines.append(
-            f"{target:<22} {statistics.median(walls[target]) - base:>15.0f} "
-            f"{statistics.median(self_ms[target]):>17.0f}"
-        )
+        lines.append(f"{target:<22} {statistics.median(walls[target]) - base:>15.0f} "
+                     f"{statistics.median(self_ms[target]):>17.0f}")
     top = ", ".join(f"{name} {us / count / 1e3:.0f}" for name, us in by_package.most_common(10))
-    lines += [
-        "",
-        f"   user line = {IMPORT_TARGETS['user line']}",
-        f"   floor = {IMPORT_TARGETS['floor']}",
-        f"   user line, own (self) time by top-level package, ms: {top}",
-    ]
+    lines += ["", f"   user line = {IMPORT_TARGETS['user line']}",
+              f"   floor = {IMPORT_TARGETS['floor']}",
+              f"   user line, own (self) time by top-level package, ms: {top}"]
     return "\n".join(lines)
 
 
@@ -806,26 +725,11 @@ def peers_python() -> tuple[Path | None, str]:
     want = hashlib.sha256(inputs).hexdigest()
     if python.exists() and stamp.exists() and stamp.read_text() == want:
         return python, "reused"
-    print(
-        f"setting up {PEERS_VENV.relative_to(ROOT)}: pip install -e . -r "
-        f"{PEERS_REQUIREMENTS.relative_to(ROOT)} ...",
-        flush=True,
-    )
-    steps = [
-        [sys.executable, "-m", "venv", str(PEERS_VENV)],
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-e",
-            str(ROOT),
-            "-r",
-            str(PEERS_REQUIREMENTS),
-        ],
-    ]
+    print(f"setting up {PEERS_VENV.relative_to(ROOT)}: pip install -e . -r "
+          f"{PEERS_REQUIREMENTS.relative_to(ROOT)} ...", flush=True)
+    steps = [[sys.executable, "-m", "venv", str(PEERS_VENV)],
+             [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+              "-e", str(ROOT), "-r", str(PEERS_REQUIREMENTS)]]
     for step in steps:
         if step[0] != sys.executable and not python.exists():
             break
@@ -863,63 +767,33 @@ def run_in_peers_venv(args: argparse.Namespace, argv: list[str]) -> bool:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--peers",
-        action="store_true",
-        help="also measure pydantic-ai and the OpenAI Agents SDK, in bench/.venv-peers",
-    )
-    parser.add_argument(
-        "--only",
-        action="append",
-        choices=["cpu", "throughput", "import", "memory"],
-        help="run only this section (repeatable; default all)",
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="a smoke run of every section (20 concurrent sessions, not 100)"
-    )
+    parser.add_argument("--peers", action="store_true",
+                        help="also measure pydantic-ai and the OpenAI Agents SDK, in bench/.venv-peers")
+    parser.add_argument("--only", action="append", choices=["cpu", "throughput", "import", "memory"],
+                        help="run only this section (repeatable; default all)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run of every section (20 concurrent sessions, not 100)")
     parser.add_argument("--rounds", type=int, default=7, help="CPU: interleaved rounds (default 7)")
     parser.add_argument("--turns", type=int, default=30, help="CPU: turns per side per round (default 30)")
     parser.add_argument("--warmup", type=int, default=10, help="CPU: untimed turns per side (default 10)")
-    parser.add_argument(
-        "--sessions-concurrent", type=int, default=100, help="throughput: concurrent sessions (default 100)"
-    )
+    parser.add_argument("--sessions-concurrent", type=int, default=100,
+                        help="throughput: concurrent sessions (default 100)")
     parser.add_argument("--conc-turns", type=int, default=4, help="throughput: turns per session per round")
     parser.add_argument("--conc-rounds", type=int, default=3, help="throughput: rounds (default 3)")
     parser.add_argument("--import-runs", type=int, default=10, help="import: runs per statement (default 10)")
     parser.add_argument("--sessions", type=int, default=1000, help="memory: idle sessions (default 1000)")
-    parser.add_argument(
-        "--history-sessions",
-        type=int,
-        default=300,
-        help="memory: sessions given one turn of history (default 300)",
-    )
-    parser.add_argument(
-        "--profile",
-        type=int,
-        default=0,
-        metavar="TURNS",
-        help="also cProfile agcore vs bare-stream for TURNS turns each and print hot spots",
-    )
+    parser.add_argument("--history-sessions", type=int, default=300,
+                        help="memory: sessions given one turn of history (default 300)")
+    parser.add_argument("--profile", type=int, default=0, metavar="TURNS",
+                        help="also cProfile agcore vs bare-stream for TURNS turns each and print hot spots")
     parser.add_argument("--in-peers-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.turns, args.warmup = 2, 5, 2
         args.conc_turns, args.conc_rounds, args.sessions_concurrent = 2, 1, 20
         args.import_runs, args.sessions, args.history_sessions = 3, 200, 50
-    if (
-        min(
-            args.rounds,
-            args.turns,
-            args.conc_turns,
-            args.conc_rounds,
-            args.sessions_concurrent,
-            args.import_runs,
-            args.sessions,
-            args.history_sessions,
-        )
-        < 1
-        or args.warmup < 0
-    ):
+    if min(args.rounds, args.turns, args.conc_turns, args.conc_rounds, args.sessions_concurrent,
+           args.import_runs, args.sessions, args.history_sessions) < 1 or args.warmup < 0:
         parser.error("counts must be at least 1 (--warmup at least 0)")
     args.history_sessions = min(args.history_sessions, args.sessions)
     args.only = args.only or ["cpu", "throughput", "import", "memory"]

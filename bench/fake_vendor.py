@@ -94,14 +94,8 @@ def _anthropic_message(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
         content: list[dict[str, Any]] = [{"type": "text", "text": ANSWER_TEXT}]
         stop_reason, output_tokens = "end_turn", 52
     else:
-        content = [
-            {
-                "type": "tool_use",
-                "id": "toolu_01" + _rand(22),
-                "name": TOOL_NAME,
-                "input": dict(TOOL_ARGUMENTS),
-            }
-        ]
+        content = [{"type": "tool_use", "id": "toolu_01" + _rand(22), "name": TOOL_NAME,
+                    "input": dict(TOOL_ARGUMENTS)}]
         stop_reason, output_tokens = "tool_use", 41
     return {
         "id": "msg_01" + _rand(22),
@@ -129,45 +123,26 @@ def _anthropic_events(body: dict[str, Any], raw: bytes) -> Iterator[tuple[str, d
     yield "message_start", {"type": "message_start", "message": start}
     block = final["content"][0]
     if block["type"] == "text":
-        yield (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        )
+        yield "content_block_start", {"type": "content_block_start", "index": 0,
+                                      "content_block": {"type": "text", "text": ""}}
         yield "ping", {"type": "ping"}
         for piece in _ANSWER_FRAGMENTS:
-            yield (
-                "content_block_delta",
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
-            )
+            yield "content_block_delta", {"type": "content_block_delta", "index": 0,
+                                          "delta": {"type": "text_delta", "text": piece}}
     else:
-        yield (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": dict(block, input={})},
-        )
+        yield "content_block_start", {"type": "content_block_start", "index": 0,
+                                      "content_block": dict(block, input={})}
         yield "ping", {"type": "ping"}
         for piece in ["", *_ARG_FRAGMENTS]:
-            yield (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": piece},
-                },
-            )
+            yield "content_block_delta", {"type": "content_block_delta", "index": 0,
+                                          "delta": {"type": "input_json_delta", "partial_json": piece}}
     yield "content_block_stop", {"type": "content_block_stop", "index": 0}
-    yield (
-        "message_delta",
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": final["stop_reason"], "stop_sequence": None},
-            "usage": {
-                "input_tokens": final["usage"]["input_tokens"],
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "output_tokens": final["usage"]["output_tokens"],
-            },
-        },
-    )
+    yield "message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": final["stop_reason"], "stop_sequence": None},
+        "usage": {"input_tokens": final["usage"]["input_tokens"], "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0, "output_tokens": final["usage"]["output_tokens"]},
+    }
     yield "message_stop", {"type": "message_stop"}
 
 
@@ -181,12 +156,8 @@ def _openai_usage(raw: bytes, completion_tokens: int) -> dict[str, Any]:
         "completion_tokens": completion_tokens,
         "total_tokens": prompt + completion_tokens,
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-        "completion_tokens_details": {
-            "reasoning_tokens": 0,
-            "audio_tokens": 0,
-            "accepted_prediction_tokens": 0,
-            "rejected_prediction_tokens": 0,
-        },
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
     }
 
 
@@ -202,13 +173,8 @@ def _openai_completion(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
         finish, tokens = "stop", 52
     else:
         message["content"] = None
-        message["tool_calls"] = [
-            {
-                "id": "call_" + _rand(24),
-                "type": "function",
-                "function": {"name": TOOL_NAME, "arguments": _ARG_JSON},
-            }
-        ]
+        message["tool_calls"] = [{"id": "call_" + _rand(24), "type": "function",
+                                  "function": {"name": TOOL_NAME, "arguments": _ARG_JSON}}]
         finish, tokens = "tool_calls", 18
     return {
         "id": "chatcmpl-" + _rand(29),
@@ -237,21 +203,9 @@ def _openai_chunks(body: dict[str, Any], raw: bytes) -> Iterator[dict[str, Any]]
     message = final["choices"][0]["message"]
     if message.get("tool_calls"):
         call = message["tool_calls"][0]
-        yield chunk(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "index": 0,
-                        "id": call["id"],
-                        "type": "function",
-                        "function": {"name": TOOL_NAME, "arguments": ""},
-                    }
-                ],
-                "refusal": None,
-            }
-        )
+        yield chunk({"role": "assistant", "content": None, "tool_calls": [
+            {"index": 0, "id": call["id"], "type": "function",
+             "function": {"name": TOOL_NAME, "arguments": ""}}], "refusal": None})
         for piece in _ARG_FRAGMENTS:
             yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
     else:
@@ -313,13 +267,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if anthropic:
             if body.get("stream"):
-                self._sse(
-                    (
-                        f"event: {name}\ndata: {_dumps(data).decode()}\n\n".encode()
-                        for name, data in _anthropic_events(body, raw)
-                    ),
-                    anthropic=True,
-                )
+                self._sse((f"event: {name}\ndata: {_dumps(data).decode()}\n\n".encode()
+                           for name, data in _anthropic_events(body, raw)), anthropic=True)
             else:
                 self._json(200, _anthropic_message(body, raw), anthropic=True)
         elif body.get("stream"):
@@ -336,11 +285,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path == prefix:
             models = [_model(m, anthropic) for m in MODELS]
             if anthropic:
-                self._json(
-                    200,
-                    {"data": models, "has_more": False, "first_id": MODELS[0], "last_id": MODELS[-1]},
-                    anthropic=True,
-                )
+                self._json(200, {"data": models, "has_more": False, "first_id": MODELS[0],
+                                 "last_id": MODELS[-1]}, anthropic=True)
             else:
                 self._json(200, {"object": "list", "data": models}, anthropic=False)
         elif path.startswith(prefix + "/") and path[len(prefix) + 1 :] in MODELS:
@@ -380,9 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
         if anthropic:
             payload: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
         else:  # OpenAI files every 4xx, unknown routes included, under invalid_request_error
-            payload = {
-                "error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}
-            }
+            payload = {"error": {"message": message, "type": "invalid_request_error", "param": None,
+                                 "code": code}}
         self._json(status, payload, anthropic)
 
     def _sse(self, events: Iterator[bytes], anthropic: bool) -> None:
@@ -407,12 +352,8 @@ def _chain(first: Iterator[bytes], rest: list[bytes]) -> Iterator[bytes]:
 
 def _model(model_id: str, anthropic: bool) -> dict[str, Any]:
     if anthropic:
-        return {
-            "type": "model",
-            "id": model_id,
-            "display_name": model_id.replace("-", " ").title(),
-            "created_at": "2025-09-29T00:00:00Z",
-        }
+        return {"type": "model", "id": model_id, "display_name": model_id.replace("-", " ").title(),
+                "created_at": "2025-09-29T00:00:00Z"}
     return {"id": model_id, "object": "model", "created": 1721172741, "owned_by": "system"}
 
 
@@ -467,12 +408,8 @@ class FakeVendor:
     def start(self) -> str:
         if self._server is None:
             self._server = _Server(self._address)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name="fake-vendor",
-                daemon=True,
-            )
+            self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                            name="fake-vendor", daemon=True)
             self._thread.start()
         return self.base_url
 

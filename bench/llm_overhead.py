@@ -86,25 +86,17 @@ def anthropic_params() -> tuple[dict[str, Any], dict[str, Any]]:
         "max_tokens": MAX_TOKENS,
         "system": SYSTEM,
         "messages": [question],
-        "tools": [
-            {"name": "get_weather", "description": WEATHER_DESCRIPTION, "input_schema": WEATHER_SCHEMA}
-        ],
+        "tools": [{"name": "get_weather", "description": WEATHER_DESCRIPTION,
+                   "input_schema": WEATHER_SCHEMA}],
     }
     call_id = BARE_CALL_ID["anthropic"]
-    second = dict(
-        first,
-        messages=[
-            question,
-            {
-                "role": "assistant",
-                "content": [{"type": "tool_use", "id": call_id, "name": "get_weather", "input": ARGUMENTS}],
-            },
-            {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": call_id, "content": TOOL_RESULT}],
-            },
-        ],
-    )
+    second = dict(first, messages=[
+        question,
+        {"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "get_weather",
+                                           "input": ARGUMENTS}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
+                                      "content": TOOL_RESULT}]},
+    ])
     return first, second
 
 
@@ -114,39 +106,17 @@ def openai_params() -> tuple[dict[str, Any], dict[str, Any]]:
         "model": OPENAI_MODEL,
         "max_tokens": MAX_TOKENS,  # what OpenAIProvider sends for gpt-4.1, so both bodies match
         "messages": head,
-        "tools": [
-            {
-                "type": "function",
-                "function": {
-                    "name": "get_weather",
-                    "description": WEATHER_DESCRIPTION,
-                    "parameters": WEATHER_SCHEMA,
-                },
-            }
-        ],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "description": WEATHER_DESCRIPTION,
+                                                    "parameters": WEATHER_SCHEMA}}],
     }
     call_id = BARE_CALL_ID["openai"]
-    second = dict(
-        first,
-        messages=[
-            *head,
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {
-                            "name": "get_weather",
-                            "arguments": '{"city": "Paris", "unit": "celsius"}',
-                        },
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": call_id, "content": TOOL_RESULT},
-        ],
-    )
+    second = dict(first, messages=[
+        *head,
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": TOOL_RESULT},
+    ])
     return first, second
 
 
@@ -243,12 +213,10 @@ def build_providers(base_url: str) -> tuple[dict[str, BaseProvider], str | None]
             raise  # a provider that exists but is broken must fail the run, not vanish from it
         return {}, f"agcore providers not written yet ({exc}); measuring the bare SDKs only"
     return {
-        "anthropic": anthropic_module.AnthropicProvider(
-            ANTHROPIC_MODEL, client=AsyncAnthropic(base_url=base_url, api_key="x", max_retries=0)
-        ),
-        "openai": openai_module.OpenAIProvider(
-            OPENAI_MODEL, client=AsyncOpenAI(base_url=base_url + "/v1", api_key="x", max_retries=0)
-        ),
+        "anthropic": anthropic_module.AnthropicProvider(ANTHROPIC_MODEL, client=AsyncAnthropic(
+            base_url=base_url, api_key="x", max_retries=0)),
+        "openai": openai_module.OpenAIProvider(OPENAI_MODEL, client=AsyncOpenAI(
+            base_url=base_url + "/v1", api_key="x", max_retries=0)),
     }, None
 
 
@@ -301,19 +269,15 @@ def report(cases: list[Case], args: argparse.Namespace, port: int, elapsed: floa
     ]
     if note:
         lines.append(f"NOTE: {note}")
-    header = (
-        f"{'vendor':<10} {'mode':<9} {'bare CPU µs':>12} {'agcore CPU µs':>14} {'ratio':>7} "
-        f"{'Δ µs':>8} {'round ratios':>14} {'bare wall µs':>13} {'agcore wall µs':>15}"
-    )
+    header = (f"{'vendor':<10} {'mode':<9} {'bare CPU µs':>12} {'agcore CPU µs':>14} {'ratio':>7} "
+              f"{'Δ µs':>8} {'round ratios':>14} {'bare wall µs':>13} {'agcore wall µs':>15}")
     lines += ["", header, "-" * len(header)]
     for case in cases:
         bare = statistics.median(case.cpu_us["bare"])
         bare_wall = statistics.median(case.wall_us["bare"])
         if "agcore" not in case.cpu_us:
-            lines.append(
-                f"{case.vendor:<10} {case.mode:<9} {bare:>12.0f} {'n/a':>14} {'n/a':>7} {'':>8} "
-                f"{'':>14} {bare_wall:>13.0f} {'n/a':>15}"
-            )
+            lines.append(f"{case.vendor:<10} {case.mode:<9} {bare:>12.0f} {'n/a':>14} {'n/a':>7} {'':>8} "
+                         f"{'':>14} {bare_wall:>13.0f} {'n/a':>15}")
             continue
         agc = statistics.median(case.cpu_us["agcore"])
         per_round = [a / b for a, b in zip(case.cpu_us["agcore"], case.cpu_us["bare"], strict=True)]
@@ -323,18 +287,14 @@ def report(cases: list[Case], args: argparse.Namespace, port: int, elapsed: floa
             f"{agc - bare:>+8.0f} {spread:>14} {bare_wall:>13.0f} "
             f"{statistics.median(case.wall_us['agcore']):>15.0f}"
         )
-    lines += [
-        "",
-        f"total wall time: {elapsed:.1f} s",
-        "ratio = agcore CPU / bare CPU (1.00 = no overhead); round ratios = min-max over rounds",
-    ]
+    lines += ["", f"total wall time: {elapsed:.1f} s",
+              "ratio = agcore CPU / bare CPU (1.00 = no overhead); round ratios = min-max over rounds"]
     return "\n".join(lines)
 
 
 def start_server() -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("fake_vendor.py"))], stdout=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fake_vendor.py"))],
+                            stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     try:
@@ -356,11 +316,8 @@ async def run(args: argparse.Namespace) -> str:
         for vendor in args.vendors:
             for mode in ("complete", "stream"):
                 stream = mode == "stream"
-                runs = {
-                    "bare": bare_anthropic(bare_a, stream)
-                    if vendor == "anthropic"
-                    else bare_openai(bare_o, stream)
-                }
+                runs = {"bare": bare_anthropic(bare_a, stream) if vendor == "anthropic"
+                        else bare_openai(bare_o, stream)}
                 if vendor in providers:
                     await check_agcore(providers[vendor], stream)
                     runs["agcore"] = agcore_exchange(providers[vendor], stream)
@@ -379,17 +336,11 @@ async def run(args: argparse.Namespace) -> str:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved bare/agcore rounds (default 7)")
-    parser.add_argument(
-        "--calls", type=int, default=100, help="calls (2-request exchanges) per side per round (default 100)"
-    )
+    parser.add_argument("--calls", type=int, default=100,
+                        help="calls (2-request exchanges) per side per round (default 100)")
     parser.add_argument("--warmup", type=int, default=20, help="untimed calls per side first (default 20)")
-    parser.add_argument(
-        "--vendor",
-        dest="vendors",
-        action="append",
-        choices=["anthropic", "openai"],
-        help="measure only this vendor (repeatable; default both)",
-    )
+    parser.add_argument("--vendor", dest="vendors", action="append", choices=["anthropic", "openai"],
+                        help="measure only this vendor (repeatable; default both)")
     parser.add_argument("--quick", action="store_true", help="a few-second smoke run (2 rounds x 5 calls)")
     args = parser.parse_args(argv)
     if args.quick:

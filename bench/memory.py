@@ -54,28 +54,8 @@ TARGET_P50_MS = 5.0
 # content vocabulary continues the Zipf curve from there (a Zipf-Mandelbrot shape). Without this
 # offset a few invented "content" words would sit in nearly every text, which no real corpus has.
 HEAD = 50
-FUNCTION_WORDS = [
-    "the",
-    "a",
-    "of",
-    "to",
-    "and",
-    "in",
-    "is",
-    "it",
-    "that",
-    "for",
-    "on",
-    "with",
-    "as",
-    "was",
-    "we",
-    "you",
-    "this",
-    "be",
-    "at",
-    "by",
-]
+FUNCTION_WORDS = ["the", "a", "of", "to", "and", "in", "is", "it", "that", "for", "on", "with", "as",
+                  "was", "we", "you", "this", "be", "at", "by"]
 SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 
 
@@ -152,29 +132,19 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         began = time.perf_counter()
         texts, _ = corpus(rng, args.items)
-        items = [
-            MemoryItem(id=f"m{i}", content=t, namespace=f"ns{i % 10}", metadata={"n": i})
-            for i, t in enumerate(texts)
-        ]
+        items = [MemoryItem(id=f"m{i}", content=t, namespace=f"ns{i % 10}", metadata={"n": i})
+                 for i, t in enumerate(texts)]
         store = SqliteMemoryStore(Path(tmp) / "memory.db")
         start = time.perf_counter()
         await store.add_many(items)
         bulk = len(items) / (time.perf_counter() - start)
         rows.append(("insert, bulk add_many (1 txn)", f"{args.items:,}", f"{bulk:,.0f} items/s", ""))
-        singles = [
-            lambda i=i: store.add(f"single note {i} " + texts[i], namespace="singles")
-            for i in range(args.singles)
-        ]
+        singles = [lambda i=i: store.add(f"single note {i} " + texts[i], namespace="singles")
+                   for i in range(args.singles)]
         lat = await timed(singles)
         rate = 1000 / statistics.mean(lat)
-        rows.append(
-            (
-                "insert, add() one by one",
-                f"{args.singles}",
-                f"{rate:,.0f} items/s",
-                f"p50 {pct(lat, 0.5):.2f} ms  p95 {pct(lat, 0.95):.2f} ms",
-            )
-        )
+        rows.append(("insert, add() one by one", f"{args.singles}", f"{rate:,.0f} items/s",
+                     f"p50 {pct(lat, 0.5):.2f} ms  p95 {pct(lat, 0.95):.2f} ms"))
 
         qs = queries(rng, texts, args.queries)
         retriever = KeywordRetriever(store)
@@ -184,23 +154,12 @@ async def main(args: argparse.Namespace) -> None:
         hits = [len(await retriever.retrieve(q)) for q in qs[:50]]
         p50 = pct(lat, 0.5)
         verdict = "OK" if p50 < TARGET_P50_MS else f"ABOVE {TARGET_P50_MS} ms target"
-        rows.append(
-            (
-                "keyword search, limit 5",
-                f"{args.items:,}",
-                f"p50 {p50:.2f} ms  p95 {pct(lat, 0.95):.2f} ms",
-                f"{verdict}; mean hits {statistics.mean(hits):.1f}",
-            )
-        )
+        rows.append(("keyword search, limit 5", f"{args.items:,}",
+                     f"p50 {p50:.2f} ms  p95 {pct(lat, 0.95):.2f} ms",
+                     f"{verdict}; mean hits {statistics.mean(hits):.1f}"))
         lat = await timed([lambda q=q: store.search(q, limit=5, namespace="ns3") for q in qs])
-        rows.append(
-            (
-                "keyword search, 1 namespace",
-                f"{args.items:,}",
-                f"p50 {pct(lat, 0.5):.2f} ms  p95 {pct(lat, 0.95):.2f} ms",
-                "",
-            )
-        )
+        rows.append(("keyword search, 1 namespace", f"{args.items:,}",
+                     f"p50 {pct(lat, 0.5):.2f} ms  p95 {pct(lat, 0.95):.2f} ms", ""))
         pooled = await parallel_qps(store, qs)
         await store.aclose()
         shared = SqliteMemoryStore(Path(tmp) / "memory.db", shared_connection=True)
@@ -216,18 +175,11 @@ async def main(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         await embedding.index()
         rate = args.vector_items / (time.perf_counter() - start)
-        rows.append(
-            ("embed + store vectors (hashing-256)", f"{args.vector_items:,}", f"{rate:,.0f} items/s", "")
-        )
+        rows.append(("embed + store vectors (hashing-256)", f"{args.vector_items:,}",
+                     f"{rate:,.0f} items/s", ""))
         lat = await timed([lambda q=q: embedding.retrieve(q, limit=5) for q in qs[: args.vector_queries]])
-        rows.append(
-            (
-                "embedding search, exhaustive cosine",
-                f"{args.vector_items:,}",
-                f"p50 {pct(lat, 0.5):.1f} ms  p95 {pct(lat, 0.95):.1f} ms",
-                "pure Python, O(N)",
-            )
-        )
+        rows.append(("embedding search, exhaustive cosine", f"{args.vector_items:,}",
+                     f"p50 {pct(lat, 0.5):.1f} ms  p95 {pct(lat, 0.95):.1f} ms", "pure Python, O(N)"))
         await vstore.aclose()
         total = time.perf_counter() - began
 
