@@ -34,6 +34,7 @@ from agcore.agent._batch import (
     error_result,
 )
 from agcore.agent._bundle import bundle_resolve_provider
+from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
 from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
@@ -308,6 +309,7 @@ async def model_call(
         )
     if text_mode:
         message = text_mode_message(message)
+    message = unique_call_ids(message, session.messages)
     session.usage.add(message)  # before recording: a saved reply is saved with its usage
     await session._record(AssistantReply(message=message))
     turn.usage = turn.usage + message.usage

@@ -1,25 +1,47 @@
 """Reading the argument JSON a model wrote for a tool call.
 
-Models (small local ones especially) write trailing commas, unterminated strings, missing commas.
-What json-repair can mend is mended; what it cannot becomes ``parse_error`` on the ``ToolUseBlock``,
-which the loop answers with an error result the model can read, never an exception.
+Models (small local ones especially) write trailing commas, unterminated strings, missing commas,
+and now and then something that is not an object at all (a list, a number, a bare string). Vendors
+hand the arguments over as JSON text (OpenAI, streams), as an already decoded value (Anthropic's
+``tool_use.input``, Ollama), or as null. Whatever the shape: what is an object (or can be repaired
+into one) becomes the arguments; anything else becomes ``parse_error`` on the ``ToolUseBlock``,
+which the loop answers with an error result the model can read and correct, never an exception.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["parse_tool_arguments"]
+from agcore.llm.types import AssistantMessage, StopReason, ToolUseBlock
+
+__all__ = ["CUT_AT_MAX_TOKENS", "flag_cut_call", "parse_tool_arguments"]
+
+#: The ``parse_error`` of a call whose arguments the output token limit cut short.
+CUT_AT_MAX_TOKENS = (
+    "The reply was cut off at the output token limit (max_tokens) while this call's arguments were being "
+    "written, so they are incomplete and the call was not run. Call the tool again with shorter "
+    "arguments, or split the work over several calls."
+)
+
+# The JSON names of Python's decoded types, so the message speaks the model's language.
+_JSON_TYPE = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
-def parse_tool_arguments(raw: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], str | None]:
-    """Return ``(arguments, parse_error)``; ``parse_error`` is None when arguments could be read."""
+def parse_tool_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
+    """Return ``(arguments, parse_error)``; ``parse_error`` is None when arguments could be read.
+
+    ``raw`` is the JSON text a model wrote, or a value a vendor already decoded (an object, a list, a
+    number, a string, a boolean, or None). None, JSON ``null`` and empty text mean no arguments.
+    """
     if raw is None:
         return {}, None
-    if isinstance(raw, Mapping):  # some OpenAI-compatible servers send an object, not a string
+    if isinstance(raw, Mapping):  # Anthropic, Ollama, and OpenAI-compatible servers that send objects
         return dict(raw), None
+    if not isinstance(raw, str):  # a decoded non-object: a list, a number, a boolean
+        return {}, _not_an_object(raw, _shown(raw))
     if not raw.strip():
         return {}, None
     try:
@@ -30,11 +52,49 @@ def parse_tool_arguments(raw: str | Mapping[str, Any] | None) -> tuple[dict[str,
         value = json_repair.loads(raw)
         if isinstance(value, list) and len(value) == 1:
             value = value[0]
+        if not isinstance(value, dict):  # a repair that is no object was a guess, not a reading
+            return {}, _message("are not valid JSON and could not be repaired", _shown(raw))
+    if value is None:
+        return {}, None
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        # Encoded twice (some models do): the same object a vendor's decoded string would give.
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)
     if isinstance(value, dict):
         return value, None
-    shown = raw if len(raw) <= 200 else raw[:200] + "…"
-    if isinstance(value, str) and not value:
-        problem = "are not valid JSON and could not be repaired"
-    else:
-        problem = f"must be a JSON object, not {type(value).__name__}"
-    return {}, f"The tool arguments {problem}: {shown!r}. Call the tool again with one JSON object."
+    return {}, _not_an_object(value, _shown(raw))
+
+
+def _shown(raw: object) -> str:
+    text = raw if isinstance(raw, str) else _dumps(raw)
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def _dumps(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _not_an_object(value: object, shown: str) -> str:
+    kind = _JSON_TYPE.get(type(value), type(value).__name__)
+    return _message(f"must be a JSON object, not {'an' if kind[0] in 'aeiou' else 'a'} {kind}", shown)
+
+
+def _message(problem: str, shown: str) -> str:
+    return f"The tool arguments {problem}: {shown!r}. Call the tool again with one JSON object."
+
+
+def flag_cut_call(message: AssistantMessage) -> AssistantMessage:
+    """``message``, with a ``parse_error`` on its last block if that is a tool call the output token
+    limit cut short. Arguments cut mid-value often still parse (or repair) into an object, one with a
+    truncated value: running that call would act on data the model never finished writing. Only the
+    last block can be cut; a reply cut after its last call finished ends in another block."""
+    if message.stop_reason is not StopReason.MAX_TOKENS or not message.content:
+        return message
+    last = message.content[-1]
+    if not isinstance(last, ToolUseBlock) or last.parse_error is not None:
+        return message
+    flagged = last.model_copy(update={"parse_error": CUT_AT_MAX_TOKENS})
+    return message.model_copy(update={"content": [*message.content[:-1], flagged]})

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
+from agcore.llm._arguments import flag_cut_call
 from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm.errors import LLMError, StreamInterruptedError
 from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent
@@ -73,7 +74,7 @@ class BaseProvider(ABC):
         return await retry_call(lambda: self._complete_guarded(request), self.retry_policy)
 
     def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
-        """The reply as events; retried only before its first event; never raises for a provider
+        """The reply as events; retried only before any output (see ``retry``); never raises for a provider
         failure (it ends in an ``ErrorEvent``)."""
         return retry_stream(lambda: self._stream_guarded(request), self.retry_policy)
 
@@ -145,7 +146,7 @@ class BaseProvider(ABC):
 
     async def _complete_guarded(self, request: LLMRequest) -> LLMResponse:
         try:
-            return await self._complete_once(request)
+            response = await self._complete_once(request)
         except LLMError:
             raise
         except Exception as exc:
@@ -153,6 +154,8 @@ class BaseProvider(ABC):
             if mapped is None:
                 raise
             raise mapped from exc
+        flagged = flag_cut_call(response.message)
+        return response if flagged is response.message else response.model_copy(update={"message": flagged})
 
     async def _stream_guarded(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         assembler = StreamAssembler()
@@ -162,10 +165,14 @@ class BaseProvider(ABC):
         try:
             async for event in stream:
                 assembler.feed(event)
-                yield event
                 if isinstance(event, DoneEvent):
+                    flagged = flag_cut_call(event.message)
+                    if flagged is not event.message:
+                        event = event.model_copy(update={"message": flagged})
+                    yield event
                     finished = True
                     break
+                yield event
         except LLMError as exc:
             failure = exc
         except Exception as exc:

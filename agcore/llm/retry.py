@@ -3,8 +3,10 @@
 Vendor SDKs retry on their own; agcore turns that off (``max_retries=0``) so there is exactly one
 policy, the same for every provider: exponential backoff with jitter, the server's ``retry-after``
 honoured, and nothing retried that ``LLMError.is_retryable`` says will fail again. A stream is
-retried only while it has produced no event: after that the caller has seen output and a silent
-restart would duplicate it.
+retried only while it has produced no output (no text, thinking or tool-call event): after that the
+caller has seen output and a silent restart would duplicate it. Usage reports that come before any
+output (Anthropic's ``message_start``) are held back until output begins, so an error right after
+them (an ``overloaded_error`` is typical there) is retried like one before them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TypeVar
 import anyio
 
 from agcore.llm.errors import LLMError
-from agcore.llm.events import ErrorEvent, StreamEvent
+from agcore.llm.events import ErrorEvent, StreamEvent, UsageEvent
 
 __all__ = ["NO_RETRY", "RetryPolicy", "retry_call", "retry_stream"]
 
@@ -89,23 +91,34 @@ async def retry_call(call: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T
 async def retry_stream(
     open_stream: Callable[[], AsyncIterator[StreamEvent]], policy: RetryPolicy
 ) -> AsyncIterator[StreamEvent]:
-    """Re-open the stream while its *first* event is a retryable ``ErrorEvent``."""
+    """Re-open the stream while it fails with a retryable ``ErrorEvent`` before any output."""
     attempt = 1
     reported: str | None = None
     while True:
         stream = open_stream()
-        first = True
+        held: list[StreamEvent] = []  # usage reported before any output, released with the output
+        started = False
         retry_delay: float | None = None
         try:
             async for event in stream:
-                if first and isinstance(event, ErrorEvent):
-                    retry_delay = policy.delay_for(attempt, event.to_exception())
-                    if retry_delay is not None:
-                        reported = _log_retry("LLM stream, before any output,", attempt, policy,
-                                              retry_delay, event.message, reported)
-                        break
-                first = False
+                if not started:
+                    if isinstance(event, UsageEvent):
+                        held.append(event)
+                        continue
+                    if isinstance(event, ErrorEvent):
+                        retry_delay = policy.delay_for(attempt, event.to_exception())
+                        if retry_delay is not None:
+                            reported = _log_retry("LLM stream, before any output,", attempt, policy,
+                                                  retry_delay, event.message, reported)
+                            break
+                    started = True
+                    for early in held:
+                        yield early
+                    held.clear()
                 yield event
+            if retry_delay is None:  # it ended with usage alone: nothing to hold that back for
+                for early in held:
+                    yield early
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:

@@ -19,6 +19,7 @@ import respx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agcore.llm._arguments import flag_cut_call
 from agcore.llm.errors import (
     OverloadedError,
     RateLimitError,
@@ -465,8 +466,9 @@ async def test_stream_and_complete_give_the_same_message(
             return httpx.Response(200, content=stream_body, headers=SSE_HEADERS)
         return httpx.Response(200, json=body, headers={"request-id": REQUEST_ID})
 
-    expected = AssistantMessage(content=blocks, stop_reason=_WIRE_STOPS[stop], model=MODEL,
-                                provider="anthropic", usage=usage)
+    # A reply cut at max_tokens while writing a tool call gets that call flagged, either way.
+    expected = flag_cut_call(AssistantMessage(content=blocks, stop_reason=_WIRE_STOPS[stop], model=MODEL,
+                                              provider="anthropic", usage=usage))
     with respx.mock(base_url=API) as router:
         router.post("/v1/messages").mock(side_effect=answer)
         async with httpx2.AsyncClient(verify=_TLS) as http_client:
@@ -477,3 +479,34 @@ async def test_stream_and_complete_give_the_same_message(
     assert isinstance(done, DoneEvent), done
     assert completed.message == done.message == expected
     assert done.request_id == completed.request_id == REQUEST_ID
+
+
+async def test_overloaded_right_after_message_start_is_retried(api: respx.MockRouter) -> None:
+    """Nothing but ``message_start`` had arrived: no output, so the stream is retried (found by
+    issue 17's fault campaign: the usage event of ``message_start`` used to count as output)."""
+    from agcore.llm.retry import RetryPolicy
+
+    overloaded = sse(message_start()) + (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )
+    answer = sse(message_start(input_tokens=30), block_start(0, {"type": "text", "text": ""}),
+                 block_delta(0, {"type": "text_delta", "text": "Hi"}), block_stop(0),
+                 message_delta("end_turn", 7), MESSAGE_STOP)
+    route = api.post(MESSAGES).mock(side_effect=[
+        httpx.Response(200, content=overloaded, headers=SSE_HEADERS),
+        httpx.Response(200, content=answer, headers=SSE_HEADERS),
+    ])
+    waits: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        waits.append(delay)
+
+    provider = make(retry_policy=RetryPolicy(sleep=sleep))
+    events = await collect(provider.stream(LLMRequest.build(HI)))
+    assert route.call_count == 2
+    assert len(waits) == 1
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert done.message.text == "Hi"
+    assert done.message.usage.input_tokens == 30
+    assert [e.usage.input_tokens for e in events if isinstance(e, UsageEvent)] == [30, 30]

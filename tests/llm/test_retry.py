@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agcore.llm.errors import AuthenticationError, OverloadedError, RateLimitError
-from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent, TextDelta
+from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent, TextDelta, UsageEvent
 from agcore.llm.retry import RetryPolicy, retry_call, retry_stream
-from agcore.llm.types import AssistantMessage
+from agcore.llm.types import AssistantMessage, Usage
 
 pytestmark = pytest.mark.anyio
 
@@ -99,6 +99,30 @@ async def test_stream_is_retried_only_before_its_first_event() -> None:
     # first attempt retried silently; the second failed after output, so its error is delivered
     assert [type(e).__name__ for e in events] == ["TextDelta", "ErrorEvent"]
     assert len(sleeps.delays) == 1
+
+
+async def test_stream_failing_after_usage_alone_is_retried_and_its_usage_dropped() -> None:
+    """Anthropic sends ``message_start`` (usage) first; an ``overloaded_error`` right after it came
+    before any output, so it is retried (issue 17's fault campaign found it was not), and only the
+    reply that arrived reports usage."""
+    sleeps = Sleeps()
+    early = UsageEvent(usage=Usage(input_tokens=10, output_tokens=1))
+    final = UsageEvent(usage=Usage(input_tokens=10, output_tokens=5))
+    busy = ErrorEvent.from_exception(OverloadedError("busy"))
+    done = DoneEvent(message=AssistantMessage())
+    attempts = iter([_stream(early, busy), _stream(early, TextDelta(index=0, text="hi"), final, done)])
+    events = [e async for e in retry_stream(lambda: next(attempts), policy(sleeps))]
+    assert events == [early, TextDelta(index=0, text="hi"), final, done]
+    assert len(sleeps.delays) == 1
+
+
+async def test_usage_before_a_final_error_is_delivered_with_it() -> None:
+    sleeps = Sleeps()
+    early = UsageEvent(usage=Usage(input_tokens=10, output_tokens=1))
+    denied = ErrorEvent.from_exception(AuthenticationError("bad key"))
+    events = [e async for e in retry_stream(lambda: _stream(early, denied), policy(sleeps))]
+    assert events == [early, denied]
+    assert sleeps.delays == []
 
 
 async def test_stream_error_that_is_not_retryable_is_delivered() -> None:

@@ -78,10 +78,11 @@ _BLANK = (b"\n", b"\r\n", b"\r")
 
 
 class _Call:
-    __slots__ = ("id", "index", "name", "parts", "pending", "started")
+    __slots__ = ("id", "index", "name", "parts", "pending", "started", "wire_index")
 
-    def __init__(self, index: int, call_id: str) -> None:
+    def __init__(self, index: int, call_id: str, wire_index: int | None = None) -> None:
         self.index = index
+        self.wire_index = wire_index  # the server's index for the call, if it gave one
         self.id = call_id
         self.name = ""
         self.parts: list[str] = []
@@ -245,6 +246,9 @@ class ChunkReader:
         if not isinstance(call_id, str) or not call_id:
             call_id = None
         call = self._by_id.get(call_id) if call_id else None
+        if (call is not None and index is not None and call.wire_index not in (None, index)
+                and index not in self._by_index):
+            call = None  # the id again, at a new index: a server that repeats one id for several calls
         if call is None:
             known = self._by_index.get(index) if index is not None else None
             if known is not None and not (call_id and known.id != call_id):
@@ -258,7 +262,7 @@ class ChunkReader:
             self._extend_call(call, function, events)
 
     def _new_call(self, index: int | None, call_id: str | None) -> _Call:
-        call = _Call(self._take_index(), call_id or new_call_id())
+        call = _Call(self._take_index(), call_id or new_call_id(), index)
         self._calls.append(call)
         if index is not None:
             self._by_index[index] = call

@@ -18,7 +18,7 @@ import anthropic
 import httpx2
 from anthropic import AsyncAnthropic, AsyncStream
 
-from agcore.llm._assembly import StreamAssembler
+from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     LLMConnectionError,
@@ -68,6 +68,7 @@ _CONNECT_TIMEOUT = 10.0
 _HEALTH_CHECK_TIMEOUT = 30.0
 # Transport failures that mean the server was never reached (anything else mid-stream broke off).
 _CONNECT_ERRORS = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError, httpx2.UnsupportedProtocol)
+_BROKE_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
 # Block types agcore models; server-side tool blocks (web search results and the like) are skipped.
 _STREAMED_KINDS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
@@ -123,6 +124,10 @@ def _merge_usage(usage: Usage, update: dict[str, Any] | None) -> Usage | None:
         cache_write_tokens=_count(update, "cache_creation_input_tokens", usage.cache_write_tokens),
     )
     return None if merged == usage else merged
+
+
+def _is_json(headers: Mapping[str, str]) -> bool:
+    return (headers.get("content-type") or "").split(";")[0].strip().lower() == "application/json"
 
 
 def _count(update: dict[str, Any], key: str, default: int) -> int:
@@ -210,7 +215,7 @@ class AnthropicProvider(BaseProvider):
         raw = await self._client.messages.with_raw_response.create(**self._params(request))
         try:
             message = message_from_json(json.loads(await raw.read()), model=self.model_id)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise self._format_error("a response", exc, raw.request_id) from exc
         return LLMResponse(message=message, request_id=raw.request_id)
 
@@ -220,6 +225,20 @@ class AnthropicProvider(BaseProvider):
         stream = await self._client.messages.create(**self._params(request), stream=True)
         response = stream.response
         request_id = response.headers.get("request-id")
+        if _is_json(response.headers):
+            # A gateway that ignores "stream": true sends the whole message as JSON: take it as it is
+            # (reading it as SSE would find no events and report a broken stream, retried in vain).
+            try:
+                raw = await response.aread()
+            finally:
+                await stream.close()
+            try:
+                message = message_from_json(json.loads(raw), model=self.model_id)
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                raise self._format_error("a response", exc, request_id) from exc
+            for event in message_to_events(message, request_id=request_id):
+                yield event
+            return
         blocks: dict[int, _OpenBlock] = {}
         usage = Usage()
         stop_reason: str | None = None
@@ -283,7 +302,7 @@ class AnthropicProvider(BaseProvider):
                         # Not returning yet: reading the body to its end lets the connection go back
                         # to the pool; closing it unread would cost a new connection per call.
                         finished = True
-                except (KeyError, TypeError, ValueError) as exc:
+                except (AttributeError, KeyError, TypeError, ValueError) as exc:
                     raise self._format_error("a stream event", exc, request_id) from exc
         finally:
             await stream.close()
@@ -305,6 +324,15 @@ class AnthropicProvider(BaseProvider):
             return RequestTimeoutError(
                 f"no answer from {base_url} within the timeout; try again, or raise timeout= for "
                 "long generations (streaming avoids idle waits)",
+                provider=PROVIDER, model=self.model_id,
+            )
+        cause = error.__cause__
+        if isinstance(error, anthropic.APIConnectionError) and isinstance(cause, _BROKE_OFF):
+            # The server was reached, then the connection broke (a reset, a body cut short).
+            return LLMConnectionError(
+                f"the connection to {base_url} broke off before the reply was complete "
+                f"({type(cause).__name__}{f': {cause}' if str(cause) else ''}); try the call again "
+                "(a proxy or load balancer cutting connections does this)",
                 provider=PROVIDER, model=self.model_id,
             )
         if isinstance(error, anthropic.APIConnectionError):

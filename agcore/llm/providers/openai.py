@@ -24,7 +24,7 @@ import anyio
 import httpx
 import openai
 
-from agcore.llm._assembly import StreamAssembler
+from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     LLMConnectionError,
@@ -65,10 +65,13 @@ _CONNECT_TIMEOUT = 10.0
 _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
     httpx.HTTPError, anyio.EndOfStream, anyio.BrokenResourceError, ssl.SSLError,
 )
+# The server was reached, then the connection broke (a reset, a body cut short): not "cannot connect".
+_BROKE_OFF: tuple[type[BaseException], ...] = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 try:
     import httpx2 as _httpx2
 
     _TRANSPORT_ERRORS += (_httpx2.HTTPError,)
+    _BROKE_OFF += (_httpx2.RemoteProtocolError, _httpx2.ReadError, _httpx2.WriteError)
 except ImportError:  # older SDKs use httpx alone
     pass
 
@@ -170,6 +173,22 @@ class OpenAIProvider(BaseProvider):
             _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any]
         )
         response = stream.response
+        if (response.headers.get("content-type") or "").split(";")[0].strip().lower() == "application/json":
+            # Some compatible servers ignore "stream": true (with tools, say) and send the whole
+            # completion: take it as it is (read as SSE it would be a broken stream, retried in vain).
+            try:
+                raw = await response.aread()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+            try:
+                body = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise self._unreadable(raw[:200]) from exc
+            message = message_from_completion(body, provider=self.provider_name, model=self.model_id)
+            for event in message_to_events(message, request_id=response.headers.get("x-request-id")):
+                yield event
+            return
         reader = ChunkReader(self.provider_name, self.model_id)
         decoder = SSEDecoder()
         try:
@@ -243,6 +262,12 @@ class OpenAIProvider(BaseProvider):
                 f"no answer from {self._base_url} within the timeout{self._timeout_text}; try again, "
                 "or raise the provider's timeout= for long replies", provider=provider, model=model,
             )
+        if isinstance(error, openai.APIConnectionError) and isinstance(error.__cause__, _BROKE_OFF):
+            return LLMConnectionError(
+                f"the connection to {self._base_url} broke off before the reply was complete "
+                f"({_cause(error)}); try the call again (a proxy or load balancer cutting connections "
+                "does this)", provider=provider, model=model,
+            )
         if isinstance(error, openai.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to {self._base_url} ({_cause(error)}). Is the server running at "
@@ -267,4 +292,6 @@ def _is_official(base_url: str) -> bool:
 
 def _cause(error: BaseException) -> str:
     cause = error.__cause__ or error.__context__
-    return f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+    if cause is None:
+        return str(error)
+    return f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
