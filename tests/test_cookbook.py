@@ -10,6 +10,7 @@ block added to the page without a test here fails ``test_every_python_block_is_t
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import re
 import shlex
@@ -132,6 +133,13 @@ def test_the_coding_agent_runs_on_a_local_server(
         code = with_value(with_value(code, "BASE_URL", server.openai_base_url), "PROJECT", str(project))
         run_block(code, "local")
         requests = [json.loads(body) for _, path, _, body in server.requests if path.endswith("/completions")]
+    # The recipe closes its provider: a client left open would be closed by the SDK's __del__ on a
+    # later test's event loop, which its connections do not belong to.
+    providers = list(llm_factory._cache.values())
+    assert providers
+    assert all(provider.closed for provider in providers)
+    clear_provider_cache()
+    gc.collect()
     out = capsys.readouterr().out
     assert ANSWER_TEXT in out
     assert "done after 2 model calls" in out
