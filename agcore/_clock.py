@@ -29,11 +29,14 @@ class Clock(Protocol):
     """Where ids and times come from. ``now()`` is epoch seconds; ``monotonic()`` only ever grows and
     is for durations; ``new_id()`` is a unique string (32 hex characters from the system clock)."""
 
-    def new_id(self) -> str: ...
+    def new_id(self) -> str:
+        """A new unique id (a string; the system clock gives 32 hex characters)."""
 
-    def now(self) -> float: ...
+    def now(self) -> float:
+        """The current time, in seconds since the epoch."""
 
-    def monotonic(self) -> float: ...
+    def monotonic(self) -> float:
+        """Seconds on a clock that only ever grows, for durations (its zero means nothing)."""
 
 
 class SystemClock:
@@ -42,12 +45,15 @@ class SystemClock:
     __slots__ = ()
 
     def new_id(self) -> str:
+        """A random id: ``uuid4().hex``."""
         return uuid.uuid4().hex
 
     def now(self) -> float:
+        """``time.time()``."""
         return time.time()
 
     def monotonic(self) -> float:
+        """``time.perf_counter()``."""
         return time.perf_counter()
 
     def __repr__(self) -> str:

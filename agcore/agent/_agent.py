@@ -59,6 +59,8 @@ class Agent(Protocol):
         system_prompt = None
 
     def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
+        """The tools offered to the model in its next call; the default offers every tool in the bundle's
+        registry."""
         return default_tool_definitions(bundle)
 
 
@@ -73,6 +75,8 @@ class BasicAgent:
     tools: Sequence[str] | Callable[[Tool], bool] | None = None
 
     def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
+        """The tools ``tools`` picks from the bundle's registry. Raises ``ConfigError`` for a name the
+        registry lacks."""
         registry = bundle.tool_registry()
         if self.tools is None:
             return registry.definitions()

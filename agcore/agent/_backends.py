@@ -38,22 +38,30 @@ class ConversationSession(Protocol):
     session_id: str
 
     @property
-    def messages(self) -> list[AgentMessage]: ...
+    def messages(self) -> list[AgentMessage]:
+        """The history so far, in order (what the model saw and said, tool results, notes)."""
 
     @property
-    def last_result(self) -> TurnResult | None: ...
+    def last_result(self) -> TurnResult | None:
+        """How the latest turn ended; None before the first turn ends."""
 
-    async def submit_turn(self, input: str | UserMessage) -> TurnResult: ...
+    async def submit_turn(self, input: str | UserMessage) -> TurnResult:
+        """Run a turn on ``input`` to its end and return how it ended."""
 
-    def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]: ...
+    def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]:
+        """Run a turn on ``input``, yielding its events as they happen; ``last_result`` holds how it ended."""
 
-    async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult: ...
+    async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult:
+        """Continue a turn paused for client tools with their results."""
 
-    def steer(self, message: str | UserMessage) -> None: ...
+    def steer(self, message: str | UserMessage) -> None:
+        """New user input for the running turn: the model reads it in its next call."""
 
-    def follow_up(self, message: str | UserMessage) -> None: ...
+    def follow_up(self, message: str | UserMessage) -> None:
+        """User input taken when the loop would otherwise end: the turn continues with it."""
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """End the session for the hooks (``on_session_end``)."""
 
 
 def backend_names() -> list[str]:

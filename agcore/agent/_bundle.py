@@ -68,7 +68,17 @@ def _default_tool_registry(retriever: Retriever | None = None) -> ToolRegistry:
 
 
 class RuntimeBundle(containers.DeclarativeContainer):
-    """The parts a session runs with; see the module docstring."""
+    """The dependency-injection container a session draws its parts from (``AgentBuilder().build()``
+    makes one).
+
+    Parts, each read by calling it (``bundle.tool_registry()``) and swapped with ``override()``:
+    ``config`` (``AgentConfig``), ``provider`` (an ``LLMProvider``) and/or ``provider_resolver`` (a
+    callable ``(session, request) -> LLMProvider``, sync or async, asked before every model call),
+    ``tool_registry``, ``hook_executor``, and the optional ``memory_store`` and ``retriever``. A present
+    retriever is offered to the model as the ``retrieve`` tool; ``register_memory_tools(bundle)`` adds it
+    to a registry set or swapped in later. Instantiating it returns a ``DynamicContainer`` with its own
+    parts, so ``isinstance(bundle, RuntimeBundle)`` is False.
+    """
 
     config: providers.Object[AgentConfig] = providers.Object(AgentConfig())
     provider: providers.Object[LLMProvider | None] = providers.Object(None)

@@ -30,7 +30,8 @@ class AgentConfig(BaseModel):
       (long generations behind proxies that cut idle connections); ``"never"`` never streams
       (``stream_turn`` then yields the text in one delta per reply);
     * ``backend``: the runtime ``open_session`` runs the session on: ``"loop"`` (agcore's own,
-      ``AgentSession``) or an installed backend such as ``"langgraph"`` (see ``agcore.agent._backends``).
+      ``AgentSession``) or an installed backend such as ``"langgraph"`` (see ``open_session``
+      and the guide's Backends page).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)

@@ -37,6 +37,7 @@ class CostTracker(BaseModel):
 
     @property
     def registry(self) -> ModelRegistry:
+        """The model registry prices come from (the default registry unless one was given)."""
         return self._registry if self._registry is not None else default_registry
 
     def add(self, message: AssistantMessage) -> None:

@@ -52,11 +52,15 @@ class TurnStarted(_Event):
 
 
 class TextDelta(_Event):
+    """A piece of the model's answer text, as it streams."""
+
     type: Literal["text_delta"] = "text_delta"
     text: str
 
 
 class ThinkingDelta(_Event):
+    """A piece of the model's reasoning, as it streams (models that stream their thinking only)."""
+
     type: Literal["thinking_delta"] = "thinking_delta"
     thinking: str
 

@@ -80,6 +80,7 @@ class UserInput(_AgentMessageBase):
 
     @property
     def text(self) -> str:
+        """The input's text blocks joined (images left out)."""
         if isinstance(self.content, str):
             return self.content
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
@@ -93,10 +94,12 @@ class AssistantReply(_AgentMessageBase):
 
     @property
     def text(self) -> str:
+        """The reply's text blocks joined."""
         return self.message.text
 
     @property
     def tool_calls(self) -> list[ToolUseBlock]:
+        """The tool calls in the reply, in the model's order."""
         return self.message.tool_calls
 
 
@@ -116,6 +119,7 @@ class Summary(_AgentMessageBase):
     def to_llm_text(self) -> str:
         # The same wrapper agcore.context writes, so either kind of summary reads alike to the model.
         # Imported here: agcore.context is loaded only by runs that compact (or hold a summary).
+        """The summary as the model reads it: wrapped in the same summary tags ``agcore.context`` writes."""
         from agcore.context import SUMMARY_CLOSE, SUMMARY_OPEN
 
         return f"{SUMMARY_OPEN}\n{self.text}\n{SUMMARY_CLOSE}"
@@ -128,6 +132,7 @@ class ContextNote(_AgentMessageBase):
     text: str
 
     def to_llm_text(self) -> str:
+        """The note as the model reads it, inside ``<context_note>`` tags."""
         return f"<context_note>\n{self.text}\n</context_note>"
 
 

@@ -52,6 +52,7 @@ class StepError(BaseModel):
 
     @classmethod
     def from_error(cls, error: AgentError) -> StepError:
+        """The ``StepError`` of an ``AgentError``: its message, class name and ``is_recoverable()``."""
         return cls(message=str(error), type=type(error).__name__, recoverable=error.is_recoverable())
 
 
@@ -107,10 +108,13 @@ class Step(BaseModel):
 
     @property
     def done(self) -> bool:
+        """Whether the step is completed (its result is available to later steps)."""
         return self.status is StepStatus.COMPLETED
 
     # Transitions; the executor uses these, and so can a caller driving steps itself.
     def start(self) -> None:
+        """Mark the step running for a new attempt (``attempts`` + 1); a previous failure moves to
+        ``last_error``."""
         self.status = StepStatus.RUNNING
         self.attempts += 1
         if self.error is not None:  # the previous attempt failed (else keep what reset() kept)
@@ -118,13 +122,16 @@ class Step(BaseModel):
         self.result = self.error = self.skip_reason = None
 
     def complete(self, result: str) -> None:
+        """Mark the step completed with ``result`` (the text later steps are given)."""
         self.status, self.result, self.error, self.skip_reason = StepStatus.COMPLETED, result, None, None
 
     def fail(self, error: AgentError | StepError) -> None:
+        """Mark the step failed with ``error`` (an ``AgentError`` is recorded as its ``StepError``)."""
         self.error = error if isinstance(error, StepError) else StepError.from_error(error)
         self.status, self.result, self.skip_reason = StepStatus.FAILED, None, None
 
     def skip(self, reason: str) -> None:
+        """Mark the step skipped, saying why in ``reason`` (e.g. a step it needs failed)."""
         self.status, self.skip_reason, self.result, self.error = StepStatus.SKIPPED, reason, None, None
 
     def reset(self) -> None:
@@ -225,17 +232,22 @@ class Plan(BaseModel):
             raise PlanParseError(f"{file}: {exc.message}", raw=text, cause=exc.cause) from None
 
     def to_json(self, *, indent: int | None = None) -> str:
+        """The plan as JSON, statuses and results included; ``Plan.from_json`` reads it back."""
         return self.model_dump_json(indent=indent)
 
     # ------------------------------------------------------------------------------ views
 
     def get(self, step_id: str) -> Step:
+        """The step whose id is ``step_id``. Raises ``KeyError`` naming the plan's step ids if there is
+        none."""
         for step in self.steps:
             if step.id == step_id:
                 return step
         raise KeyError(f"the plan has no step {step_id!r}; its steps are {[s.id for s in self.steps]}")
 
     def index_of(self, step_id: str) -> int:
+        """The position of step ``step_id`` in ``steps``. Raises ``KeyError`` naming the plan's step ids if
+        there is none."""
         for i, step in enumerate(self.steps):
             if step.id == step_id:
                 return i

@@ -38,7 +38,9 @@ PLAN_SHAPE = (
 class PlanParser(Protocol):
     """Turns a model's answer into a ``Plan`` for ``goal``, or raises ``PlanParseError``."""
 
-    async def parse(self, raw: str, goal: str) -> Plan: ...
+    async def parse(self, raw: str, goal: str) -> Plan:
+        """The plan ``raw`` (a model's answer) describes for ``goal``. Raises ``PlanParseError`` saying what
+        was wrong, which the agent shows the model when it asks again."""
 
 
 _FENCE = re.compile(r"(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:\n[ \t]*\1|\Z)", re.DOTALL)
@@ -59,7 +61,11 @@ _STEP_REF = re.compile(r"^\s*(?:step|task)?\s*#?\s*(\d+)\s*$", re.IGNORECASE)
 
 
 class JsonPlanParser:
-    """The default ``PlanParser``: JSON as models write it (see the module docstring).
+    """The default ``PlanParser``: JSON as models write it. It reads fenced blocks, the whole answer,
+    or JSON inside prose, mends what json-repair can (trailing commas, quotes, a cut-off answer), and
+    accepts a bare list of steps, steps as plain strings and the usual key spellings (``task``,
+    ``title``, ``dependencies``...). What it cannot read raises ``PlanParseError`` showing the shape
+    wanted.
 
     ``max_steps`` (None: no cap) rejects a plan with more steps, asking for a shorter one.
     """
@@ -68,6 +74,7 @@ class JsonPlanParser:
         self.max_steps = max_steps
 
     async def parse(self, raw: str, goal: str) -> Plan:
+        """``parse_text`` (parsing does no I/O; the protocol method is async so a parser may call a model)."""
         return self.parse_text(raw, goal)
 
     def parse_text(self, raw: str, goal: str) -> Plan:

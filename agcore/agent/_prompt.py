@@ -55,6 +55,7 @@ class Environment:
 
     @classmethod
     def current(cls) -> Environment:
+        """This process's operating system, working directory and today's date."""
         system = platform.system() or "unknown"
         release = platform.release()
         return cls(os=f"{system} {release}".strip(), cwd=os.getcwd(), today=date.today())
@@ -133,6 +134,8 @@ class SystemPrompt:
         return self
 
     def render(self) -> str:
+        """The system prompt text: identity first, then the sections given (tool rules, safety,
+        workspace and environment, memory, skills, extras), empty ones left out."""
         parts: list[str] = []
         if self._identity:
             parts.append(self._identity.strip())

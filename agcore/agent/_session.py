@@ -77,9 +77,10 @@ class AgentSession:
     ``AgentConfig.session_ttl`` is measured from: past it, turns end with ``LimitExceeded``.
 
     With a ``store`` (a ``SessionStore``) the session is saved as it runs: each message as it is
-    recorded, with the session's state; ``AgentSession.load`` continues it in another process (see
-    ``agcore.agent._persistence``). ``app_state`` is JSON-able data saved with it (plan progress,
-    application data): saved with the next message, or at once by ``await session.save()``.
+    recorded, with the session's state; ``AgentSession.load`` continues it in another process (the
+    guide's Memory and sessions page says what is saved when). ``app_state`` is JSON-able data saved
+    with it (plan progress, application data): saved with the next message, or at once by
+    ``await session.save()``.
     """
 
     def __init__(
@@ -175,7 +176,11 @@ class AgentSession:
     # ------------------------------------------------------------------------------- turns
 
     async def submit_turn(self, input: str | UserMessage) -> TurnResult:
-        """Run a turn to its end and return how it ended (``stop``: see the module docstring)."""
+        """Run a turn to its end and return how it ended. ``result.stop`` is ``done`` (answered),
+        ``client_tools`` (run them, then ``resume``), ``stopped_by_hook`` (``on_turn_end`` said False),
+        ``limit`` (a turn, token, USD, TTL or repetition limit: ``LimitExceeded``), ``error`` (the model
+        call, a gatekeeper hook or a callback failed) or ``cancelled``. Limits and errors are returned
+        in ``result.error``, never raised; the history stays valid for the next turn."""
         from agcore.agent._loop import run_turn
 
         self._check_idle()
@@ -266,6 +271,7 @@ class AgentSession:
 
     @property
     def running(self) -> bool:
+        """Whether a turn is running now (a second ``submit_turn`` meanwhile is refused)."""
         return self._running is not None
 
     def history_for_llm(self) -> list[UserMessage | AssistantMessage]:
@@ -304,6 +310,8 @@ class AgentSession:
         )
 
     def hook_context(self) -> HookContext:
+        """The ``HookContext`` hooks get now: ids, turn and plan step, usage and cost so far, the latest
+        model."""
         from agcore.hooks import HookContext
 
         usage = self.usage

@@ -95,7 +95,9 @@ _RESULT_CHARS = 4000
 
 @runtime_checkable
 class TaskAgent(Agent, Protocol):
-    """An ``Agent`` that works through plans; see the module docstring."""
+    """An ``Agent`` that works through plans, one turn per step: ``run`` has the model draft the plan
+    and executes it, ``execute_plan`` executes a plan given from outside. The guide's "Plans and
+    execute_plan" page describes execution, the failure policies and resuming."""
 
     async def run(self, session: AgentSession, goal: str) -> Plan:
         """Draft a plan for ``goal`` with the model, then execute it; the executed plan."""
@@ -153,11 +155,14 @@ class DefaultTaskAgent:
         return f"{type(self).__name__}({self.name!r})"
 
     def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
+        """The tools ``tools`` picks, as for ``BasicAgent``."""
         return BasicAgent(self.name, self.system_prompt, self.tools).tool_definitions(bundle)
 
     # -------------------------------------------------------------------------- entries
 
     async def run(self, session: AgentSession, goal: str) -> Plan:
+        """Draft a plan for ``goal`` (``draft_plan``), then execute it (``execute_plan``); the executed plan.
+        Raises ``PlanParseError`` when the model's plan cannot be read even when asked again."""
         plan = await self.draft_plan(session, goal)
         await self._notify(session, plan, self.on_update)
         return await self.execute_plan(session, plan)
@@ -203,6 +208,11 @@ class DefaultTaskAgent:
         max_retries: int | None = None,
         on_update: PlanUpdate | None = None,
     ) -> Plan:
+        """Execute ``plan`` one turn per step, in order and never before a step's ``depends_on``; the plan,
+        updated in place. Completed steps are not redone (a resume). ``failure_policy``, ``max_retries``
+        and ``on_update`` override the agent's defaults for this call. Raises ``ValueError`` for an unknown
+        policy and ``PlanParseError`` if the steps do not fit together; a failed step is recorded in the
+        plan, not raised."""
         policy: FailurePolicy = failure_policy or self.failure_policy
         retries = self.max_retries if max_retries is None else max_retries
         _check_policy(policy, retries)

@@ -47,6 +47,7 @@ class TurnResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the turn ended without an error (``error`` is None)."""
         return self.error is None
 
 

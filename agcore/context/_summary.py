@@ -62,10 +62,12 @@ class CompactionError(RuntimeError):
 
 
 def summary_block(text: str) -> TextBlock:
+    """A text block holding ``text`` inside the summary wrapper, as compaction writes it."""
     return TextBlock(text=f"{SUMMARY_OPEN}\n{text.strip()}\n{SUMMARY_CLOSE}")
 
 
 def is_summary_block(block: ContentBlock) -> bool:
+    """Whether ``block`` is a summary block (a ``TextBlock`` that starts with the summary wrapper)."""
     return isinstance(block, TextBlock) and block.text.startswith(SUMMARY_OPEN)
 
 

@@ -73,18 +73,23 @@ class ToolCallDecision(BaseModel):
 
     @classmethod
     def allow(cls) -> ToolCallDecision:
+        """Let the call run as it is (the same as returning None)."""
         return _ALLOW
 
     @classmethod
     def deny(cls, reason: str) -> ToolCallDecision:
+        """Refuse the call; the model gets an error result carrying ``reason`` (required: it says what to
+        do instead)."""
         return cls(action="deny", reason=reason)
 
     @classmethod
     def rewrite(cls, arguments: Mapping[str, Any], reason: str | None = None) -> ToolCallDecision:
+        """Run the call with ``arguments`` instead; later plugins see the new arguments."""
         return cls(action="rewrite", arguments=dict(arguments), reason=reason)
 
     @property
     def denied(self) -> bool:
+        """Whether this decision refuses the call."""
         return self.action == "deny"
 
 

@@ -57,6 +57,7 @@ class HookExecutor:
 
     @property
     def plugin_manager(self) -> pluggy.PluginManager:
+        """The underlying ``pluggy.PluginManager`` (for pluggy features agcore does not wrap)."""
         return self._pm
 
     # ---------------------------------------------------------------------------------- plugins
@@ -172,12 +173,15 @@ class HookExecutor:
         return await multicall(hook_name, impls, kwargs, fold, rule.kind == "observer")
 
     async def on_session_start(self, ctx: HookContext) -> None:
+        """Fire ``on_session_start`` (an observer: a plugin's exception is logged, never raised)."""
         await self._dispatch("on_session_start", {"ctx": ctx})
 
     async def on_session_end(self, ctx: HookContext) -> None:
+        """Fire ``on_session_end`` (an observer: a plugin's exception is logged, never raised)."""
         await self._dispatch("on_session_end", {"ctx": ctx})
 
     async def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
+        """Fire ``on_turn_start`` with the turn's input (an observer)."""
         await self._dispatch("on_turn_start", {"ctx": ctx, "user_input": user_input})
 
     async def on_turn_end(self, ctx: HookContext, message: AssistantMessage) -> bool:
@@ -189,6 +193,7 @@ class HookExecutor:
         return cast(LLMRequest, await self._dispatch("on_llm_request", {"ctx": ctx, "request": request}))
 
     async def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
+        """Fire ``on_llm_response`` with the model's reply (an observer)."""
         await self._dispatch("on_llm_response", {"ctx": ctx, "message": message})
 
     async def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> ToolCallDecision:
@@ -210,16 +215,22 @@ class HookExecutor:
         return cast(ToolResultBlock, await self._dispatch("after_tool_call", kwargs))
 
     async def on_message(self, ctx: HookContext, message: Any) -> None:
+        """Fire ``on_message`` for a message just recorded in the history (an observer)."""
         await self._dispatch("on_message", {"ctx": ctx, "message": message})
 
     async def on_plan_step_complete(self, ctx: HookContext, step: Any) -> None:
+        """Fire ``on_plan_step_complete`` for a step that reached a final status (an observer)."""
         await self._dispatch("on_plan_step_complete", {"ctx": ctx, "step": step})
 
     async def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:
+        """Fire ``on_confirmation`` with the user's answer to a confirmation (an observer)."""
         await self._dispatch("on_confirmation", {"ctx": ctx, "call": call, "answer": answer})
 
     async def on_error(self, ctx: HookContext, error: BaseException) -> None:
+        """Fire ``on_error`` (an observer: it never masks ``error``)."""
         await self._dispatch("on_error", {"ctx": ctx, "error": error})
 
     async def on_turn_result(self, ctx: HookContext, result: Any) -> None:
+        """Fire ``on_turn_result`` with the ``TurnResult`` of a turn that ended, a cancelled one included
+        (an observer)."""
         await self._dispatch("on_turn_result", {"ctx": ctx, "result": result})

@@ -50,6 +50,8 @@ class StreamAssembler:
         self.usage = Usage()
 
     def feed(self, event: StreamEvent) -> None:
+        """Take in one stream event: a finished block is kept at its index, streamed text is kept until
+        its block ends, usage replaces the usage so far."""
         if isinstance(event, TextDelta):
             self._open_text.setdefault(event.index, []).append(event.text)
         elif isinstance(event, TextEnd):

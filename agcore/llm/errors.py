@@ -48,6 +48,11 @@ __all__ = [
 
 
 class LLMError(Exception):
+    """Raised when an LLM call fails; every provider maps its vendor's failures onto this class's
+    subclasses, so callers never catch a vendor SDK exception. Each carries ``provider``, ``model``,
+    ``status_code``, ``request_id`` and ``retry_after`` (seconds); ``is_retryable`` says whether the
+    same request may succeed later (the retry layer retries those)."""
+
     is_retryable: bool = False
     #: What the user should do, for errors whose class knows better than the generic advice the
     #: agent layer adds by kind (``AgentLLMError``'s message uses it when set).
@@ -82,51 +87,65 @@ class LLMError(Exception):
 
 
 class InvalidRequestError(LLMError):
-    pass
+    """Raised for HTTP 400, 413 or 422: the request itself is wrong; fix it before trying again."""
 
 
 class ContextWindowExceededError(InvalidRequestError):
-    pass
+    """Raised when the prompt is longer than the model's context window (shorten the history, or use a
+    model with a larger window)."""
 
 
 class AuthenticationError(LLMError):
-    pass
+    """Raised for HTTP 401 or 403: the API key is wrong or not allowed to use the model."""
 
 
 class MissingCredentialsError(AuthenticationError):
-    pass
+    """Raised when a provider is created with no API key at all; the message names the variable to set."""
 
 
 class ModelNotFoundError(LLMError):
-    pass
+    """Raised for HTTP 404: the endpoint has no such model, or the key has no access to it."""
 
 
 class RequestTimeoutError(LLMError):
+    """Raised for HTTP 408 or a client-side timeout (retryable)."""
+
     is_retryable = True
 
 
 class RateLimitError(LLMError):
+    """Raised for HTTP 429; ``retry_after`` holds the wait the vendor asked for, when it sent one
+    (retryable)."""
+
     is_retryable = True
 
 
 class ServerError(LLMError):
+    """Raised for HTTP 5xx: the vendor failed (retryable)."""
+
     is_retryable = True
 
 
 class OverloadedError(ServerError):
-    pass
+    """Raised for HTTP 529 (and the vendors' "overloaded" errors): the vendor is too busy now
+    (retryable)."""
 
 
 class LLMConnectionError(LLMError):
+    """Raised when the endpoint cannot be reached (DNS, refused or reset connection) (retryable)."""
+
     is_retryable = True
 
 
 class StreamInterruptedError(LLMError):
+    """Raised when a stream breaks off before it finished (retryable)."""
+
     is_retryable = True
 
 
 class ResponseFormatError(LLMError):
-    pass
+    """Raised when the endpoint answers something that cannot be read as a reply (not the vendor's
+    format)."""
 
 
 _BY_NAME: dict[str, type[LLMError]] = {

@@ -45,40 +45,55 @@ class _Event(BaseModel):
 
 
 class TextStart(_Event):
+    """A text block ``index`` of the reply starts."""
+
     type: Literal["text_start"] = "text_start"
     index: int
 
 
 class TextDelta(_Event):
+    """A piece of text block ``index``, as the model streams it."""
+
     type: Literal["text_delta"] = "text_delta"
     index: int
     text: str
 
 
 class TextEnd(_Event):
+    """Text block ``index`` is finished; ``text`` is all of it."""
+
     type: Literal["text_end"] = "text_end"
     index: int
     text: str
 
 
 class ThinkingStart(_Event):
+    """A reasoning block ``index`` starts."""
+
     type: Literal["thinking_start"] = "thinking_start"
     index: int
 
 
 class ThinkingDelta(_Event):
+    """A piece of reasoning block ``index``, as the model streams it."""
+
     type: Literal["thinking_delta"] = "thinking_delta"
     index: int
     thinking: str
 
 
 class ThinkingEnd(_Event):
+    """Reasoning block ``index`` is finished; ``block`` is all of it, with its signature."""
+
     type: Literal["thinking_end"] = "thinking_end"
     index: int
     block: ThinkingBlock
 
 
 class ToolCallStart(_Event):
+    """Tool call ``id`` (of tool ``name``) starts at block ``index``; its arguments follow as
+    ``ToolCallDelta``s."""
+
     type: Literal["tool_call_start"] = "tool_call_start"
     index: int
     id: str
@@ -102,11 +117,15 @@ class ToolCallEnd(_Event):
 
 
 class UsageEvent(_Event):
+    """The tokens used so far (the last one of a stream holds the totals)."""
+
     type: Literal["usage"] = "usage"
     usage: Usage
 
 
 class DoneEvent(_Event):
+    """A stream ended well: ``message`` is the whole reply, the same ``complete()`` would return."""
+
     type: Literal["done"] = "done"
     message: AssistantMessage
     request_id: str | None = None
@@ -133,6 +152,8 @@ class ErrorEvent(_Event):
 
     @classmethod
     def from_exception(cls, error: LLMError, partial: AssistantMessage | None = None) -> ErrorEvent:
+        """The event of a failed stream, for ``error`` (kept, so ``to_exception()`` returns the same
+        instance), with what was assembled before it."""
         event = cls(
             error_type=type(error).__name__,
             message=error.message,
@@ -148,6 +169,8 @@ class ErrorEvent(_Event):
         return event
 
     def to_exception(self) -> LLMError:
+        """The typed ``LLMError`` this event stands for: the original instance, or one rebuilt from the
+        fields (an event loaded from JSON)."""
         if self._exception is not None:
             return self._exception
         from agcore.llm.errors import error_class_named

@@ -105,8 +105,14 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
 
 
 def create_provider(spec: str, *, cache: bool = True, **options: Any) -> LLMProvider:
-    """A provider for ``spec`` (see the module docstring). ``options`` go to the provider's
-    constructor: ``api_key``, ``base_url``, ``timeout``, ``retry_policy``, ``prompt_caching``, …"""
+    """A provider for ``spec``: ``anthropic:<model>``, ``openai:<model>``, ``openai-compatible:<model>``
+    (needs ``base_url=`` or ``OPENAI_BASE_URL``), ``ollama:<model>``, a vendor added with
+    ``register_provider_factory``, or a bare model id from the registry. ``options`` go to the
+    provider's constructor: ``api_key``, ``base_url``, ``timeout``, ``retry_policy``, ``prompt_caching``, …
+
+    Providers are cached by their arguments (``cache=False`` for a fresh one); each holder's ``aclose()``
+    gives back its share, and the client closes with the last one. Raises ``ValueError`` for a spec
+    naming no known vendor or model."""
     vendor, model = parse_model_spec(spec)
     if not model:
         raise ValueError(f"{spec!r} names no model: write '{vendor}:<model id>'")
@@ -134,5 +140,6 @@ def create_provider(spec: str, *, cache: bool = True, **options: Any) -> LLMProv
 
 
 def clear_provider_cache() -> None:
+    """Forget every provider ``create_provider`` cached (they are not closed: their holders close them)."""
     with _cache_lock:
         _cache.clear()

@@ -28,6 +28,10 @@ __all__ = [
 
 
 class ModelInfo(BaseModel):
+    """A model's entry in the registry: its id and provider, context window and output cap, prices in USD
+    per million tokens (input, output, cache read, cache write), capabilities, and other names it goes
+    by (``aliases``)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
@@ -44,6 +48,7 @@ class ModelInfo(BaseModel):
     aliases: tuple[str, ...] = Field(default_factory=tuple)
 
     def cost_usd(self, usage: Usage) -> float:
+        """What ``usage`` costs on this model, in USD."""
         return (
             usage.input_tokens * self.input_usd_per_mtok
             + usage.output_tokens * self.output_usd_per_mtok
@@ -196,6 +201,8 @@ def get_model_info(model: str) -> ModelInfo | None:
 
 
 def register_model(info: ModelInfo) -> None:
+    """Add ``info`` to the default registry (prices, context window), replacing a model with the same id
+    or a clashing alias."""
     default_registry.register(info)
 
 

@@ -34,16 +34,24 @@ class LLMProvider(Protocol):
     """
 
     @property
-    def provider_name(self) -> str: ...
+    def provider_name(self) -> str:
+        """The vendor's name (``"anthropic"``, ``"openai"``...), recorded on each reply and used in
+        errors."""
 
     @property
-    def model_id(self) -> str: ...
+    def model_id(self) -> str:
+        """The model this provider calls."""
 
-    async def complete(self, request: LLMRequest) -> LLMResponse: ...
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """The model's whole reply to ``request``. Raises ``LLMError`` when the call fails (after any
+        retries)."""
 
-    def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        """The reply to ``request`` as events, ending in one ``DoneEvent`` or one ``ErrorEvent`` (a
+        failure ends the stream; it is not raised)."""
 
-    async def health_check(self) -> bool: ...
+    async def health_check(self) -> bool:
+        """True when the endpoint answers and knows the model; never raises."""
 
 
 class BaseProvider(ABC):
@@ -62,6 +70,7 @@ class BaseProvider(ABC):
 
     @property
     def model_id(self) -> str:
+        """The model this provider calls."""
         return self._model_id
 
     def __repr__(self) -> str:

@@ -40,6 +40,8 @@ class _Frozen(BaseModel):
 
 
 class TextBlock(_Frozen):
+    """Plain text in a message."""
+
     type: Literal["text"] = "text"
     text: str
 
@@ -89,6 +91,9 @@ ToolResultContent = Annotated[TextBlock | ImageBlock, Field(discriminator="type"
 
 
 class ToolResultBlock(_Frozen):
+    """The result of the tool call ``tool_use_id``: text or text/image blocks; ``is_error`` when the call
+    failed (the model reads the text as the error)."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str | list[ToolResultContent] = ""
@@ -96,6 +101,7 @@ class ToolResultBlock(_Frozen):
 
     @property
     def text(self) -> str:
+        """The result's text blocks joined (images left out)."""
         if isinstance(self.content, str):
             return self.content
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
@@ -108,6 +114,9 @@ ContentBlock = Annotated[
 
 
 class StopReason(StrEnum):
+    """Why the model stopped: it finished (``end_turn``), called tools (``tool_use``), hit ``max_tokens``
+    or a stop sequence, refused (``refusal``), or paused a long turn (``pause``)."""
+
     END_TURN = "end_turn"
     TOOL_USE = "tool_use"
     MAX_TOKENS = "max_tokens"
@@ -135,19 +144,25 @@ class Usage(_Frozen):
 
     @property
     def total_tokens(self) -> int:
+        """All the tokens counted: input, output, cache reads and cache writes."""
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 class UserMessage(_Frozen):
+    """What the user (or the application) says: a string, or blocks (text, images, and the results of the
+    previous reply's tool calls)."""
+
     role: Literal["user"] = "user"
     content: str | list[ContentBlock]
 
     @property
     def blocks(self) -> list[ContentBlock]:
+        """The content as blocks (a string content is one ``TextBlock``)."""
         return [TextBlock(text=self.content)] if isinstance(self.content, str) else list(self.content)
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:
+        """The tool results the message carries, in order."""
         return [b for b in self.blocks if isinstance(b, ToolResultBlock)]
 
 
@@ -163,14 +178,17 @@ class AssistantMessage(_Frozen):
 
     @property
     def text(self) -> str:
+        """The reply's text blocks joined (thinking and tool calls left out)."""
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
     @property
     def tool_calls(self) -> list[ToolUseBlock]:
+        """The tool calls in the reply, in the model's order."""
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
     @property
     def thinking(self) -> list[ThinkingBlock]:
+        """The reasoning blocks of the reply (models that return their thinking only)."""
         return [b for b in self.content if isinstance(b, ThinkingBlock)]
 
 
@@ -200,6 +218,8 @@ class ToolChoice(_Frozen):
 
     @classmethod
     def coerce(cls, value: ToolChoice | str | None) -> ToolChoice | None:
+        """A ``ToolChoice`` from a ``ToolChoice``, None, or ``"auto"``/``"any"``/``"none"``. Raises
+        ``ValueError`` for any other string."""
         if value is None or isinstance(value, ToolChoice):
             return value
         if value in ("auto", "any", "none"):
@@ -257,21 +277,28 @@ class LLMRequest(_Frozen):
 
 
 class LLMResponse(_Frozen):
+    """A provider's reply to one ``LLMRequest``: the ``message`` and the vendor's ``request_id`` (quote
+    it to the vendor's support)."""
+
     message: AssistantMessage
     request_id: str | None = None
 
     @property
     def text(self) -> str:
+        """The reply's text (``message.text``)."""
         return self.message.text
 
     @property
     def tool_calls(self) -> list[ToolUseBlock]:
+        """The tool calls in the reply (``message.tool_calls``)."""
         return self.message.tool_calls
 
     @property
     def usage(self) -> Usage:
+        """The tokens the call used (``message.usage``)."""
         return self.message.usage
 
     @property
     def stop_reason(self) -> StopReason | None:
+        """Why the model stopped (``message.stop_reason``)."""
         return self.message.stop_reason

@@ -77,6 +77,8 @@ class HashingEmbedder:
         self.name = f"hashing-{dimensions}"
 
     def embed_one(self, text: str) -> list[float]:
+        """The unit-length vector of ``text``: its words, word pairs and character trigrams hashed into
+        ``dimensions`` buckets."""
         vector = [0.0] * self.dimensions
         words = [w.lower() for w in _WORD.findall(text)]
         features: list[tuple[str, float]] = [(w, 1.0) for w in words]
@@ -92,4 +94,5 @@ class HashingEmbedder:
         return [x / norm for x in vector] if norm else vector
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order (``embed_one`` each; no I/O)."""
         return [self.embed_one(t) for t in texts]

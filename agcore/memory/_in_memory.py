@@ -78,6 +78,7 @@ class InMemoryStore:
         metadata: Mapping[str, Any] | None = None,
         id: str | None = None,
     ) -> MemoryItem:
+        """Store ``content`` and return the stored item; an existing ``id`` is replaced."""
         item = MemoryItem.new(content, namespace=namespace, metadata=metadata, id=id)
         # Re-insert so that a replaced item is ordered by its new created_at like in SQLite.
         self._items.pop(item.id, None)
@@ -86,9 +87,11 @@ class InMemoryStore:
         return item
 
     async def get(self, id: str) -> MemoryItem | None:
+        """The item ``id``, or None."""
         return self._items.get(id)
 
     async def delete(self, id: str) -> bool:
+        """Remove item ``id``; True if it existed."""
         self._terms.pop(id, None)
         return self._items.pop(id, None) is not None
 
@@ -107,6 +110,8 @@ class InMemoryStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> builtins.list[MemoryItem]:
+        """Items oldest first, filtered by ``namespace`` and ``metadata`` (every key equal), a page of
+        ``limit`` from ``offset``."""
         items = sorted(self._filtered(namespace, metadata), key=lambda i: (i.created_at, i.id))
         end = None if limit is None else offset + max(0, limit)
         return items[max(0, offset):end]
@@ -119,6 +124,8 @@ class InMemoryStore:
         namespace: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> builtins.list[RetrievedItem]:
+        """At most ``limit`` items matching ``query``'s terms, best first, scored by term frequency and
+        rarity (a simple TF-IDF, not SQLite's BM25: scores differ from ``SqliteMemoryStore``'s)."""
         wanted = query_terms(query)
         if not wanted or limit <= 0:
             return []
@@ -144,6 +151,7 @@ class InMemoryStore:
     async def retrieve(
         self, query: str, *, limit: int = 5, namespace: str | None = None
     ) -> builtins.list[RetrievedItem]:
+        """``search`` as a ``Retriever`` (no metadata filter)."""
         return await self.search(query, limit=limit, namespace=namespace)
 
     async def aclose(self) -> None:

@@ -77,18 +77,22 @@ class RetrievedItem(BaseModel):
 
     @property
     def id(self) -> str:
+        """The item's id."""
         return self.item.id
 
     @property
     def content(self) -> str:
+        """The item's text."""
         return self.item.content
 
     @property
     def namespace(self) -> str:
+        """The item's namespace."""
         return self.item.namespace
 
     @property
     def metadata(self) -> dict[str, Any]:
+        """The item's metadata."""
         return self.item.metadata
 
 

@@ -28,6 +28,8 @@ class KeywordRetriever:
     async def retrieve(
         self, query: str, *, limit: int = 5, namespace: str | None = None
     ) -> list[RetrievedItem]:
+        """The store's keyword search (``store.search``) with this retriever's ``metadata`` filter. With
+        a ``SqliteMemoryStore`` the best hit scores 1.0 and the others their share of its BM25 score."""
         return await self.store.search(query, limit=limit, namespace=namespace, metadata=self.metadata)
 
 
@@ -92,6 +94,9 @@ class EmbeddingRetriever:
     async def retrieve(
         self, query: str, *, limit: int = 5, namespace: str | None = None
     ) -> list[RetrievedItem]:
+        """At most ``limit`` items nearest to ``query`` by cosine similarity, best first, after embedding
+        the items that have no vector yet. Raises ``ValueError`` when the embedder returns the wrong
+        number of vectors."""
         if limit <= 0 or not query.strip():
             return []
         await self.index()
@@ -196,6 +201,9 @@ class HybridRetriever:
     async def retrieve(
         self, query: str, *, limit: int = 5, namespace: str | None = None
     ) -> list[RetrievedItem]:
+        """Ask every retriever at once (``limit * candidates`` hits each) and fuses their rankings by
+        weighted reciprocal rank; the score is the fused one. A retriever's exception is raised as
+        itself."""
         if limit <= 0:
             return []
         results: list[list[RetrievedItem]] = [[] for _ in self.retrievers]

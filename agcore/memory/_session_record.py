@@ -40,7 +40,14 @@ class SessionRecord(BaseModel):
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """Durable sessions: a record per session and its append-only messages (see the module rules)."""
+    """Durable sessions: a ``SessionRecord`` per session and its append-only messages (JSON texts).
+
+    Every implementation writes all of an ``append_messages`` call or none of it (a killed process
+    leaves a prefix of the history, never a torn message), swaps the whole history at once in
+    ``replace_messages``, and raises ``MemoryStoreError`` saying what to do when the backend fails. A
+    missing session is None from ``load`` and a ``MemoryStoreError`` from the writes. One process
+    writes a given session at a time; reads are always safe.
+    """
 
     async def create(self, record: SessionRecord) -> SessionRecord:
         """Store a new session with no messages; ``MemoryStoreError`` if the id is taken."""

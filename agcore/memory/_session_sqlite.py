@@ -199,6 +199,7 @@ class SqliteSessionStore:
     # ------------------------------------------------------------------------ operations
 
     async def create(self, record: SessionRecord) -> SessionRecord:
+        """Store a new session with no messages. Raises ``MemoryStoreError`` if the id is taken."""
         def body(conn: sqlite3.Connection) -> None:
             try:
                 conn.execute(
@@ -214,6 +215,7 @@ class SqliteSessionStore:
         return record.model_copy(update={"message_count": 0})
 
     async def load(self, session_id: str) -> SessionRecord | None:
+        """The session's record (with ``message_count``), or None if there is none."""
         def read(conn: sqlite3.Connection) -> SessionRecord | None:
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM agcore_sessions s WHERE s.session_id = ?", (session_id,)
@@ -223,6 +225,7 @@ class SqliteSessionStore:
         return await self._run(read)
 
     async def load_messages(self, session_id: str) -> builtins.list[str]:
+        """The session's messages (JSON texts) in order; empty if there are none."""
         def read(conn: sqlite3.Connection) -> builtins.list[str]:
             rows = conn.execute(
                 "SELECT data FROM agcore_session_messages WHERE session_id = ? ORDER BY seq", (session_id,)
@@ -232,11 +235,16 @@ class SqliteSessionStore:
         return await self._run(read)
 
     async def save_state(self, record: SessionRecord) -> None:
+        """Save the record's ``turn_index``, ``usage``, ``state`` and ``expires_at`` (``updated_at``
+        becomes now). Raises ``MemoryStoreError`` for a missing session."""
         await self._run(lambda conn: self._write(conn, lambda c: self._update_record(c, record)))
 
     async def append_messages(
         self, session_id: str, messages: Sequence[str], *, record: SessionRecord | None = None
     ) -> int:
+        """Append ``messages`` and save ``record`` in one transaction; how many messages the session now
+        holds. Raises ``MemoryStoreError`` for a missing session and ``ValueError`` when ``record`` is
+        another session's."""
         texts = _check_texts(messages)
         if record is not None and record.session_id != session_id:
             raise ValueError(f"record is for {record.session_id!r}, not {session_id!r}")
@@ -267,6 +275,8 @@ class SqliteSessionStore:
     async def replace_messages(
         self, session_id: str, messages: Sequence[str], *, record: SessionRecord | None = None
     ) -> int:
+        """Replace the whole history (numbered from 1 again) and save ``record``, in one transaction; how
+        many messages it now holds."""
         texts = _check_texts(messages)
         if record is not None and record.session_id != session_id:
             raise ValueError(f"record is for {record.session_id!r}, not {session_id!r}")
@@ -290,6 +300,8 @@ class SqliteSessionStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> builtins.list[SessionRecord]:
+        """Records, most recently updated first, optionally one agent's and without expired ones, a page
+        of ``limit`` from ``offset``."""
         where: builtins.list[str] = []
         params: builtins.list[Any] = []
         if agent_name is not None:
@@ -310,6 +322,7 @@ class SqliteSessionStore:
         return await self._run(read)
 
     async def delete(self, session_id: str) -> bool:
+        """Remove the session and its messages; True if it existed."""
         def body(conn: sqlite3.Connection) -> bool:
             conn.execute("DELETE FROM agcore_session_messages WHERE session_id = ?", (session_id,))
             cursor = conn.execute("DELETE FROM agcore_sessions WHERE session_id = ?", (session_id,))

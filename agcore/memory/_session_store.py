@@ -60,6 +60,7 @@ class InMemorySessionStore:
         )
 
     async def create(self, record: SessionRecord) -> SessionRecord:
+        """Store a new session with no messages. Raises ``MemoryStoreError`` if the id is taken."""
         if record.session_id in self._records:
             raise _taken(record.session_id)
         stored = record.model_copy(update={"message_count": 0}, deep=True)
@@ -68,9 +69,11 @@ class InMemorySessionStore:
         return self._out(record.session_id)
 
     async def load(self, session_id: str) -> SessionRecord | None:
+        """A copy of the session's record, or None if there is none."""
         return self._out(session_id) if session_id in self._records else None
 
     async def load_messages(self, session_id: str) -> builtins.list[str]:
+        """The session's messages (JSON texts) in order; empty if there are none."""
         return list(self._messages.get(session_id, ()))
 
     def _save(self, record: SessionRecord) -> None:
@@ -88,11 +91,15 @@ class InMemorySessionStore:
         )
 
     async def save_state(self, record: SessionRecord) -> None:
+        """Save the record's state (``updated_at`` becomes now). Raises ``MemoryStoreError`` for a
+        missing session."""
         self._save(record)
 
     async def append_messages(
         self, session_id: str, messages: Sequence[str], *, record: SessionRecord | None = None
     ) -> int:
+        """Append ``messages`` (and save ``record``); how many messages the session now holds. Raises
+        ``MemoryStoreError`` for a missing session."""
         texts = _check_texts(messages)
         if session_id not in self._records:
             raise _missing(session_id)
@@ -106,6 +113,7 @@ class InMemorySessionStore:
     async def replace_messages(
         self, session_id: str, messages: Sequence[str], *, record: SessionRecord | None = None
     ) -> int:
+        """Replace the whole history and save ``record``; how many messages it now holds."""
         texts = _check_texts(messages)
         if session_id not in self._records:
             raise _missing(session_id)
@@ -122,6 +130,7 @@ class InMemorySessionStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> builtins.list[SessionRecord]:
+        """Records, most recently updated first, optionally one agent's and without expired ones."""
         now = clock_now()
         found = [
             self._out(sid) for sid, r in self._records.items()
@@ -131,5 +140,6 @@ class InMemorySessionStore:
         return found[offset : None if limit is None else offset + limit]
 
     async def delete(self, session_id: str) -> bool:
+        """Remove the session and its messages; True if it existed."""
         self._messages.pop(session_id, None)
         return self._records.pop(session_id, None) is not None

@@ -327,6 +327,8 @@ class SqliteMemoryStore:
         metadata: Mapping[str, Any] | None = None,
         id: str | None = None,
     ) -> MemoryItem:
+        """Store ``content`` (an upsert when ``id`` exists) in one transaction, indexed for full-text
+        search; returns the stored item."""
         item = MemoryItem.new(content, namespace=namespace, metadata=metadata, id=id)
         batch = [(item, _dump_metadata(item.metadata))]
         await self._run(lambda conn: self._write(conn, batch))
@@ -339,6 +341,7 @@ class SqliteMemoryStore:
         return await self._run(lambda conn: self._write(conn, batch))
 
     async def delete(self, id: str) -> bool:
+        """Remove item ``id`` with its search index entry and vectors; True if it existed."""
         def run(conn: sqlite3.Connection) -> bool:
             with write_transaction(conn):
                 row = conn.execute("SELECT pk FROM agcore_memory_items WHERE id = ?", (id,)).fetchone()
@@ -353,6 +356,7 @@ class SqliteMemoryStore:
     # -------------------------------------------------------------------------------- reads
 
     async def get(self, id: str) -> MemoryItem | None:
+        """The item ``id``, or None."""
         def run(conn: sqlite3.Connection) -> MemoryItem | None:
             sql = f"SELECT {_COLUMNS} FROM agcore_memory_items m WHERE m.id = ?"
             row = conn.execute(sql, (id,)).fetchone()
@@ -368,6 +372,8 @@ class SqliteMemoryStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> builtins.list[MemoryItem]:
+        """Items oldest first, filtered by ``namespace`` and ``metadata`` (JSON values compared exactly),
+        a page of ``limit`` from ``offset``."""
         where, params = _filters(namespace, metadata)
         sql = (f"SELECT {_COLUMNS} FROM agcore_memory_items m WHERE 1{where} "
                "ORDER BY m.created_us, m.id LIMIT ? OFFSET ?")
@@ -388,6 +394,8 @@ class SqliteMemoryStore:
         namespace: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> builtins.list[RetrievedItem]:
+        """At most ``limit`` items matching ``query``, best first (FTS5, BM25): items holding every term
+        come first. Scores are relative: the best hit is 1.0. Any text is a safe query."""
         phrases = fts_phrases(query)
         if not phrases or limit <= 0:
             return []

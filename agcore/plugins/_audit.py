@@ -101,10 +101,14 @@ class AuditLogPlugin:
 
     @property
     def audit_path(self) -> Path:
+        """The ``audit.jsonl`` file: the key operations (inputs, tool calls, confirmations, denials,
+        endings, errors, plan steps)."""
         return self._audit.path
 
     @property
     def trace_path(self) -> Path:
+        """The ``trace.jsonl`` file: what ``audit.jsonl`` holds plus every model request and reply and
+        every tool result."""
         return self._trace.path
 
     def trace_id(self, session_id: str) -> str | None:
@@ -151,26 +155,32 @@ class AuditLogPlugin:
 
     @hookimpl
     def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
+        """Start the turn's trace id and record the user's input (``user_message``)."""
         self._start_trace(ctx.session_id)
         text = message_text(user_input)
         self._write(ctx, "user_message", {"text": preview(text, self.preview_chars), "chars": len(text)})
 
     @hookimpl(trylast=True)  # last: it records the request as sent, after other plugins' rewrites
     def on_llm_request(self, ctx: HookContext, request: LLMRequest) -> None:
+        """Record the request as sent, after other plugins' rewrites (``llm_request``, trace only)."""
         self._write(ctx, "llm_request", request_summary(request, self.preview_chars, ctx.model))
 
     @hookimpl
     def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
+        """Record the model's reply (``llm_response``, trace only)."""
         self._write(ctx, "llm_response", response_summary(message, self.preview_chars))
 
     @hookimpl
     def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: str) -> None:
+        """Record the user's answer to a confirmation (``confirmation``)."""
         self._write(ctx, "confirmation", {**call_summary(call, self.preview_chars), "answer": answer})
 
     @hookimpl
     def after_tool_call(
         self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock, status: str, duration: float
     ) -> None:
+        """Record the call and how it ended (``tool_call``), a refusal by a policy or the user
+        (``denial``), and the result (``tool_result``, trace only)."""
         limit = self.preview_chars
         summary = call_summary(call, limit)
         self._write(ctx, "tool_call", {**summary, "status": status, "elapsed_s": round(duration, 6)})
@@ -187,6 +197,7 @@ class AuditLogPlugin:
 
     @hookimpl
     def on_plan_step_complete(self, ctx: HookContext, step: Any) -> None:
+        """Record a plan step's final status, attempts, and result, error or skip reason (``plan_step``)."""
         status = getattr(step, "status", None)
         error = getattr(step, "error", None)
         result = getattr(step, "result", None)
@@ -206,6 +217,8 @@ class AuditLogPlugin:
 
     @hookimpl
     def on_error(self, ctx: HookContext, error: BaseException) -> None:
+        """Record the error, its cause's provider, model, status and request id, and whether it is
+        recoverable (``error``)."""
         data: dict[str, Any] = {
             "type": type(error).__name__,
             "message": preview(str(error), self.preview_chars * 4),
@@ -224,6 +237,8 @@ class AuditLogPlugin:
 
     @hookimpl
     def on_turn_result(self, ctx: HookContext, result: Any) -> None:
+        """Record how the turn ended (``stop_reason``: stop, model calls, usage, cost, error) and its
+        final text (``final_text``)."""
         stop = getattr(result, "stop", None)
         text = getattr(result, "text", "") or ""
         limit = self.preview_chars
@@ -242,4 +257,5 @@ class AuditLogPlugin:
 
     @hookimpl
     def on_session_end(self, ctx: HookContext) -> None:
+        """Forget the session's trace id."""
         self._trace_ids.pop(ctx.session_id, None)

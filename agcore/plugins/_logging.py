@@ -55,10 +55,13 @@ class LoggingPlugin:
 
     @hookimpl
     def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
+        """Log the turn's input."""
         self._log(self.level, ctx, "turn_start", "turn started: %r", _one_line(message_text(user_input)))
 
     @hookimpl(trylast=True)
     def on_llm_request(self, ctx: HookContext, request: LLMRequest) -> None:
+        """Log the model call about to be made (messages, tools, ``max_tokens``), after other plugins'
+        rewrites."""
         self._log(
             self.level, ctx, "llm_request", "model call: %d messages, %d tools, max_tokens=%s",
             len(request.messages), len(request.tools), request.max_tokens,
@@ -66,6 +69,7 @@ class LoggingPlugin:
 
     @hookimpl
     def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
+        """Log the model's reply: who answered, the stop reason, tokens, tool calls and text length."""
         usage = message.usage
         calls = message.tool_calls
         stop = message.stop_reason.value if message.stop_reason is not None else "?"
@@ -79,12 +83,14 @@ class LoggingPlugin:
 
     @hookimpl
     def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: str) -> None:
+        """Log the user's answer to a confirmation."""
         self._log(self.level, ctx, "confirmation", "confirmation for %s (%s): %s", call.name, call.id, answer)
 
     @hookimpl
     def after_tool_call(
         self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock, status: str, duration: float
     ) -> None:
+        """Log the call and how it ended; a failed call at WARNING, with the error text."""
         elapsed = f" in {duration:.3f}s" if duration else ""
         level = logging.WARNING if status in _FAILED else self.level
         detail = f": {_one_line(result.text)}" if result.is_error else ""
@@ -95,6 +101,7 @@ class LoggingPlugin:
 
     @hookimpl
     def on_plan_step_complete(self, ctx: HookContext, step: Any) -> None:
+        """Log a plan step's final status; a failed step at WARNING."""
         status = getattr(step, "status", None)
         status = getattr(status, "value", status)
         level = logging.WARNING if status == "failed" else self.level
@@ -102,10 +109,12 @@ class LoggingPlugin:
 
     @hookimpl
     def on_error(self, ctx: HookContext, error: BaseException) -> None:
+        """Log the error at ERROR."""
         self._log(logging.ERROR, ctx, "error", "error: %s: %s", type(error).__name__, error)
 
     @hookimpl
     def on_turn_result(self, ctx: HookContext, result: Any) -> None:
+        """Log how the turn ended, its tokens and cost."""
         stop = getattr(result, "stop", "?")
         usage = getattr(result, "usage", None)
         tokens = usage.total_tokens if usage is not None else 0

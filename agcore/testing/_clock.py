@@ -21,14 +21,17 @@ class FixedClock:
         self._monotonic = 0.0
 
     def new_id(self) -> str:
+        """The next id in sequence: ``prefix`` and a six-digit counter (``id-000001``, ``id-000002``...)."""
         self._ids += 1
         return f"{self.prefix}{self._ids:06d}"
 
     def now(self) -> float:
+        """The fixed time, advanced by ``step`` seconds on every call (timestamps still differ and sort)."""
         self._now += self.step
         return self._now
 
     def monotonic(self) -> float:
+        """Starts at 0 and advances by ``step`` seconds on every call."""
         self._monotonic += self.step
         return self._monotonic
 

@@ -64,8 +64,12 @@ class ScriptExpectationError(LLMError):
 
 
 def load_script(path: str | Path, *, model_id: str | None = None) -> ScriptedProvider:
-    """A ``ScriptedProvider`` playing the replies of the JSON/YAML file ``path`` (see the module
-    docstring). ``model_id`` overrides the file's ``model``. ``ScriptFileError`` says what is wrong."""
+    """A ``ScriptedProvider`` playing the replies of the JSON/YAML file ``path``: a list of replies,
+    or an object with ``replies`` and an optional ``model``. A reply is a string (a text answer) or an
+    object with ``text``, ``tool_calls`` (``name``, ``arguments``, optional ``id``), ``error``
+    (``status``, ``message``), ``usage``, ``delay`` and ``expect``; the guide's "Testing your agent"
+    page shows one. ``model_id`` overrides the file's ``model``. ``ScriptFileError`` says what is
+    wrong."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")

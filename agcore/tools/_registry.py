@@ -53,6 +53,7 @@ class ToolExecution:
 
     @property
     def ok(self) -> bool:
+        """Whether the tool ran and succeeded (``status == "ok"``)."""
         return self.status == "ok"
 
 
@@ -128,10 +129,13 @@ class ToolRegistry:
     # ----------------------------------------------------------------------------------- lookup
 
     def classify(self, name: str) -> Literal["server", "client", "unknown"]:
+        """Who runs tool ``name``: ``"server"`` (this process), ``"client"`` (the caller) or
+        ``"unknown"`` (no such tool)."""
         tool = self._tools.get(name)
         return "unknown" if tool is None else tool.mode
 
     def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None (``registry[name]`` raises instead, suggesting close names)."""
         return self._tools.get(name)
 
     def __getitem__(self, name: str) -> Tool:
@@ -150,6 +154,7 @@ class ToolRegistry:
         return iter(list(self._tools.values()))
 
     def names(self) -> list[str]:
+        """The tool names, in registration order."""
         return list(self._tools)
 
     def definitions(

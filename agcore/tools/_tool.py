@@ -108,18 +108,22 @@ class Tool:
 
     @property
     def name(self) -> str:
+        """The name the model calls the tool by."""
         return self._name
 
     @property
     def description(self) -> str:
+        """What the tool does, as the model reads it."""
         return self._description
 
     @property
     def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the tool's arguments, as sent to the model."""
         return self._input_schema
 
     @property
     def mode(self) -> ToolMode:
+        """``"server"`` (agcore runs it) or ``"client"`` (the turn pauses for the caller to run it)."""
         return self._mode
 
     def definition(self) -> ToolDefinition:

@@ -57,7 +57,11 @@ class AgentGraph:
 
 
 class GraphSession:
-    """A conversation with ``agent`` run on its LangGraph graph; see the module docstring.
+    """A conversation with ``agent`` run on its LangGraph graph, with ``AgentSession``'s calls
+    (``submit_turn``, ``stream_turn``, ``resume``, ``steer``, ``follow_up``, ``close``) and its
+    ``TurnResult``s. The conversation is a LangGraph thread (``session_id`` is its ``thread_id``) kept
+    by the checkpointer; ``approve()``, ``recover()`` and ``pending()`` reach a thread another process
+    left at an interrupt or in the middle of a run.
 
     ``checkpointer`` defaults to an ``InMemorySaver``; pass an ``AsyncSqliteSaver`` (or any saver) to
     keep the thread across processes. ``durability`` is LangGraph's: ``"sync"`` (the default) writes

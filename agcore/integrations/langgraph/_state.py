@@ -69,7 +69,10 @@ class GraphInput(TypedDict, total=False):
 
 
 class AgentState(TypedDict, total=False):
-    """The graph's state; see the module docstring."""
+    """The graph's state: agcore's own messages (channel ``messages``, the same ``AgentMessage``s
+    ``AgentSession`` records) plus the counters of the turn in progress and the tool batch in flight,
+    as JSON data. Tool tasks report through ``outcomes``, merged by call id, so a finished call is not
+    run again after a crash."""
 
     #: The conversation's session id (the thread's id; a new one for a run without a thread).
     session_id: str

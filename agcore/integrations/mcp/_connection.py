@@ -84,6 +84,7 @@ class MCPConnection:
 
     @property
     def name(self) -> str:
+        """The server's name (from its ``MCPServerConfig``), used in tool names and errors."""
         return self.server.name
 
     @property
@@ -207,12 +208,16 @@ class MCPConnection:
         return self._ready.is_set()
 
     async def wait_ready(self) -> None:
+        """Wait until start-up is over: connected, or failed with ``connect_error`` set."""
         await self._ready.wait()
 
     def request_close(self) -> None:
+        """Ask the owning task to close the connection gracefully (returns at once; see
+        ``wait_stopped``)."""
         self._close_requested.set()
 
     async def wait_stopped(self) -> None:
+        """Wait until the connection is closed and the server stopped."""
         await self._stopped.wait()
 
     def cancel(self) -> None:
@@ -227,6 +232,9 @@ class MCPConnection:
     async def call_tool(
         self, tool: str, arguments: dict[str, Any], *, progress: ProgressFnT | None = None
     ) -> mcp_types.CallToolResult:
+        """Call the server's tool ``tool`` with ``arguments`` (``progress`` receives its progress
+        notifications). Raises ``ToolError`` saying what happened for every failure: a dead or closed
+        server, a timeout (``call_timeout``), an MCP error, or an unusable result."""
         client = self._client
         if client is None or self._failure is not None:
             raise ToolError(self._unavailable(tool))

@@ -167,6 +167,8 @@ class OpenTelemetryPlugin:
 
     @hookimpl
     def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
+        """Open the turn's ``invoke_agent`` span (closing, as abandoned, a previous turn of the session
+        that never reported its result)."""
         stale = self._open.pop(ctx.session_id, None)
         if stale is not None:  # a turn whose result never came: close it rather than leak it
             self._close_children(stale, "abandoned")
@@ -176,6 +178,8 @@ class OpenTelemetryPlugin:
 
     @hookimpl
     def on_turn_result(self, ctx: HookContext, result: Any) -> None:
+        """Close the turn's span with its stop, usage, model calls and cost (an error status unless the
+        turn ended well), and any child span still open."""
         opened = self._open.pop(ctx.session_id, None)
         if opened is None:
             return
@@ -201,6 +205,7 @@ class OpenTelemetryPlugin:
 
     @hookimpl
     def on_session_end(self, ctx: HookContext) -> None:
+        """Close whatever spans the session still has open."""
         opened = self._open.pop(ctx.session_id, None)
         if opened is not None:
             self._close_children(opened, "session_ended")
@@ -208,6 +213,8 @@ class OpenTelemetryPlugin:
 
     @hookimpl
     def on_error(self, ctx: HookContext, error: BaseException) -> None:
+        """Record the error: on the open model-call span (which it ends, failed) or else on the turn's
+        span."""
         opened = self._open.get(ctx.session_id)
         if opened is None:
             return
@@ -235,6 +242,7 @@ class OpenTelemetryPlugin:
 
     @hookimpl(trylast=True)  # last: it describes the request as sent, after other plugins' rewrites
     def on_llm_request(self, ctx: HookContext, request: LLMRequest) -> None:
+        """Open a ``chat {model}`` span for the request as sent (after other plugins' rewrites)."""
         opened = self._turn(ctx)
         if opened.llm is not None:  # pragma: no cover - a request without its reply: never left open
             opened.llm.end()
@@ -256,6 +264,8 @@ class OpenTelemetryPlugin:
 
     @hookimpl
     def on_llm_response(self, ctx: HookContext, message: AssistantMessage) -> None:
+        """Close the model-call span with the response model, finish reason and token usage (and the
+        content, when captured)."""
         opened = self._open.get(ctx.session_id)
         if opened is None or opened.llm is None:
             return
@@ -317,10 +327,13 @@ class OpenTelemetryPlugin:
 
     @hookimpl(tryfirst=True)  # first: a denying plugin ends the hook call before later ones run
     def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> None:
+        """Open the call's ``execute_tool {tool}`` span; runs first, so a call another plugin denies has
+        one too."""
         self._start_tool(ctx, call)
 
     @hookimpl
     def on_confirmation(self, ctx: HookContext, call: ToolUseBlock, answer: str) -> None:
+        """Add the user's answer to the call's span as an event."""
         opened = self._open.get(ctx.session_id)
         span = opened.tools.get(call.id) if opened is not None else None
         if span is None:
@@ -337,6 +350,8 @@ class OpenTelemetryPlugin:
         status: str,
         duration: float,
     ) -> None:
+        """Close the call's span with its status (an error status when the call failed), timed to how
+        long the tool ran."""
         opened = self._open.get(ctx.session_id)
         span = opened.tools.pop(call.id, None) if opened is not None else None
         if span is None:  # unknown tools, unreadable arguments and repeats skip before_tool_call

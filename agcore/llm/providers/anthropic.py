@@ -191,6 +191,7 @@ class AnthropicProvider(BaseProvider):
 
     @property
     def client(self) -> AsyncAnthropic:
+        """The ``AsyncAnthropic`` client calls go through (for vendor features agcore does not model)."""
         return self._client
 
     async def _close_client(self) -> None:

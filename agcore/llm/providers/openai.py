@@ -138,6 +138,7 @@ class OpenAIProvider(BaseProvider):
 
     @property
     def client(self) -> openai.AsyncOpenAI:
+        """The ``AsyncOpenAI`` client calls go through (for vendor features agcore does not model)."""
         return self._client
 
     async def _close_client(self) -> None:

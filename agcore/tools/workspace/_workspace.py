@@ -44,7 +44,13 @@ TOOL_NAMES = (
 
 
 class Workspace:
-    """A root directory and the guarded operations on it (see the module docstring).
+    """A root directory and the guarded operations on it; ``tools()`` offers them to the model.
+
+    Every path goes through a ``PathGuard`` (the root, secrets denied, ``.git`` read-only) and every
+    command through a ``CommandGuard``, then runs in a bubblewrap sandbox where one works
+    (``sandbox="auto"``; ``"required"`` refuses to run without it, ``"off"`` is guard-only). Writes,
+    patches and commands need confirmation unless ``confirm_writes``/``confirm_commands`` say
+    otherwise. Each method is also usable directly.
 
     Options: ``path_guard``/``command_guard`` replace the default guards (the path guard's root must
     be ``root``); ``allow_network`` is passed to the default command guard; ``env`` adds variables to
