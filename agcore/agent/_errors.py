@@ -161,8 +161,9 @@ class AgentMemoryError(AgentError):
 
     def __init__(self, cause: MemoryStoreError, message: str | None = None) -> None:
         super().__init__(
-            message or f"The memory store failed: {cause}. Check the store (path, connection), then "
-            "retry; the turn itself can go on without memory.",
+            # The store's own message says what to do (MemoryStoreError's contract): no second advice.
+            message or f"The memory store failed: {str(cause).rstrip('.')}. The turn itself can go on "
+            "without memory.",
             cause=cause,
         )
         self.cause: MemoryStoreError = cause
@@ -195,21 +196,17 @@ class HookBlocked(AgentError):
         cause: BaseException | None = None,
     ) -> None:
         who = f"plugin '{plugin_name}'" if plugin_name else "a plugin"
-        if reason:
-            why = reason
-        elif cause is not None:
-            why = f"it raised {type(cause).__name__}: {cause}"
+        if reason:  # a policy said no on purpose: nothing is broken, the reason is the message
+            text = f"Hook '{hook_name}' of {who} stopped the turn: {reason.rstrip('.')}."
         else:
-            why = "no reason given"
-        fix = (
-            f"Fix the plugin or unregister it (HookExecutor.unregister({plugin_name!r}))"
-            if plugin_name
-            else "Fix or unregister the plugin"
-        )
-        super().__init__(
-            f"Hook '{hook_name}' of {who} stopped the turn: {why}. {fix}, then run the turn again.",
-            cause=cause,
-        )
+            why = f"it raised {type(cause).__name__}: {cause}" if cause is not None else "no reason given"
+            fix = (
+                f"Fix the plugin or unregister it (HookExecutor.unregister({plugin_name!r}))"
+                if plugin_name
+                else "Fix or unregister the plugin"
+            )
+            text = f"Hook '{hook_name}' of {who} stopped the turn: {why}. {fix}, then run the turn again."
+        super().__init__(text, cause=cause)
         self.hook_name = hook_name
         self.plugin_name = plugin_name
         self.reason = reason

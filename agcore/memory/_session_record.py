@@ -109,6 +109,12 @@ def _taken(session_id: str) -> MemoryStoreError:
     )
 
 
+def _check_record(session_id: str, record: SessionRecord | None) -> None:
+    """A record saved along with ``session_id``'s messages must be that session's."""
+    if record is not None and record.session_id != session_id:
+        raise ValueError(f"record is for {record.session_id!r}, not {session_id!r}")
+
+
 def _check_texts(messages: Sequence[str]) -> builtins.list[str]:
     texts = list(messages)
     for i, text in enumerate(texts):

@@ -16,7 +16,7 @@ import anyio.to_thread
 
 from agcore._clock import now as clock_now
 from agcore.memory._protocols import MemoryStoreError
-from agcore.memory._session_record import SessionRecord, _check_texts, _missing, _taken
+from agcore.memory._session_record import SessionRecord, _check_record, _check_texts, _missing, _taken
 
 __all__ = ["SqliteSessionStore"]
 
@@ -246,8 +246,7 @@ class SqliteSessionStore:
         holds. Raises ``MemoryStoreError`` for a missing session and ``ValueError`` when ``record`` is
         another session's."""
         texts = _check_texts(messages)
-        if record is not None and record.session_id != session_id:
-            raise ValueError(f"record is for {record.session_id!r}, not {session_id!r}")
+        _check_record(session_id, record)
 
         def body(conn: sqlite3.Connection) -> int:
             self._touch(conn, session_id, record)
@@ -278,8 +277,7 @@ class SqliteSessionStore:
         """Replace the whole history (numbered from 1 again) and save ``record``, in one transaction; how
         many messages it now holds."""
         texts = _check_texts(messages)
-        if record is not None and record.session_id != session_id:
-            raise ValueError(f"record is for {record.session_id!r}, not {session_id!r}")
+        _check_record(session_id, record)
 
         def body(conn: sqlite3.Connection) -> int:
             self._touch(conn, session_id, record)

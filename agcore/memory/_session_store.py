@@ -34,7 +34,14 @@ import json
 from collections.abc import Sequence
 
 from agcore._clock import now as clock_now
-from agcore.memory._session_record import SessionRecord, SessionStore, _check_texts, _missing, _taken
+from agcore.memory._session_record import (
+    SessionRecord,
+    SessionStore,
+    _check_record,
+    _check_texts,
+    _missing,
+    _taken,
+)
 from agcore.memory._session_sqlite import SqliteSessionStore
 
 __all__ = ["InMemorySessionStore", "SessionRecord", "SessionStore", "SqliteSessionStore"]
@@ -101,6 +108,7 @@ class InMemorySessionStore:
         """Append ``messages`` (and save ``record``); how many messages the session now holds. Raises
         ``MemoryStoreError`` for a missing session."""
         texts = _check_texts(messages)
+        _check_record(session_id, record)
         if session_id not in self._records:
             raise _missing(session_id)
         if record is not None:
@@ -115,6 +123,7 @@ class InMemorySessionStore:
     ) -> int:
         """Replace the whole history and save ``record``; how many messages it now holds."""
         texts = _check_texts(messages)
+        _check_record(session_id, record)
         if session_id not in self._records:
             raise _missing(session_id)
         if record is not None:

@@ -188,3 +188,24 @@ def test_advice_the_cause_already_gives_is_not_repeated() -> None:
     overflow = str(AgentLLMError(ContextWindowExceededError("too long. Shorten the history.")))
     assert overflow.count("Shorten the history") == 1
     assert "AgentConfig.compact_config" in overflow
+
+
+def test_a_deliberate_refusal_is_not_called_a_broken_plugin() -> None:
+    refused = str(HookBlocked("on_llm_request", "budget", "the session spent its $1.00 budget."))
+    assert refused == (
+        "Hook 'on_llm_request' of plugin 'budget' stopped the turn: the session spent its $1.00 budget."
+    )
+    broken = str(HookBlocked("before_tool_call", "guard", cause=RuntimeError("boom")))
+    assert "it raised RuntimeError: boom" in broken
+    assert "HookExecutor.unregister('guard')" in broken
+
+
+def test_a_store_error_keeps_its_own_advice_once() -> None:
+    cause = MemoryStoreError(
+        "A session 's' already exists in the session store: load it (AgentSession.load), delete it, "
+        "or use another id."
+    )
+    message = str(AgentMemoryError(cause))
+    assert ".." not in message
+    assert "Check the store" not in message  # the generic advice contradicted the store's own
+    assert "or use another id. The turn itself" in message
