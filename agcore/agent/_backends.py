@@ -10,6 +10,7 @@ imports a backend: the backend's package registers itself, as hook plugins do.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import AsyncIterator, Iterable
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -71,10 +72,17 @@ def backend_names() -> list[str]:
 
 def check_backend(name: str) -> None:
     """``ConfigError`` unless ``name`` is a backend installed here."""
-    if name not in backend_names():
+    names = backend_names()
+    if name not in names:
+        close = difflib.get_close_matches(name, [*names, "langgraph"], n=1, cutoff=0.6)
+        if close and close[0] in names:
+            fix = f"Did you mean {close[0]!r}?"
+        elif close:  # a known backend whose extra is missing
+            fix = f"It needs agcore's extra: pip install 'agcore[{close[0]}]'."
+        else:
+            fix = "Other backends come with agcore's extras, e.g. pip install 'agcore[langgraph]'."
         raise ConfigError(
-            f"No session backend named {name!r}: the installed ones are {', '.join(backend_names())}. "
-            f"For LangGraph, install agcore's extra: pip install 'agcore[langgraph]'.",
+            f"No session backend named {name!r}: the installed ones are {', '.join(names)}. {fix}",
             piece="backend",
         )
 

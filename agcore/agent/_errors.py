@@ -139,7 +139,9 @@ def _llm_message(cause: LLMError) -> str:
     else:
         advice = "Check the provider's configuration, then run the turn again."
     # The cause's own message usually ends in a sentence of advice: no second full stop after it.
-    return f"The model call failed: {str(cause).rstrip('.')}." + (f" {advice}" if advice else "")
+    text = str(cause).rstrip(".")
+    text += "" if text.endswith(("?", "!")) else "."
+    return f"The model call failed: {text}" + (f" {advice}" if advice else "")
 
 
 class AgentToolError(AgentError):

@@ -7,9 +7,12 @@ returns. Expected failures are ``CliError``s: their message goes to stderr, with
 from __future__ import annotations
 
 import functools
+import logging
+import os
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import anyio
 import typer
@@ -89,8 +92,39 @@ def _root(
     """agcore: run a coding agent, chat with it, execute plans, and inspect models and plugins."""
 
 
+class _OneLine(logging.Formatter):
+    """agcore's warnings as one line each: a tool's traceback is for debugging (AGCORE_DEBUG=1), not
+    for the terminal of someone running an agent (the tool's error is shown as its result already)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record comes (test runners swap it)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: Any) -> None:
+        pass
+
+
+def _log_to_stderr() -> None:
+    logger = logging.getLogger("agcore")
+    if logger.handlers or logging.getLogger().handlers:
+        return  # someone configured logging (or we did already): theirs wins
+    handler = _Stderr()
+    if not os.environ.get("AGCORE_DEBUG"):
+        handler.setFormatter(_OneLine())
+    logger.addHandler(handler)
+
+
 def _execute(command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Console], ExitCode]) -> None:
     """Run ``command`` with a console; exit with its code, or with a ``CliError``'s after its message."""
+    _log_to_stderr()
     console = Console(highlight=False, soft_wrap=True)
     errors = Console(stderr=True, highlight=False)
     try:

@@ -10,6 +10,10 @@ from agcore.llm.errors import AuthenticationError, LLMError
 __all__ = ["EXIT_CODES_HELP", "CliError", "ExitCode", "exit_code_for"]
 
 
+#: A script file (``--model scripted:FILE``) that runs out of replies, or whose ``expect`` is not met.
+_SCRIPT_ERRORS = frozenset({"ScriptExhaustedError", "ScriptExpectationError"})
+
+
 class ExitCode(IntEnum):
     OK = 0
     TASK_FAILED = 1
@@ -21,7 +25,8 @@ class ExitCode(IntEnum):
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 done; 1 the task failed (turn error or limit, a plan step failed); "
-    "2 usage error (bad option, bad plan file, unknown session); "
+    "2 usage error (bad option, bad plan file, unknown session, a scripted model's file that does not "
+    "fit the run); "
     "3 configuration (missing API key, bad model spec, invalid plugin); "
     "4 provider unreachable or API error; 130 interrupted (Ctrl-C)."
 )
@@ -43,7 +48,7 @@ def exit_code_for(error: BaseException) -> ExitCode:
     if isinstance(error, PlanParseError):
         return ExitCode.USAGE
     cause = error.cause if isinstance(error, AgentLLMError) else error
-    if type(cause).__name__ == "ScriptExhaustedError":  # --model scripted:FILE has too few replies
+    if type(cause).__name__ in _SCRIPT_ERRORS:  # --model scripted:FILE does not fit the run
         return ExitCode.USAGE  # (matched by name: agcore.testing is not imported for every run)
     if isinstance(cause, AuthenticationError):
         return ExitCode.CONFIG  # the key is missing or rejected: the user fixes their setup

@@ -294,8 +294,10 @@ def save_plan(plan: Plan, file: Path) -> None:
             raise CliError("Saving YAML needs PyYAML (`pip install pyyaml`); or --save a .json file.",
                            ExitCode.CONFIG) from None
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    if not file.parent.is_dir():  # a typo in the path should not create directories
+        raise CliError(f"--save {file}: the directory {file.parent} does not exist; create it first or "
+                       "save elsewhere.", ExitCode.USAGE)
     try:
-        file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"Cannot save the plan to {file}: {exc}", ExitCode.USAGE) from None

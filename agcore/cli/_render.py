@@ -7,6 +7,7 @@ log file or a pipe; colour comes from rich and goes away with ``NO_COLOR`` or a 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rich.console import Console
@@ -32,6 +33,8 @@ __all__ = ["Renderer", "count", "format_call", "format_usage", "shorten", "summa
 _ARG_CHARS = 60
 _CALL_CHARS = 160
 _RESULT_CHARS = 160
+#: run_command's result: "$ cmd" then "exit code: N"; a non-zero N is a failed command.
+_COMMAND_FAILED = re.compile(r"\$ [^\n]*\nexit code: (?!0\b)-?\d+")
 
 
 def shorten(text: str, limit: int) -> str:
@@ -133,8 +136,12 @@ class Renderer:
 
     def tool_result(self, result: ToolResultBlock, status: str, *, indent: str = "") -> None:
         ok = status == "ok" and not result.is_error
-        mark = "✓" if ok else f"✗ {status}:"
-        self.line(f"{indent}  {mark} {summarize_result(result.text)}", style="green" if ok else "red")
+        failed_command = ok and _COMMAND_FAILED.match(result.text) is not None
+        if failed_command:  # the tool worked; the command it ran did not: not a green tick
+            mark, style = "✗", "yellow"
+        else:
+            mark, style = ("✓", "green") if ok else (f"✗ {status}:", "red")
+        self.line(f"{indent}  {mark} {summarize_result(result.text)}", style=style)
 
     def summary(self, result: TurnResult) -> None:
         """The closing line of a turn: how it ended, model calls, tokens, cost."""

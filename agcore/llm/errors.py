@@ -135,6 +135,9 @@ class LLMConnectionError(LLMError):
     """Raised when the endpoint cannot be reached (DNS, refused or reset connection) (retryable)."""
 
     is_retryable = True
+    # Its message names the URL and asks whether the server runs there: after the retries, calling
+    # it "transient" would mislead (a wrong port never recovers).
+    advice = ""
 
 
 class StreamInterruptedError(LLMError):

@@ -209,3 +209,10 @@ def test_a_store_error_keeps_its_own_advice_once() -> None:
     assert ".." not in message
     assert "Check the store" not in message  # the generic advice contradicted the store's own
     assert "or use another id. The turn itself" in message
+
+
+def test_a_refused_connection_is_not_called_transient_once_retries_are_spent() -> None:
+    cause = LLMConnectionError("could not connect to http://127.0.0.1:1/v1. Is the server running there?")
+    message = str(AgentLLMError(cause))
+    assert "transient" not in message
+    assert message.endswith("Is the server running there?")

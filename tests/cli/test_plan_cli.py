@@ -208,3 +208,12 @@ def test_resuming_what_is_not_there_is_a_usage_error(tmp_path: Path, invoke: Inv
     done = invoke("plan", "resume", "nope", "--model", "scripted:model.json")
     assert done.exit_code == 2
     assert "No session 'nope'" in done.stderr
+
+
+def test_plan_draft_save_does_not_create_directories(tmp_path: Path, invoke: Invoke) -> None:
+    drafted = {"goal": "G", "steps": [{"id": "1", "description": "Do it"}]}
+    write_script(tmp_path, [{"text": json.dumps(drafted)}])
+    done = invoke("plan", "draft", "G", "--model", "scripted:model.json", "--save", "nowhere/p.yaml")
+    assert done.exit_code == 2
+    assert "does not exist" in done.stderr
+    assert not (tmp_path / "nowhere").exists()

@@ -224,3 +224,9 @@ def test_the_help_names_the_task_argument_as_the_docs_do(tmp_path: Path, invoke:
     done = invoke("run", "--help")
     assert "TASK" in done.stdout
     assert "{task}" not in done.stdout
+
+
+def test_an_unmet_script_expectation_is_a_usage_error(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": "hello", "expect": "banana"}])
+    done = invoke("run", "say hi", "--model", "scripted:model.json", "--no-plugins")
+    assert done.exit_code == 2, done.stdout

@@ -59,6 +59,12 @@ def test_an_unknown_backend_fails_at_build_with_what_to_do() -> None:
     assert "pip install 'agcore[langgraph]'" in str(caught.value)
 
 
+def test_a_misspelt_installed_backend_gets_did_you_mean() -> None:
+    with pytest.raises(ConfigError, match="Did you mean 'langgraph'") as caught:
+        build("langgrph").build()
+    assert "pip install" not in str(caught.value)  # it is installed: the advice was misleading
+
+
 async def test_langgraphs_step_limit_ends_the_turn_as_max_turns_and_the_next_turn_repairs() -> None:
     from agcore.agent import AgentConfig, LimitExceeded
     from agcore.integrations.langgraph import recursion_limit
