@@ -72,10 +72,10 @@ Plugins = Annotated[bool, typer.Option(
 SessionDb = Annotated[Path | None, typer.Option(
     "--db", metavar="PATH", help="The session database (default: $AGCORE_HOME/sessions.db, "
                                  "AGCORE_HOME defaulting to ~/.agcore).")]
-FailurePolicyOption = Annotated[str, typer.Option(
+FailurePolicyOption = Annotated[str | None, typer.Option(
     "--on-failure", metavar="POLICY",
     help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
-         "retry: run a step again while its error is transient.")]
+         "retry: run a step again while its error is transient. `plan resume` keeps the run's.")]
 
 
 def _version(value: bool) -> None:
@@ -216,7 +216,7 @@ def plan_run(
     workspace: WorkspaceDir = None,
     yes: Yes = False,
     plugins: Plugins = True,
-    on_failure: FailurePolicyOption = "stop",
+    on_failure: FailurePolicyOption = None,
 ) -> None:
     """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
     if a step failed. The run is saved as it goes: after Ctrl-C or a failure, `agcore plan resume ID`
@@ -238,7 +238,7 @@ def plan_resume(
     workspace: WorkspaceDir = None,
     yes: Yes = False,
     plugins: Plugins = True,
-    on_failure: FailurePolicyOption = "stop",
+    on_failure: FailurePolicyOption = None,
 ) -> None:
     """Continue the plan saved in session ID: completed steps are not redone; the step that was
     running or failed runs again."""
@@ -255,8 +255,8 @@ def _require_words(value: str, name: str, example: str) -> None:
         raise typer.BadParameter(f"it is empty; say what to do, e.g. {example}", param_hint=name)
 
 
-def _policy(value: str) -> FailurePolicy:
-    if value in ("stop", "continue", "retry"):
+def _policy(value: str | None) -> FailurePolicy | None:
+    if value is None or value in ("stop", "continue", "retry"):
         return cast("FailurePolicy", value)
     raise typer.BadParameter("choose stop, continue or retry", param_hint="--on-failure")
 

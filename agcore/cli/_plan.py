@@ -148,24 +148,34 @@ async def run_plan(
     workspace: Path | None,
     yes: bool,
     plugins: bool,
-    on_failure: FailurePolicy,
+    on_failure: FailurePolicy | None,
 ) -> ExitCode:
     """``agcore plan run FILE`` (``file``) or ``agcore plan resume ID`` (``file`` None): the plan runs
     in a session saved as it goes, so the same command continues it after Ctrl-C or a failure."""
     plan = load_plan(file) if file is not None else None
-    space = open_workspace(workspace)
-    provider = resolve_provider(model, base_url)
     renderer = Renderer(console)
     chosen: list[Plan] = []
-    try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins, plugins=(_ToolLines(renderer),))
-        agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=on_failure)
-        async with open_store(db, existing=file is None) as store:
+    async with open_store(db, existing=file is None) as store:
+        # A resumed run keeps the options it was started with, unless given again.
+        saved = await _saved_options(store, session_id)
+        model = model or saved.get("model")
+        base_url = base_url or saved.get("base_url")
+        if workspace is None and saved.get("workspace"):
+            workspace = Path(saved["workspace"])
+        policy: FailurePolicy = on_failure or saved.get("on_failure") or "stop"
+        space = open_workspace(workspace)
+        provider = resolve_provider(model, base_url)
+        options = {"model": model, "base_url": base_url, "workspace": str(space.root), "on_failure": policy}
+        try:
+            bundle = build_bundle(provider, space, entry_point_plugins=plugins,
+                                  plugins=(_ToolLines(renderer),))
+            agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=policy)
 
             async def open_session(confirm: Confirm) -> AgentSession:
                 session = await _plan_session(store, session_id, agent, bundle, confirm, db,
                                               new=plan is not None)
                 chosen.append(_plan_to_run(session, plan, file))
+                session.app_state[_OPTIONS_KEY] = options  # saved with the plan's progress
                 _announce(console, chosen[0], file, session)
                 return session
 
@@ -173,24 +183,40 @@ async def run_plan(
                 console, renderer, agent, bundle, yes=yes, open_session=open_session,
                 work=lambda s: agent.execute_plan(s, chosen[0], on_update=_Progress(renderer, chosen[0])),
             )
-        ran = chosen[0]
-        if interrupted:
-            renderer.line("⏹ cancelled", style="yellow")
-        console.print(plan_table(ran, title="plan status", results=True, interrupted=interrupted))
-        tracker = session.usage
-        cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
-        console.print(f"{sum(1 for s in ran.steps if s.done)}/{len(ran.steps)} steps done · "
-                      f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
-                      markup=False, highlight=False)
-        if interrupted or not ran.succeeded:
-            again = resume_command("plan", "resume", session.session_id, db=db, model=model,
-                                   base_url=base_url, workspace=workspace)
-            console.print(f"continue with: {again}", style="dim", markup=False, highlight=False)
-        if interrupted:
-            return ExitCode.INTERRUPTED
-        return ExitCode.OK if ran.succeeded else ExitCode.TASK_FAILED
-    finally:
-        await close_provider(provider)
+        finally:
+            await close_provider(provider)
+    ran = chosen[0]
+    if interrupted:
+        renderer.line("⏹ cancelled", style="yellow")
+    console.print(plan_table(ran, title="plan status", results=True, interrupted=interrupted))
+    tracker = session.usage
+    cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
+    console.print(f"{sum(1 for s in ran.steps if s.done)}/{len(ran.steps)} steps done · "
+                  f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
+                  markup=False, highlight=False)
+    if interrupted or not ran.succeeded:
+        again = resume_command("plan", "resume", session.session_id, db=db, model=None, base_url=None)
+        console.print(f"continue with: {again}", style="dim", markup=False, highlight=False)
+    if interrupted:
+        return ExitCode.INTERRUPTED
+    return ExitCode.OK if ran.succeeded else ExitCode.TASK_FAILED
+
+
+#: Where a plan run keeps the CLI options it was started with (``app_state``, saved with the session).
+_OPTIONS_KEY = "cli_plan_options"
+
+
+async def _saved_options(store: SqliteSessionStore, session_id: str | None) -> dict[str, Any]:
+    if session_id is None:
+        return {}
+    try:
+        record = await store.load(session_id)
+    except (MemoryStoreError, OSError) as exc:
+        raise store_error(store.path, exc) from None
+    if record is None:
+        return {}
+    options = (record.state.get("app_state") or {}).get(_OPTIONS_KEY)
+    return dict(options) if isinstance(options, dict) else {}
 
 
 async def _plan_session(

@@ -95,7 +95,7 @@ def test_ctrl_c_during_a_plan_stops_it_with_exit_130(tmp_path: Path, spawn_cli: 
     child.expect("⏹ cancelled")
     child.expect("plan status")
     child.expect("interrupted")  # the step that was running; the next run redoes it
-    child.expect(r"continue with: agcore plan resume [0-9a-f]{32} --model scripted:model.json")
+    child.expect(r"continue with: agcore plan resume [0-9a-f]{32}\s")
     assert finish(child) == 130
 
 
@@ -167,7 +167,7 @@ def test_a_failed_plan_continues_where_it_stopped(tmp_path: Path, invoke: Invoke
     done = invoke("plan", "run", "plan.json", "--session", "s-1", "--model", "scripted:m1.json",
                   "--no-plugins")
     assert done.exit_code == 1
-    assert "continue with: agcore plan resume s-1 --model scripted:m1.json" in done.stdout
+    assert "continue with: agcore plan resume s-1\n" in done.stdout  # the options are remembered
     # Step a is not redone: the one reply this script holds is step b's, and asking the model
     # anything else would run the script out (exit 2).
     write_script(tmp_path, [{"text": "B done.", "expect": "Step B"}], name="m2.json")
@@ -217,3 +217,20 @@ def test_plan_draft_save_does_not_create_directories(tmp_path: Path, invoke: Inv
     assert done.exit_code == 2
     assert "does not exist" in done.stderr
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_plan_resume_keeps_the_options_the_run_started_with(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    work = tmp_path / "work"
+    work.mkdir()
+    # Step b fails twice with a transient error: with the remembered --on-failure retry, the resume
+    # retries it (once more than the one retry left would allow under "stop").
+    write_script(tmp_path, ["A done.", {"error": {"status": 400, "message": "bad"}}])
+    done = invoke("plan", "run", "plan.json", "-s", "s-3", "--model", "scripted:model.json",
+                  "--on-failure", "retry", "--workspace", str(work), "--no-plugins")
+    assert done.exit_code == 1
+    write_script(tmp_path, [{"error": {"status": 529, "message": "busy"}}, "B done."])
+    done = invoke("plan", "resume", "s-3", "--no-plugins")  # no --model, no --on-failure, no --workspace
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert re.search(r"attempt 3; the last one failed: .*busy", done.stdout)  # retried: the policy held
+    assert "2/2 steps done" in done.stdout
