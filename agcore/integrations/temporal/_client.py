@@ -1,0 +1,123 @@
+"""The client side: ``DurableSession`` drives a session workflow, ``start_plan`` starts a plan one.
+
+```python
+client = await connect("localhost:7233")
+session = await DurableSession.start(client, "support-42")
+outcome = await session.turn("What is in README.md?")   # a TurnOutcome
+await session.close()
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy
+
+from agcore.agent import AgentMessage, Plan
+from agcore.integrations.temporal._plan_workflow import PlanWorkflow
+from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._types import (
+    ActivityOptions,
+    ConfirmationInput,
+    PlanInput,
+    SessionInput,
+    SessionSnapshot,
+    TurnInput,
+    TurnOutcome,
+)
+from agcore.integrations.temporal._worker import DEFAULT_TASK_QUEUE
+from agcore.llm.types import ToolResultBlock, ToolUseBlock
+
+__all__ = ["DurableSession", "start_plan"]
+
+
+class DurableSession:
+    """A handle on one session workflow (its id is the session id). Every method is a Temporal
+    update, signal or query, so any process holding the id can drive the same session."""
+
+    def __init__(self, handle: WorkflowHandle[AgentSessionWorkflow, SessionSnapshot]) -> None:
+        self.handle = handle
+
+    @property
+    def session_id(self) -> str:
+        return self.handle.id
+
+    @classmethod
+    async def start(
+        cls,
+        client: Client,
+        session_id: str,
+        *,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        options: ActivityOptions | None = None,
+        max_history_events: int = 10_000,
+    ) -> DurableSession:
+        """Start the session workflow ``session_id`` (or attach to it, if it already runs)."""
+        handle = await client.start_workflow(
+            AgentSessionWorkflow.run,
+            SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events),
+            id=session_id, task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )
+        return cls(handle)
+
+    @classmethod
+    def attach(cls, client: Client, session_id: str) -> DurableSession:
+        """The running session ``session_id`` (across continue-as-new: the latest run)."""
+        return cls(client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
+
+    async def turn(self, text: str) -> TurnOutcome:
+        """Run a turn and wait for its outcome."""
+        return await self.handle.execute_update(AgentSessionWorkflow.turn, TurnInput(text=text))
+
+    async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
+        """Continue the turn paused for client tools with their results."""
+        return await self.handle.execute_update(AgentSessionWorkflow.resume, list(results))
+
+    async def steer(self, text: str) -> None:
+        await self.handle.signal(AgentSessionWorkflow.steer, text)
+
+    async def follow_up(self, text: str) -> None:
+        await self.handle.signal(AgentSessionWorkflow.follow_up, text)
+
+    async def confirm(self, call_id: str, answer: bool | Literal["always"]) -> None:
+        """Approve (True, ``"always"``) or refuse (False) a call waiting for confirmation."""
+        answered = ConfirmationInput(call_id=call_id, answer=answer)
+        await self.handle.signal(AgentSessionWorkflow.confirm, answered)
+
+    async def awaiting_confirmation(self) -> list[ToolUseBlock]:
+        return await self.handle.query(AgentSessionWorkflow.awaiting_confirmation)
+
+    async def pending_client_calls(self) -> list[ToolUseBlock]:
+        return await self.handle.query(AgentSessionWorkflow.pending_client_calls)
+
+    async def history(self) -> list[AgentMessage]:
+        return await self.handle.query(AgentSessionWorkflow.history)
+
+    async def close(self) -> SessionSnapshot:
+        """End the session; its final snapshot (record and messages)."""
+        await self.handle.signal(AgentSessionWorkflow.close)
+        return await self.handle.result()
+
+
+async def start_plan(
+    client: Client,
+    plan: Plan,
+    *,
+    workflow_id: str,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    failure_policy: Literal["stop", "continue", "retry"] = "stop",
+    max_retries: int = 2,
+    options: ActivityOptions | None = None,
+) -> WorkflowHandle[PlanWorkflow, Plan]:
+    """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress and
+    await ``result()`` for the executed plan."""
+    return await client.start_workflow(
+        PlanWorkflow.run,
+        PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
+                  options=options or ActivityOptions()),
+        id=workflow_id, task_queue=task_queue,
+    )

@@ -1,0 +1,57 @@
+"""An ``AgentSession`` inside a workflow: opened from the worker's ``AgentSpec`` (and a snapshot, after
+a continue-as-new), kept in an in-memory ``SessionStore`` so that a snapshot is the store's own record
+and messages, and its turns' results turned into data for the client."""
+
+from __future__ import annotations
+
+from agcore.agent import AgentSession, ConfirmCallback, TurnResult
+from agcore.integrations.temporal._plugins import plugins_for
+from agcore.integrations.temporal._types import ActivityOptions, AgentSpec, SessionSnapshot, TurnOutcome
+from agcore.integrations.temporal._workflow_parts import SpecAgent, workflow_bundle
+from agcore.memory import InMemorySessionStore
+
+__all__ = ["open_session", "outcome", "snapshot"]
+
+
+async def open_session(
+    spec: AgentSpec,
+    options: ActivityOptions,
+    session_id: str,
+    task_queue: str,
+    previous: SessionSnapshot | None,
+    confirm: ConfirmCallback | None,
+) -> AgentSession:
+    """The session ``session_id``: new, or continued from ``previous`` (calls a lost run left open
+    get the loop's "interrupted" results, as after any crash)."""
+    bundle = workflow_bundle(spec, options, session_id, plugins_for(task_queue))
+    agent = SpecAgent(spec)
+    store = InMemorySessionStore()
+    if previous is None:
+        return AgentSession(agent, session_id, bundle, confirm=confirm, store=store)
+    await store.create(previous.record)
+    if previous.messages:
+        await store.append_messages(session_id, previous.messages, record=previous.record)
+    return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm)
+
+
+async def snapshot(session: AgentSession) -> SessionSnapshot:
+    """The session as its store holds it, after writing what is not written yet."""
+    await session.save()
+    store = session.store
+    assert store is not None
+    record = await store.load(session.session_id)
+    assert record is not None
+    messages = await store.load_messages(session.session_id)
+    return SessionSnapshot(record=record.model_copy(update={"message_count": 0}), messages=messages)
+
+
+def outcome(result: TurnResult) -> TurnOutcome:
+    """``result`` as data."""
+    error = result.error
+    return TurnOutcome(
+        text=result.text, stop=result.stop, pending_tool_calls=list(result.pending_tool_calls),
+        turns=result.turns, usage=result.usage, cost_usd=result.cost_usd, messages=list(result.messages),
+        error=str(error) if error is not None else None,
+        error_type=type(error).__name__ if error is not None else None,
+        recoverable=error.is_recoverable() if error is not None else False,
+    )

