@@ -120,6 +120,7 @@ class AgentActivities:
                 config=bundle.config(),
                 provider_name=provider.provider_name if provider is not None else "resolver",
                 model_id=provider.model_id if provider is not None else "resolved per call",
+                plugins_key=activity.info().task_queue,
             )
         except ConfigError as exc:
             # A broken bundle does not mend itself: fail the workflow with the message, do not retry.

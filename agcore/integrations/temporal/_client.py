@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateHandle, WorkflowUpdateStage
 from temporalio.common import WorkflowIDConflictPolicy
 
 from agcore.agent import AgentMessage, Plan
@@ -72,6 +72,13 @@ class DurableSession:
     async def turn(self, text: str) -> TurnOutcome:
         """Run a turn and wait for its outcome."""
         return await self.handle.execute_update(AgentSessionWorkflow.turn, TurnInput(text=text))
+
+    async def start_turn(self, text: str) -> WorkflowUpdateHandle[TurnOutcome]:
+        """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
+        outcome (meanwhile answer confirmations, steer, query)."""
+        return await self.handle.start_update(
+            AgentSessionWorkflow.turn, TurnInput(text=text), wait_for_stage=WorkflowUpdateStage.ACCEPTED
+        )
 
     async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""

@@ -34,7 +34,7 @@ class PlanWorkflow:
         info = workflow.info()
         with use_clock(WorkflowClock()):
             spec = await describe_agent(input.spec, input.options.describe_timeout)
-            session = await open_session(spec, input.options, info.workflow_id, info.task_queue, None, None)
+            session = await open_session(spec, input.options, info.workflow_id, None, None)
             agent = DefaultTaskAgent(
                 spec.name, spec.system_prompt,
                 failure_policy=input.failure_policy, max_retries=input.max_retries,

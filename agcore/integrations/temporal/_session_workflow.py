@@ -76,7 +76,7 @@ class AgentSessionWorkflow:
             spec = await describe_agent(input.spec, input.options.describe_timeout)
             self._spec = spec
             self._session = await open_session(
-                spec, input.options, info.workflow_id, info.task_queue, input.snapshot, self._confirm
+                spec, input.options, info.workflow_id, input.snapshot, self._confirm
             )
         await workflow.wait_condition(lambda: self._closing or (not self._busy and self._history_full()))
         await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())

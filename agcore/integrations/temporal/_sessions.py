@@ -17,13 +17,12 @@ async def open_session(
     spec: AgentSpec,
     options: ActivityOptions,
     session_id: str,
-    task_queue: str,
     previous: SessionSnapshot | None,
     confirm: ConfirmCallback | None,
 ) -> AgentSession:
     """The session ``session_id``: new, or continued from ``previous`` (calls a lost run left open
     get the loop's "interrupted" results, as after any crash)."""
-    bundle = workflow_bundle(spec, options, session_id, plugins_for(task_queue))
+    bundle = workflow_bundle(spec, options, session_id, plugins_for(spec.plugins_key))
     agent = SpecAgent(spec)
     store = InMemorySessionStore()
     if previous is None:

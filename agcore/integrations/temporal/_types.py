@@ -72,6 +72,8 @@ class AgentSpec(_Data):
     config: AgentConfig = Field(default_factory=AgentConfig)
     provider_name: str = "temporal"
     model_id: str = "unknown"
+    #: The task queue of the worker that described the agent: its workflow plugins are the ones used.
+    plugins_key: str = ""
 
 
 class LLMCallInput(_Data):

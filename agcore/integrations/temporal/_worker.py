@@ -97,9 +97,14 @@ def create_worker(
     )
 
 
-def create_replayer(*, workflows: Sequence[type] = WORKFLOWS, **options: Any) -> Replayer:
+def create_replayer(
+    *, workflows: Sequence[type] = WORKFLOWS, workflow_plugins: PluginFactory | None = None, **options: Any
+) -> Replayer:
     """A ``Replayer`` for histories of agcore's workflows (a changed loop that would break running
-    workflows fails its ``replay_workflow``)."""
+    workflows fails its ``replay_workflow``). ``workflow_plugins`` makes the plugins the workflows
+    ran with, for histories whose worker is not in this process."""
+    if workflow_plugins is not None:
+        set_plugins(None, workflow_plugins)
     options.setdefault("workflow_runner", workflow_runner())
     options.setdefault("data_converter", DATA_CONVERTER)
     return Replayer(workflows=list(workflows), **options)

@@ -15,30 +15,42 @@ from pathlib import Path
 import anyio
 
 from agcore.agent import AgentBuilder, RuntimeBundle
-from agcore.llm.types import Message, ToolDefinition, ToolResultBlock, UserMessage
+from agcore.llm.errors import InvalidRequestError, RateLimitError
+from agcore.llm.types import Message, TextBlock, ToolDefinition, ToolResultBlock, UserMessage
 from agcore.testing import FunctionProvider, text_reply, tool_calls_reply
 from agcore.tools import Tool, tool
 
 _STEP_MARK = "Now carry out step "
 
 
-def _last_user_text(message: UserMessage) -> str | None:
-    if isinstance(message.content, str):
-        return message.content
-    return None
+#: ``fail-once KEY`` inputs seen by this worker process (the first call per key fails, retryably).
+_failed_once: set[str] = set()
 
 
 def model(messages: list[Message], tools: list[ToolDefinition]) -> object:
+    _log_call("llm")
     last = messages[-1]
-    if isinstance(last, UserMessage) and not isinstance(last.content, str):
-        results = [b for b in last.content if isinstance(b, ToolResultBlock)]
-        if results:
-            return text_reply("done: " + " | ".join(r.text for r in results))
-    text = _last_user_text(last) if isinstance(last, UserMessage) else None
-    text = text or ""
+    text = ""
+    if isinstance(last, UserMessage):
+        if isinstance(last.content, str):
+            text = last.content
+        else:
+            said = [b.text for b in last.content if isinstance(b, TextBlock)]
+            results = [b for b in last.content if isinstance(b, ToolResultBlock)]
+            if said:  # input steered in after the results: answer that
+                text = said[-1]
+            elif results:
+                return text_reply("done: " + " | ".join(r.text for r in results))
     for line in text.splitlines():
         if line.startswith(_STEP_MARK):
             text = line.split(": ", 1)[1]
+    if text.startswith("fail-once "):
+        if text not in _failed_once:
+            _failed_once.add(text)
+            raise RateLimitError("slow down", retry_after=0.05, provider="function", model="function-model")
+        return text_reply("recovered")
+    if text.startswith("fail-hard"):
+        raise InvalidRequestError("the request is malformed: fix it", status_code=400)
     if text.startswith("call "):
         calls = []
         for part in text.split(" && "):

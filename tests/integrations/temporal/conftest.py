@@ -58,3 +58,19 @@ async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
+
+
+async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 1) -> int:
+    """Replay every workflow run on ``task_queue`` with Temporal's ``Replayer`` (a nondeterministic
+    loop fails it); the number of runs replayed."""
+    from agcore.integrations.temporal import create_replayer
+
+    replayer = create_replayer()
+    replayed = 0
+    async for execution in client.list_workflows(f"TaskQueue = '{task_queue}'"):
+        handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        history = await handle.fetch_history()
+        await replayer.replay_workflow(history)
+        replayed += 1
+    assert replayed >= at_least, f"only {replayed} workflow runs found on {task_queue}"
+    return replayed

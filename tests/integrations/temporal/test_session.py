@@ -1,17 +1,25 @@
-"""Durable sessions on a real Temporal dev server (asyncio only: Temporal's SDK is asyncio-only)."""
+"""Durable sessions on a real Temporal dev server: turns, tools, confirmations, client tools, steering,
+model errors, continue-as-new; every history the tests produce is replayed with Temporal's Replayer.
+
+Temporal's SDK is asyncio-only: these tests run on asyncio only (see conftest.py).
+"""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
 
+import anyio
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.worker import Worker
 
-from agcore.agent import ToolResults
-from agcore.integrations.temporal import AgentActivities, DurableSession, create_worker
+from agcore.agent import AssistantReply, ToolResults, UserInput
+from agcore.hooks import hookimpl
+from agcore.integrations.temporal import ActivityOptions, AgentActivities, DurableSession, create_worker
+from agcore.llm.types import ToolResultBlock
 from tests.integrations.temporal._agents import make_bundle
+from tests.integrations.temporal.conftest import replay_task_queue
 
 pytestmark = pytest.mark.anyio
 
@@ -31,16 +39,22 @@ async def worker(client: Client, task_queue: str, activities: AgentActivities) -
     worker = create_worker(client, make_bundle, task_queue=task_queue, activities=activities)
     async with worker:
         yield worker
+    await replay_task_queue(client, task_queue)
+
+
+async def _start(client: Client, task_queue: str, **options: object) -> DurableSession:
+    return await DurableSession.start(client, f"s-{uuid.uuid4().hex[:8]}", task_queue=task_queue, **options)
 
 
 async def test_a_turn_with_a_tool_call_runs_as_activities(
     client: Client, task_queue: str, worker: Worker, activities: AgentActivities
 ) -> None:
-    session = await DurableSession.start(client, f"s-{task_queue}", task_queue=task_queue)
+    session = await _start(client, task_queue)
     outcome = await session.turn('call echo {"text": "hi"}')
     assert outcome.stop == "done", outcome.error
     assert outcome.text == "done: echoed hi"
     assert outcome.turns == 2
+    assert [type(m) for m in outcome.messages] == [UserInput, AssistantReply, ToolResults, AssistantReply]
     assert activities.calls["llm_call"] == 2
     assert activities.calls["tool:echo"] == 1
     second = await session.turn("hello again")
@@ -50,3 +64,138 @@ async def test_a_turn_with_a_tool_call_runs_as_activities(
     assert [r.results[0].text for r in results] == ["echoed hi"]
     final = await session.close()
     assert final.record.turn_index == 2
+    assert len(final.messages) == 6
+
+
+async def test_a_confirmation_waits_for_the_signal_and_a_query_lists_it(
+    client: Client, task_queue: str, worker: Worker, activities: AgentActivities
+) -> None:
+    session = await _start(client, task_queue)
+    running = await session.start_turn('call delete_file {"path": "a.txt"}')
+    waiting = []
+    with anyio.fail_after(10):
+        while not waiting:
+            waiting = await session.awaiting_confirmation()
+            await anyio.sleep(0.05)
+    assert [c.name for c in waiting] == ["delete_file"]
+    assert "tool:delete_file" not in activities.calls  # nothing ran before the answer
+    await session.confirm(waiting[0].id, True)
+    outcome = await running.result()
+    assert outcome.text == "done: deleted a.txt"
+    assert await session.awaiting_confirmation() == []
+
+    refused = await session.start_turn('call delete_file {"path": "b.txt"}')
+    with anyio.fail_after(10):
+        while not (waiting := await session.awaiting_confirmation()):
+            await anyio.sleep(0.05)
+    await session.confirm(waiting[0].id, False)
+    outcome = await refused.result()
+    assert "did not approve" in outcome.text
+    assert activities.calls["tool:delete_file"] == 1
+    await session.close()
+
+
+async def test_client_tools_pause_the_workflow_until_their_results_arrive(
+    client: Client, task_queue: str, worker: Worker
+) -> None:
+    session = await _start(client, task_queue)
+    paused = await session.turn('call ask_user {"question": "which file?"}')
+    assert paused.stop == "client_tools"
+    [call] = paused.pending_tool_calls
+    assert [c.id for c in await session.pending_client_calls()] == [call.id]
+    with pytest.raises(WorkflowUpdateFailedError) as wrong:
+        await session.resume([ToolResultBlock(tool_use_id="nope", content="x")])
+    assert "answers no pending client call" in str(wrong.value.cause)
+    outcome = await session.resume([ToolResultBlock(tool_use_id=call.id, content="notes.md")])
+    assert outcome.stop == "done"
+    assert outcome.text == "done: notes.md"
+    with pytest.raises(WorkflowUpdateFailedError):
+        await session.resume([ToolResultBlock(tool_use_id=call.id, content="again")])
+    assert (await session.turn("still here")).text == "echo: still here"
+    await session.close()
+
+
+async def test_steering_reaches_the_running_turn(client: Client, task_queue: str, worker: Worker) -> None:
+    session = await _start(client, task_queue)
+    running = await session.start_turn('call slow {"seconds": 1.0}')
+    await anyio.sleep(0.3)
+    await session.steer("change of plan")
+    outcome = await running.result()
+    assert outcome.text == "echo: change of plan"
+    await session.follow_up("and then this")
+    outcome = await session.turn("first")
+    assert outcome.text == "echo: and then this"
+    await session.close()
+
+
+async def test_model_errors_map_onto_temporal_retries(
+    client: Client, task_queue: str, worker: Worker, activities: AgentActivities
+) -> None:
+    session = await _start(client, task_queue, options=ActivityOptions(llm_initial_retry_interval=0.05))
+    recovered = await session.turn("fail-once A")
+    assert recovered.text == "recovered"
+    assert activities.calls["llm_call"] == 2  # the rate limit was retried by Temporal, once
+    failed = await session.turn("fail-hard")
+    assert failed.stop == "error"
+    assert failed.error_type == "AgentLLMError"
+    assert "the request is malformed" in (failed.error or "")
+    assert activities.calls["llm_call"] == 3  # not retried: InvalidRequestError is not retryable
+    assert (await session.turn("after the error")).text == "echo: after the error"
+    await session.close()
+
+
+async def test_a_long_session_continues_as_new_and_keeps_its_conversation(
+    client: Client, task_queue: str, worker: Worker
+) -> None:
+    session = await _start(client, task_queue, max_history_events=100)
+    for i in range(8):
+        outcome = await session.turn(f'call echo {{"text": "n{i}"}}')
+        assert outcome.text == f"done: echoed n{i}"
+    generation = await session.handle.query("generation")
+    assert generation >= 1
+    final = await session.close()
+    assert final.record.turn_index == 8
+    assert len(final.messages) == 32
+    assert await replay_task_queue(client, task_queue, at_least=generation + 1) >= generation + 1
+
+
+class _Observer:
+    """An observer (counts messages, in the worker process) and a gatekeeper (denies `echo` of
+    "secret"): both run inside the workflow."""
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    @hookimpl
+    def on_message(self, ctx: object, message: object) -> None:
+        self.seen.append(type(message).__name__)
+
+    @hookimpl
+    def before_tool_call(self, ctx: object, call: object) -> object:
+        from agcore.hooks import ToolCallDecision
+
+        if getattr(call, "input", {}).get("text") == "secret":
+            return ToolCallDecision.deny("secrets stay here")
+        return None
+
+
+async def test_observers_fire_once_even_when_every_task_replays(client: Client, task_queue: str) -> None:
+    seen: list[str] = []
+    activities = AgentActivities(make_bundle)
+    worker = create_worker(
+        client, make_bundle, task_queue=task_queue, activities=activities,
+        workflow_plugins=lambda: [_Observer(seen)], max_cached_workflows=0,
+    )
+    async with worker:
+        session = await _start(client, task_queue)
+        outcome = await session.turn('call echo {"text": "secret"}')
+        assert "denied: secrets stay here" in outcome.text
+        assert "tool:echo" not in activities.calls
+        outcome = await session.turn('call echo {"text": "public"}')
+        assert outcome.text == "done: echoed public"
+        final = await session.close()
+    # 2 turns x (input, reply, results, reply): each message reported once, though with no cache
+    # every workflow task replayed the turns before it.
+    assert len(final.messages) == 8
+    assert seen == ["UserInput", "AssistantReply", "ToolResults", "AssistantReply"] * 2
+    await replay_task_queue(client, task_queue)
