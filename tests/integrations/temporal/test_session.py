@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 from agcore.agent import AssistantReply, ToolResults, UserInput
 from agcore.hooks import hookimpl
 from agcore.integrations.temporal import ActivityOptions, AgentActivities, DurableSession, create_worker
-from agcore.llm.types import ToolResultBlock
+from agcore.llm.types import ToolResultBlock, ToolUseBlock
 from tests.integrations.temporal._agents import make_bundle
 from tests.integrations.temporal.conftest import replay_task_queue
 
@@ -67,16 +67,22 @@ async def test_a_turn_with_a_tool_call_runs_as_activities(
     assert len(final.messages) == 6
 
 
+async def _awaiting(session: DurableSession) -> list[ToolUseBlock]:
+    """The calls waiting for approval, once there are some (polled through the query)."""
+    for _ in range(200):
+        waiting = await session.awaiting_confirmation()
+        if waiting:
+            return waiting
+        await anyio.sleep(0.05)
+    raise AssertionError("no call came to wait for confirmation")
+
+
 async def test_a_confirmation_waits_for_the_signal_and_a_query_lists_it(
     client: Client, task_queue: str, worker: Worker, activities: AgentActivities
 ) -> None:
     session = await _start(client, task_queue)
     running = await session.start_turn('call delete_file {"path": "a.txt"}')
-    waiting = []
-    with anyio.fail_after(10):
-        while not waiting:
-            waiting = await session.awaiting_confirmation()
-            await anyio.sleep(0.05)
+    waiting = await _awaiting(session)
     assert [c.name for c in waiting] == ["delete_file"]
     assert "tool:delete_file" not in activities.calls  # nothing ran before the answer
     await session.confirm(waiting[0].id, True)
@@ -85,9 +91,7 @@ async def test_a_confirmation_waits_for_the_signal_and_a_query_lists_it(
     assert await session.awaiting_confirmation() == []
 
     refused = await session.start_turn('call delete_file {"path": "b.txt"}')
-    with anyio.fail_after(10):
-        while not (waiting := await session.awaiting_confirmation()):
-            await anyio.sleep(0.05)
+    waiting = await _awaiting(session)
     await session.confirm(waiting[0].id, False)
     outcome = await refused.result()
     assert "did not approve" in outcome.text
