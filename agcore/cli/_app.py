@@ -194,6 +194,53 @@ def plan_draft(
                                workspace=workspace, plugins=plugins))
 
 
+Address = Annotated[str, typer.Option(
+    "--address", metavar="HOST:PORT", help="The Temporal frontend (default: a local dev server).")]
+Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
+Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
+ApiKey = Annotated[str | None, typer.Option(
+    "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def worker(
+    factory: Annotated[str, typer.Argument(
+        metavar="MODULE:FUNCTION", help="A function returning the worker's RuntimeBundle.")],
+    address: Address = "localhost:7233",
+    namespace: Namespace = "default",
+    task_queue: Annotated[str, typer.Option(
+        "--task-queue", metavar="NAME", help="The task queue.")] = "agcore",
+    tls: Tls = False,
+    api_key: ApiKey = None,
+    idempotent: Annotated[list[str] | None, typer.Option(
+        "--idempotent-tool", metavar="NAME",
+        help="A tool safe to run again after a lost worker (repeat the option); others run at most once.",
+    )] = None,
+) -> None:
+    """Run a Temporal worker for durable sessions and plans over the bundle MODULE:FUNCTION builds
+    (needs the temporal extra). Runs until interrupted."""
+    from agcore.cli._durable import run_worker
+
+    _execute(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
+                               task_queue=task_queue, tls=tls, api_key=api_key,
+                               idempotent_tools=idempotent or []))
+
+
+@plan_app.command("status", epilog=EXIT_CODES_HELP)
+def plan_status(
+    workflow_id: Annotated[str, typer.Argument(metavar="ID", help="The plan workflow's id.")],
+    address: Address = "localhost:7233",
+    namespace: Namespace = "default",
+    tls: Tls = False,
+    api_key: ApiKey = None,
+) -> None:
+    """Show the step progress of a durable plan (a plan workflow on Temporal)."""
+    from agcore.cli._durable import plan_status as show_status
+
+    _execute(functools.partial(show_status, workflow_id=workflow_id, address=address, namespace=namespace,
+                               tls=tls, api_key=api_key))
+
+
 @app.command()
 def models(
     provider: Annotated[str | None, typer.Option(

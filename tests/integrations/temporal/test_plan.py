@@ -1,0 +1,136 @@
+"""Plans as workflows on a real Temporal dev server, and the worker-kill test: real `agcore worker`
+subprocesses, one SIGKILLed while a slow tool runs in step 2 of a 4-step plan, another finishing it.
+
+Temporal's SDK is asyncio-only: these tests run on asyncio only (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import pytest
+from anyio.abc import Process
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from agcore.agent import Plan, StepStatus
+from agcore.integrations.temporal import (
+    ActivityOptions,
+    AgentActivities,
+    PlanWorkflow,
+    create_worker,
+    start_plan,
+)
+from tests.integrations.temporal._agents import make_bundle
+from tests.integrations.temporal.conftest import replay_task_queue
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _plan(*descriptions: str) -> Plan:
+    return Plan.from_dict({
+        "goal": "durable test",
+        "steps": [{"id": f"s{i}", "description": d} for i, d in enumerate(descriptions, 1)],
+    })
+
+
+async def test_a_plan_runs_step_by_step_and_reports_its_status(client: Client) -> None:
+    task_queue = f"plan-{uuid.uuid4().hex[:8]}"
+    activities = AgentActivities(make_bundle)
+    async with create_worker(client, make_bundle, task_queue=task_queue, activities=activities):
+        handle = await start_plan(
+            client, _plan('call echo {"text": "one"}', "think", 'call echo {"text": "three"}'),
+            workflow_id=f"plan-{task_queue}", task_queue=task_queue,
+        )
+        plan = await handle.result()
+        status = await handle.query(PlanWorkflow.status)
+    assert [s.status for s in plan.steps] == [StepStatus.COMPLETED] * 3
+    assert [s.result for s in plan.steps] == ["done: echoed one", "echo: think", "done: echoed three"]
+    assert status == plan
+    assert activities.calls["llm_call"] == 5
+    assert activities.calls["tool:echo"] == 2
+    await replay_task_queue(client, task_queue)
+
+
+async def _start_worker(address: str, task_queue: str, env: dict[str, str]) -> Process:
+    process = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
+         "--address", address, "--task-queue", task_queue],
+        cwd=ROOT, env=env,
+    )
+    assert process.stdout is not None
+    with anyio.fail_after(30):
+        line = b""
+        async for chunk in process.stdout:
+            line += chunk
+            if b"worker ready" in line:
+                break
+    return process
+
+
+async def _wait_for(path: Path, seconds: float = 30.0) -> None:
+    with anyio.fail_after(seconds):
+        while not await anyio.Path(path).exists():  # noqa: ASYNC110 - a file another process writes
+            await anyio.sleep(0.05)
+
+
+async def test_a_killed_worker_loses_no_completed_work(
+    temporal_env: WorkflowEnvironment, client: Client, tmp_path: Path
+) -> None:
+    task_queue = f"kill-{uuid.uuid4().hex[:8]}"
+    log = tmp_path / "calls.log"
+    marker = tmp_path / "slow-started"
+    env = {**os.environ, "AGCORE_TEMPORAL_TOOL_LOG": str(log), "AGCORE_TEMPORAL_SLOW_MARKER": str(marker),
+           "PYTHONPATH": str(ROOT)}
+    address = client.service_client.config.target_host
+    plan = _plan('call echo {"text": "one"}', 'call slow {"seconds": 60, "label": "s2"}',
+                 'call echo {"text": "three"}', 'call echo {"text": "four"}')
+    first = await _start_worker(address, task_queue, env)
+    second: Process | None = None
+    try:
+        handle = await start_plan(
+            client, plan, workflow_id=f"plan-{task_queue}", task_queue=task_queue,
+            options=ActivityOptions(tool_heartbeat_timeout=2.0),
+        )
+        await _wait_for(marker)  # step 2's slow tool is running on the first worker
+        during = await handle.query(PlanWorkflow.status)
+        assert [s.status for s in during.steps] == [
+            StepStatus.COMPLETED, StepStatus.RUNNING, StepStatus.PENDING, StepStatus.PENDING,
+        ]
+        first.send_signal(signal.SIGKILL)
+        await first.wait()
+        second = await _start_worker(address, task_queue, env)
+        with anyio.fail_after(60):
+            done = await handle.result()
+    finally:
+        for process in (first, second):
+            if process is not None and process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert [s.status for s in done.steps] == [StepStatus.COMPLETED] * 4
+    assert done.steps[1].result is not None
+    assert done.steps[1].result.startswith("done: Interrupted")
+    calls = Counter((await anyio.Path(log).read_text()).split())
+    # 4 steps x 2 model calls: the first worker's completed calls were not made again.
+    assert calls["llm"] == 8
+    assert calls["echo"] == 3
+    assert calls["slow:s2"] == 1  # not re-run: it is not declared idempotent
+    assert calls["slow-done:s2"] == 0
+    history = await handle.fetch_history()
+    scheduled = Counter(
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    )
+    assert scheduled == {"agcore.describe_agent": 1, "agcore.llm_call": 8, "agcore.tool_call": 4}
+    timed_out = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]
+    assert len(timed_out) == 1  # the slow call, answered "interrupted" once
+    await replay_task_queue(client, task_queue)
