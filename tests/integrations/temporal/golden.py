@@ -40,7 +40,7 @@ async def session_with_tools(client: Client) -> str:
 async def session_with_confirmation_and_client_tool(client: Client) -> str:
     session = await DurableSession.start(client, "golden-session-confirm", task_queue=TASK_QUEUE)
     running = await session.start_turn('call delete_file {"path": "x"}')
-    while not (waiting := await session.awaiting_confirmation()):
+    while not (waiting := await session.awaiting_confirmation()):  # noqa: ASYNC110 - polls a query
         await anyio.sleep(0.05)
     await session.confirm(waiting[0].id, "always")
     await running.result()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.workflow import NondeterminismError
@@ -27,7 +28,7 @@ def test_the_golden_histories_are_there() -> None:
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 async def test_a_golden_history_replays(path: Path) -> None:
-    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    history = WorkflowHistory.from_json(path.stem, await anyio.Path(path).read_text())
     result = await create_replayer().replay_workflow(history)
     assert result.replay_failure is None
 
