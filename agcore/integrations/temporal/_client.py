@@ -119,12 +119,13 @@ async def start_plan(
     failure_policy: Literal["stop", "continue", "retry"] = "stop",
     max_retries: int = 2,
     options: ActivityOptions | None = None,
+    max_history_events: int = 10_000,
 ) -> WorkflowHandle[PlanWorkflow, Plan]:
     """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress and
     await ``result()`` for the executed plan."""
     return await client.start_workflow(
         PlanWorkflow.run,
         PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
-                  options=options or ActivityOptions()),
+                  options=options or ActivityOptions(), max_history_events=max_history_events),
         id=workflow_id, task_queue=task_queue,
     )

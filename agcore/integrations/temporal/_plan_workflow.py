@@ -4,6 +4,11 @@ Each step is one turn of the plan's session, its model and tool calls activities
 mid-step costs only the activity that was running (completed steps, and the completed calls of the
 running step, are in the history and are not run again). The Query ``status`` returns the plan with
 every step's status as it stands; the workflow's result is the executed plan.
+
+History stays bounded: before a step starts, past ``PlanInput.max_history_events`` events (or when
+Temporal suggests it), the workflow continues as new with the plan and its session's snapshot, and
+``execute_plan`` resumes the plan there (completed steps are not run again). It does so only while no
+step has failed or been skipped, because resuming a plan runs those again.
 """
 
 from __future__ import annotations
@@ -12,13 +17,34 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agcore._clock import use_clock
-    from agcore.agent import ConfigError, DefaultTaskAgent, Plan
+    from agcore.agent import AgentSession, ConfigError, DefaultTaskAgent, Plan, Step, StepStatus
     from agcore.integrations.temporal._clock import WorkflowClock
     from agcore.integrations.temporal._session_workflow import describe_agent
-    from agcore.integrations.temporal._sessions import open_session
-    from agcore.integrations.temporal._types import PlanInput
+    from agcore.integrations.temporal._sessions import open_session, snapshot
+    from agcore.integrations.temporal._types import AgentSpec, PlanInput
 
 __all__ = ["PlanWorkflow"]
+
+
+class _ContinueAsNew(Exception):
+    """Raised instead of starting a step when the history is full enough to start a new run."""
+
+
+class _DurableTaskAgent(DefaultTaskAgent):
+    """``DefaultTaskAgent`` that stops before a step when the workflow should continue as new."""
+
+    def __init__(self, workflow_run: PlanWorkflow, input: PlanInput, spec: AgentSpec) -> None:
+        super().__init__(spec.name, spec.system_prompt, failure_policy=input.failure_policy,
+                         max_retries=input.max_retries)
+        self._run = workflow_run
+
+    async def run_step(self, session: AgentSession, plan: Plan, step: Step) -> None:
+        if self._run.history_full(plan):
+            step.attempts -= 1  # started only to be handed to the next run: not an attempt
+            step.reset()
+            raise _ContinueAsNew
+        await super().run_step(session, plan, step)
+        self._run.steps_here += 1
 
 
 @workflow.defn(name="agcore.Plan", failure_exception_types=[ConfigError])
@@ -28,20 +54,36 @@ class PlanWorkflow:
     @workflow.init
     def __init__(self, input: PlanInput) -> None:
         self._plan = input.plan.model_copy(deep=True)
+        self._input = input
+        self.steps_here = 0
 
     @workflow.run
     async def run(self, input: PlanInput) -> Plan:
         info = workflow.info()
         with use_clock(WorkflowClock()):
             spec = await describe_agent(input.spec, input.options.describe_timeout)
-            session = await open_session(spec, input.options, info.workflow_id, None, None)
-            agent = DefaultTaskAgent(
-                spec.name, spec.system_prompt,
-                failure_policy=input.failure_policy, max_retries=input.max_retries,
-            )
-            await agent.execute_plan(session, self._plan, on_update=self._updated)
-            await session.close()
-        return self._plan
+            session = await open_session(spec, input.options, info.workflow_id, input.snapshot, None)
+            agent = _DurableTaskAgent(self, input, spec)
+            try:
+                await agent.execute_plan(session, self._plan, on_update=self._updated)
+            except _ContinueAsNew:
+                carried = await snapshot(session)
+            else:
+                await session.close()
+                return self._plan
+        workflow.continue_as_new(input.model_copy(update={
+            "plan": self._plan, "spec": spec, "snapshot": carried, "generation": input.generation + 1,
+        }))
+
+    def history_full(self, plan: Plan) -> bool:
+        """Whether to continue as new before the next step (see the module docstring)."""
+        if self.steps_here == 0:
+            return False
+        if any(s.status in (StepStatus.FAILED, StepStatus.SKIPPED) for s in plan.steps):
+            return False
+        info = workflow.info()
+        return (info.is_continue_as_new_suggested()
+                or info.get_current_history_length() >= self._input.max_history_events)
 
     def _updated(self, plan: Plan) -> None:
         self._plan = plan
@@ -50,3 +92,8 @@ class PlanWorkflow:
     def status(self) -> Plan:
         """The plan as it stands: each step's status, attempts, result or error."""
         return self._plan
+
+    @workflow.query
+    def generation(self) -> int:
+        """How many times this plan has continued as new."""
+        return self._input.generation

@@ -148,3 +148,8 @@ class PlanInput(_Data):
     max_retries: int = Field(default=2, ge=0)
     spec: AgentSpec | None = None
     options: ActivityOptions = Field(default_factory=ActivityOptions)
+    #: The plan's session so far (after a continue-as-new: the earlier steps' turns).
+    snapshot: SessionSnapshot | None = None
+    #: Past this many events the workflow continues as new before its next step.
+    max_history_events: int = Field(default=10_000, ge=100)
+    generation: int = 0

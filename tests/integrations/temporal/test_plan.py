@@ -61,6 +61,23 @@ async def test_a_plan_runs_step_by_step_and_reports_its_status(client: Client) -
     await replay_task_queue(client, task_queue)
 
 
+async def test_a_long_plan_continues_as_new_between_steps(client: Client) -> None:
+    task_queue = f"plan-{uuid.uuid4().hex[:8]}"
+    activities = AgentActivities(make_bundle)
+    steps = [f'call echo {{"text": "n{i}"}}' for i in range(10)]
+    async with create_worker(client, make_bundle, task_queue=task_queue, activities=activities):
+        handle = await start_plan(client, _plan(*steps), workflow_id=f"plan-{task_queue}",
+                                  task_queue=task_queue, max_history_events=100)
+        plan = await handle.result()
+        generation = await handle.query(PlanWorkflow.generation)
+    assert generation >= 1
+    assert [s.result for s in plan.steps] == [f"done: echoed n{i}" for i in range(10)]
+    assert [s.attempts for s in plan.steps] == [1] * 10
+    assert activities.calls["llm_call"] == 20  # nothing was redone across the runs
+    assert activities.calls["tool:echo"] == 10
+    assert await replay_task_queue(client, task_queue, at_least=generation + 1) == generation + 1
+
+
 async def _start_worker(address: str, task_queue: str, env: dict[str, str]) -> Process:
     process = await anyio.open_process(
         [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
