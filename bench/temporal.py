@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 import uuid
@@ -37,6 +36,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: `python bench/te
     sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
+from anyio.abc import Process  # noqa: E402
 
 from bench.agent_loop import MODEL, QUESTION, get_weather  # noqa: E402
 from bench.llm_overhead import start_server  # noqa: E402
@@ -78,21 +78,25 @@ async def overhead(client: Any, turns: int) -> str:
     return (
         f"overhead, {turns} sequential tool-call turns in one session (2 model calls + 1 tool each)\n"
         f"  in-process  {local * 1000:8.2f} ms/turn\n"
-        f"  durable     {remote * 1000:8.2f} ms/turn   ({remote / local:.1f}x; +{(remote - local) * 1000:.1f} ms)"
+        f"  durable     {remote * 1000:8.2f} ms/turn   "
+        f"({remote / local:.1f}x; +{(remote - local) * 1000:.1f} ms)"
     )
 
 
-async def _workers(address: str, queue: str, count: int, env: dict[str, str]) -> list[subprocess.Popen[str]]:
+async def _workers(address: str, queue: str, count: int, env: dict[str, str]) -> list[Process]:
     processes = []
     for _ in range(count):
-        process = subprocess.Popen(
+        process = await anyio.open_process(
             [sys.executable, "-m", "agcore.cli", "worker", "bench.temporal:make_bundle",
              "--address", address, "--task-queue", queue],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT, env=env, stderr=None,
         )
         assert process.stdout is not None
-        line = await anyio.to_thread.run_sync(process.stdout.readline)
-        assert "worker ready" in line, line
+        said = b""
+        async for chunk in process.stdout:
+            said += chunk
+            if b"worker ready" in said:
+                break
         processes.append(process)
     return processes
 
@@ -123,7 +127,7 @@ async def throughput(client: Any, address: str, env: dict[str, str], sessions: i
         finally:
             for process in processes:
                 process.terminate()
-                process.wait()
+                await process.wait()
         lines.append(f"  {count} worker{'s' if count > 1 else ' '}   {sessions / elapsed:8.1f} sessions/s")
     return "\n".join(lines)
 
