@@ -10,7 +10,9 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
+from anyio.abc import Process
 
 try:
     from temporalio.client import Client
@@ -19,6 +21,9 @@ except ImportError:  # pragma: no cover - the extra is missing
     if os.environ.get("CI") == "true":
         raise
     pytest.skip("the temporal extra is not installed", allow_module_level=True)
+
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def temporal_binary(name: str) -> str:
@@ -74,3 +79,20 @@ async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 
         replayed += 1
     assert replayed >= at_least, f"only {replayed} workflow runs found on {task_queue}"
     return replayed
+
+
+async def start_worker_process(address: str, task_queue: str, env: dict[str, str]) -> Process:
+    """A real `agcore worker` subprocess serving the test agent; returned once it says it is ready."""
+    process = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
+         "--address", address, "--task-queue", task_queue],
+        cwd=ROOT, env=env,
+    )
+    assert process.stdout is not None
+    said = b""
+    with anyio.fail_after(30):
+        async for chunk in process.stdout:
+            said += chunk
+            if b"worker ready" in said:
+                break
+    return process

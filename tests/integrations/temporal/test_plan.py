@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -29,11 +28,9 @@ from agcore.integrations.temporal import (
     start_plan,
 )
 from tests.integrations.temporal._agents import make_bundle
-from tests.integrations.temporal.conftest import replay_task_queue
+from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
 pytestmark = pytest.mark.anyio
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def _plan(*descriptions: str) -> Plan:
@@ -78,22 +75,6 @@ async def test_a_long_plan_continues_as_new_between_steps(client: Client) -> Non
     assert await replay_task_queue(client, task_queue, at_least=generation + 1) == generation + 1
 
 
-async def _start_worker(address: str, task_queue: str, env: dict[str, str]) -> Process:
-    process = await anyio.open_process(
-        [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
-         "--address", address, "--task-queue", task_queue],
-        cwd=ROOT, env=env,
-    )
-    assert process.stdout is not None
-    with anyio.fail_after(30):
-        line = b""
-        async for chunk in process.stdout:
-            line += chunk
-            if b"worker ready" in line:
-                break
-    return process
-
-
 async def _wait_for(path: Path, seconds: float = 30.0) -> None:
     with anyio.fail_after(seconds):
         while not await anyio.Path(path).exists():  # noqa: ASYNC110 - a file another process writes
@@ -111,7 +92,7 @@ async def test_a_killed_worker_loses_no_completed_work(
     address = client.service_client.config.target_host
     plan = _plan('call echo {"text": "one"}', 'call slow {"seconds": 60, "label": "s2"}',
                  'call echo {"text": "three"}', 'call echo {"text": "four"}')
-    first = await _start_worker(address, task_queue, env)
+    first = await start_worker_process(address, task_queue, env)
     second: Process | None = None
     try:
         handle = await start_plan(
@@ -125,7 +106,7 @@ async def test_a_killed_worker_loses_no_completed_work(
         ]
         first.send_signal(signal.SIGKILL)
         await first.wait()
-        second = await _start_worker(address, task_queue, env)
+        second = await start_worker_process(address, task_queue, env)
         with anyio.fail_after(60):
             done = await handle.result()
     finally:

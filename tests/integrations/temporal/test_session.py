@@ -6,8 +6,11 @@ Temporal's SDK is asyncio-only: these tests run on asyncio only (see conftest.py
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -19,7 +22,7 @@ from agcore.hooks import hookimpl
 from agcore.integrations.temporal import ActivityOptions, AgentActivities, DurableSession, create_worker
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 from tests.integrations.temporal._agents import make_bundle
-from tests.integrations.temporal.conftest import replay_task_queue
+from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
 pytestmark = pytest.mark.anyio
 
@@ -203,3 +206,61 @@ async def test_observers_fire_once_even_when_every_task_replays(client: Client, 
     assert len(final.messages) == 8
     assert seen == ["UserInput", "AssistantReply", "ToolResults", "AssistantReply"] * 2
     await replay_task_queue(client, task_queue)
+
+
+async def test_confirmations_and_client_tools_wait_across_a_worker_restart(
+    client: Client, task_queue: str
+) -> None:
+    first = AgentActivities(make_bundle)
+    async with create_worker(client, make_bundle, task_queue=task_queue, activities=first):
+        session = await _start(client, task_queue)
+        running = await session.start_turn('call delete_file {"path": "c.txt"}')
+        [waiting] = await _awaiting(session)
+        paused_session = await _start(client, task_queue)
+        paused = await paused_session.turn('call ask_user {"question": "name?"}')
+    # No worker at all now; then a new one (its own cache, its own process state) takes over.
+    second = AgentActivities(make_bundle)
+    async with create_worker(client, make_bundle, task_queue=task_queue, activities=second):
+        assert [c.id for c in await session.awaiting_confirmation()] == [waiting.id]
+        await session.confirm(waiting.id, True)
+        outcome = await running.result()
+        assert outcome.text == "done: deleted c.txt"
+        assert second.calls["tool:delete_file"] == 1
+        [call] = paused.pending_tool_calls
+        resumed = await paused_session.resume([ToolResultBlock(tool_use_id=call.id, content="Ada")])
+        assert resumed.text == "done: Ada"
+        await session.close()
+        await paused_session.close()
+        assert second.calls["llm_call"] == 2  # only the replies after the answers: nothing redone
+    await replay_task_queue(client, task_queue, at_least=2)
+
+
+async def test_two_hundred_sessions_over_two_workers_do_not_cross_talk(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    # One worker here, one an `agcore worker` subprocess (one process holds one worker per task queue).
+    log = tmp_path / "calls.log"
+    env = {**os.environ, "AGCORE_TEMPORAL_TOOL_LOG": str(log), "PYTHONPATH": str(ROOT)}
+    here = AgentActivities(make_bundle)
+    outcomes: dict[int, str] = {}
+    other = await start_worker_process(client.service_client.config.target_host, task_queue, env)
+    try:
+        async with create_worker(client, make_bundle, task_queue=task_queue, activities=here):
+
+            async def one(i: int) -> None:
+                session = await DurableSession.start(client, f"many-{task_queue}-{i}", task_queue=task_queue)
+                outcome = await session.turn(f'call echo {{"text": "session {i}"}}')
+                outcomes[i] = outcome.text
+                await session.close()
+
+            async with anyio.create_task_group() as group:
+                for i in range(200):
+                    group.start_soon(one, i)
+    finally:
+        other.kill()
+        await other.wait()
+    assert outcomes == {i: f"done: echoed session {i}" for i in range(200)}
+    there = Counter((await anyio.Path(log).read_text()).split())
+    assert here.calls["tool:echo"] + there["echo"] == 200  # each call ran once, on one worker
+    assert here.calls["tool:echo"] > 0
+    assert there["echo"] > 0  # both workers served sessions
