@@ -9,7 +9,10 @@
   turn waits for, ``history`` the whole conversation;
 * between turns, past ``SessionInput.max_history_events`` (or when Temporal suggests it), the workflow
   continues as new with a snapshot of the session, so a session of any length keeps a bounded history;
-* the Signal ``close`` ends the workflow (its result: the final snapshot).
+* the Signal ``close`` ends the workflow (its result: the final snapshot); cancelling the workflow
+  cancels the running turn the way cancelling ``submit_turn`` does in-process (the calls in flight are
+  answered "cancelled", their activities cancelled, the history stays valid), and the workflow ends
+  cancelled.
 
 The agcore loop runs unchanged under ``WorkflowClock`` (ids and times replay identically).
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
+import anyio
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -68,6 +72,7 @@ class AgentSessionWorkflow:
         self._waiting: dict[str, ToolUseBlock] = {}
         self._answers: dict[str, ConfirmAnswer] = {}
         self._turns_here = 0
+        self._turn_scope: anyio.CancelScope | None = None
 
     @workflow.run
     async def run(self, input: SessionInput) -> SessionSnapshot:
@@ -78,10 +83,19 @@ class AgentSessionWorkflow:
             self._session = await open_session(
                 spec, input.options, info.workflow_id, input.snapshot, self._confirm
             )
-        await workflow.wait_condition(lambda: self._closing or (not self._busy and self._history_full()))
-        await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
+        session = self._session
+        try:
+            await workflow.wait_condition(lambda: self._closing or (not self._busy and self._history_full()))
+            await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
+        except anyio.get_cancelled_exc_class():
+            self._closing = True
+            if self._turn_scope is not None:
+                self._turn_scope.cancel()
+            await workflow.wait_condition(lambda: not self._busy)
+            with use_clock(self._clock):
+                await session.close()
+            raise
         with use_clock(self._clock):
-            session = self._session
             if self._closing:
                 await session.close()
                 return await snapshot(session)
@@ -105,11 +119,13 @@ class AgentSessionWorkflow:
         """Run one turn with the user's ``text``; wait for an earlier one to finish first."""
         session = await self._take()
         try:
-            with use_clock(self._clock):
-                result = await session.submit_turn(input.text)
+            with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
+                await session.submit_turn(input.text)
             self._turns_here += 1
-            return outcome(result)
+            assert session.last_result is not None  # also when the workflow's cancellation ended it
+            return outcome(session.last_result)
         finally:
+            self._turn_scope = None
             self._busy = False
 
     @turn.validator
@@ -129,14 +145,16 @@ class AgentSessionWorkflow:
                     "no turn is paused for client tools: check TurnOutcome.stop == 'client_tools' first",
                     non_retryable=True,
                 )
-            with use_clock(self._clock):
+            with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
                 try:
-                    result = await session.resume(results)
+                    await session.resume(results)
                 except ValueError as exc:  # a result for no pending call: the session is unchanged
                     raise ApplicationError(str(exc), non_retryable=True) from exc
             self._turns_here += 1
-            return outcome(result)
+            assert session.last_result is not None
+            return outcome(session.last_result)
         finally:
+            self._turn_scope = None
             self._busy = False
 
     async def _take(self) -> AgentSession:

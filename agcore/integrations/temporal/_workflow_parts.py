@@ -13,9 +13,11 @@ agcore loop runs with inside a workflow.
 
 from __future__ import annotations
 
+# Temporal's workflow event loop is asyncio's; see ``run_activity`` for why this module uses it.
+import asyncio  # noqa: TID251
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -47,6 +49,26 @@ _SKIPPED_ON_REPLAY = frozenset(name for name, kind in HOOK_KINDS.items() if kind
 }
 
 
+ResultT = TypeVar("ResultT")
+
+
+async def run_activity(activity: str, arg: Any, *, result_type: type[ResultT], **options: Any) -> ResultT:
+    """``workflow.execute_activity``, except that a cancelled caller is cancelled at once.
+
+    Awaited directly, a cancelled activity resolves only in the next workflow activation; anyio's
+    cancel scopes (a task group, ``CancelScope.cancel()``) re-deliver a cancellation with
+    ``call_soon`` until the task is done, which inside one activation never ends (a deadlock).
+    Shielded, the caller gets its ``CancelledError`` straight away and the activity is asked to
+    cancel (it learns of it at its next heartbeat).
+    """
+    handle = workflow.start_activity(activity, arg, result_type=result_type, **options)
+    try:
+        return await asyncio.shield(handle)
+    except asyncio.CancelledError:
+        handle.cancel()
+        raise
+
+
 class ActivityProvider:
     """An ``LLMProvider`` whose calls are ``agcore.llm_call`` activities."""
 
@@ -66,7 +88,7 @@ class ActivityProvider:
     async def complete(self, request: LLMRequest) -> LLMResponse:
         options = self._options
         try:
-            response: LLMResponse = await workflow.execute_activity(
+            response = await run_activity(
                 "agcore.llm_call",
                 LLMCallInput(request=request),
                 result_type=LLMResponse,
@@ -146,7 +168,7 @@ class ActivityToolRegistry(ToolRegistry):
         close = (timeout if timeout is not None else 3600.0) + options.tool_timeout_margin
         attempts = options.idempotent_tool_attempts if spec.idempotent else 1
         try:
-            output = await workflow.execute_activity(
+            output = await run_activity(
                 "agcore.tool_call",
                 ToolCallInput(call=call, session_id=self._session_id, default_timeout=default_timeout),
                 result_type=ToolCallOutput,

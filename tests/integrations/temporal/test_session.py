@@ -14,7 +14,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.exceptions import CancelledError
 from temporalio.worker import Worker
 
 from agcore.agent import AssistantReply, ToolResults, UserInput
@@ -264,3 +265,32 @@ async def test_two_hundred_sessions_over_two_workers_do_not_cross_talk(
     assert here.calls["tool:echo"] + there["echo"] == 200  # each call ran once, on one worker
     assert here.calls["tool:echo"] > 0
     assert there["echo"] > 0  # both workers served sessions
+
+
+@pytest.mark.parametrize(
+    "calls",
+    ['call slow {"seconds": 30}', 'call slow {"seconds": 30} && call slow {"seconds": 30, "label": "b"}'],
+    ids=["one call", "a parallel batch"],
+)
+async def test_cancelling_the_workflow_cancels_the_turn_and_repairs_the_history(
+    client: Client, task_queue: str, worker: Worker, calls: str
+) -> None:
+    session = await _start(client, task_queue)
+    running = await session.start_turn(calls)
+    for _ in range(100):  # the model asked for the tool: its call is in the history
+        if any(isinstance(m, AssistantReply) for m in await session.history()):
+            break
+        await anyio.sleep(0.05)
+    await anyio.sleep(0.3)
+    await session.handle.cancel()
+    outcome = await running.result()
+    assert outcome.stop == "cancelled"
+    with pytest.raises(WorkflowFailureError) as ended:
+        await session.handle.result()
+    assert isinstance(ended.value.cause, CancelledError)
+    history = await session.history()
+    [results] = [m for m in history if isinstance(m, ToolResults)]
+    assert len(results.results) == calls.count("call ")
+    for result in results.results:
+        assert result.is_error
+        assert result.text.startswith("Cancelled: the turn was cancelled")
