@@ -54,6 +54,12 @@ Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every write and 
 Plugins = Annotated[bool, typer.Option(
     "--plugins/--no-plugins", help="Load the hook plugins installed in the 'agcore' entry-point group.",
 )]
+Temporal = Annotated[str | None, typer.Option(
+    "--temporal", metavar="HOST:PORT",
+    help="Run durably on Temporal at this address, on the workers of --task-queue (their bundle decides "
+         "model and tools; --model, --workspace and --plugins do not apply). Prints the workflow id.",
+)]
+TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
 
 
 def _version(value: bool) -> None:
@@ -118,9 +124,17 @@ def run(
     workspace: WorkspaceDir = None,
     yes: Yes = False,
     plugins: Plugins = True,
+    temporal: Temporal = None,
+    task_queue: TaskQueue = "agcore",
 ) -> None:
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
+    if temporal is not None:
+        from agcore.cli._durable import durable_run
+
+        _execute(functools.partial(durable_run, task=task, address=temporal, namespace="default",
+                                   task_queue=task_queue, yes=yes))
+        return
     from agcore.cli._run import run_task
 
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
@@ -161,12 +175,20 @@ def plan_run(
         "--on-failure", metavar="POLICY",
         help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
              "retry: run a step again while its error is transient.")] = "stop",
+    temporal: Temporal = None,
+    task_queue: TaskQueue = "agcore",
 ) -> None:
     """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
     if a step failed."""
     from agcore.cli._plan import run_plan
 
     policy = _policy(on_failure)
+    if temporal is not None:
+        from agcore.cli._durable import durable_plan
+
+        _execute(functools.partial(durable_plan, file=file, address=temporal, namespace="default",
+                                   task_queue=task_queue, on_failure=policy))
+        return
     _execute(functools.partial(run_plan, file=file, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, on_failure=policy))
 

@@ -1,20 +1,25 @@
 """The durable commands (extra ``temporal``): ``agcore worker`` serves a bundle factory's agent on a
-Temporal task queue; ``agcore plan status`` shows a plan workflow's step progress."""
+Temporal task queue; ``agcore run --temporal`` and ``agcore plan run --temporal`` run a task or a plan
+as workflows on such workers (the worker's bundle decides model and tools) and print the workflow id;
+``agcore plan status`` shows a plan workflow's step progress."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from rich.console import Console
 
+from agcore._clock import new_id
 from agcore.cli._errors import CliError, ExitCode
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-__all__ = ["load_factory", "plan_status", "run_worker"]
+__all__ = ["durable_plan", "durable_run", "load_factory", "plan_status", "run_worker"]
 
 
 def load_factory(spec: str) -> Any:
@@ -94,3 +99,88 @@ async def plan_status(
     status = description.status.name.lower() if description.status is not None else "unknown"
     console.print(plan_table(plan, title=f"plan {workflow_id} ({status})", results=True))
     return ExitCode.OK
+
+
+#: How often a durable run polls for calls waiting for approval, and a durable plan for progress.
+POLL_SECONDS = 0.2
+
+
+async def durable_run(
+    console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool
+) -> ExitCode:
+    """One turn as a session workflow; approvals asked here (or given by ``--yes``)."""
+    import typer
+
+    from agcore.integrations.temporal import DurableSession
+
+    client = await _connect(address, namespace, False, None)
+    session = await DurableSession.start(client, f"run-{new_id()}", task_queue=task_queue)
+    console.print(f"workflow {session.session_id} on task queue {task_queue!r}", style="dim")
+    running = await session.start_turn(task)
+    async with anyio.create_task_group() as group:
+
+        async def approve() -> None:
+            while True:
+                for call in await session.awaiting_confirmation():
+                    question = f"run {call.name}({call.input})?"
+                    answer = yes or await anyio.to_thread.run_sync(typer.confirm, question)
+                    await session.confirm(call.id, answer)
+                await anyio.sleep(POLL_SECONDS)
+
+        group.start_soon(approve)
+        outcome = await running.result()
+        group.cancel_scope.cancel()
+    await session.close()
+    if outcome.text:
+        console.print(outcome.text, markup=False, highlight=False)
+    if outcome.stop in ("done", "stopped_by_hook"):
+        return ExitCode.OK
+    if outcome.stop == "client_tools":
+        names = ", ".join(c.name for c in outcome.pending_tool_calls)
+        raise CliError(
+            f"the turn paused for client tools ({names}), which the CLI cannot run", ExitCode.TASK_FAILED
+        )
+    message = outcome.error or outcome.stop
+    code = {"ConfigError": ExitCode.CONFIG, "AgentLLMError": ExitCode.PROVIDER}.get(
+        outcome.error_type or "", ExitCode.TASK_FAILED
+    )
+    raise CliError(message, code)
+
+
+async def durable_plan(
+    console: Console, *, file: Path, address: str, namespace: str, task_queue: str, on_failure: Any
+) -> ExitCode:
+    """The plan in ``file`` as a plan workflow: a line per step status change, then the status table."""
+    from agcore.agent import Plan
+    from agcore.cli._plan import load_plan, plan_table
+    from agcore.integrations.temporal import PlanWorkflow, start_plan
+
+    plan = load_plan(file)
+    client = await _connect(address, namespace, False, None)
+    workflow_id = f"plan-{new_id()}"
+    handle = await start_plan(client, plan, workflow_id=workflow_id, task_queue=task_queue,
+                              failure_policy=on_failure)
+    console.print(f"workflow {workflow_id} on task queue {task_queue!r} "
+                  f"(agcore plan status {workflow_id})", style="dim", markup=False)
+    shown: dict[str, str] = {}
+
+    def report(current: Plan) -> None:
+        for step in current.steps:
+            if shown.get(step.id) != step.status.value:
+                shown[step.id] = step.status.value
+                if step.status.value != "pending":
+                    console.print(f"step {step.id}: {step.status.value}", markup=False)
+
+    async with anyio.create_task_group() as group:
+
+        async def progress() -> None:
+            while True:
+                report(await handle.query(PlanWorkflow.status))
+                await anyio.sleep(POLL_SECONDS)
+
+        group.start_soon(progress)
+        done = await handle.result()
+        group.cancel_scope.cancel()
+    report(done)
+    console.print(plan_table(done, title=f"plan {workflow_id}", results=True))
+    return ExitCode.OK if done.succeeded else ExitCode.TASK_FAILED
