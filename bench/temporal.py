@@ -208,8 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.sessions, args.history_turns, args.plan_steps = 5, 20, 10, 5
-    print(anyio.run(run, args))
-    return 0
+    print(anyio.run(run, args), flush=True)
+    # The Temporal client's native threads can crash a normal interpreter shutdown
+    # (temporalio/sdk-python#300).
+    os._exit(0)
 
 
 if __name__ == "__main__":

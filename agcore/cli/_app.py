@@ -94,6 +94,24 @@ def _execute(command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Conso
     raise typer.Exit(int(code))
 
 
+def _execute_durable(command: Callable[[Console], Awaitable[ExitCode]]) -> None:
+    """``_execute`` for the commands that talk to Temporal: the process ends with ``os._exit`` once
+    their output is flushed, because the Temporal client's native threads can crash an interpreter
+    that finalizes normally after using it (temporalio/sdk-python#300)."""
+    import os
+    import sys
+
+    try:
+        _execute(command)
+    except typer.Exit as done:
+        code = done.exit_code
+    else:  # pragma: no cover - _execute always exits
+        code = 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 async def _as_async(
     command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Console], ExitCode], console: Console
 ) -> ExitCode:
@@ -132,8 +150,8 @@ def run(
     if temporal is not None:
         from agcore.cli._durable import durable_run
 
-        _execute(functools.partial(durable_run, task=task, address=temporal, namespace="default",
-                                   task_queue=task_queue, yes=yes))
+        _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace="default",
+                                           task_queue=task_queue, yes=yes))
         return
     from agcore.cli._run import run_task
 
@@ -186,8 +204,8 @@ def plan_run(
     if temporal is not None:
         from agcore.cli._durable import durable_plan
 
-        _execute(functools.partial(durable_plan, file=file, address=temporal, namespace="default",
-                                   task_queue=task_queue, on_failure=policy))
+        _execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace="default",
+                                           task_queue=task_queue, on_failure=policy))
         return
     _execute(functools.partial(run_plan, file=file, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, on_failure=policy))
@@ -243,9 +261,9 @@ def worker(
     (needs the temporal extra). Runs until interrupted."""
     from agcore.cli._durable import run_worker
 
-    _execute(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
-                               task_queue=task_queue, tls=tls, api_key=api_key,
-                               idempotent_tools=idempotent or []))
+    _execute_durable(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
+                                       task_queue=task_queue, tls=tls, api_key=api_key,
+                                       idempotent_tools=idempotent or []))
 
 
 @plan_app.command("status", epilog=EXIT_CODES_HELP)
@@ -259,8 +277,8 @@ def plan_status(
     """Show the step progress of a durable plan (a plan workflow on Temporal)."""
     from agcore.cli._durable import plan_status as show_status
 
-    _execute(functools.partial(show_status, workflow_id=workflow_id, address=address, namespace=namespace,
-                               tls=tls, api_key=api_key))
+    _execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
+                                       namespace=namespace, tls=tls, api_key=api_key))
 
 
 @app.command()
