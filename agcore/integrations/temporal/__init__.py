@@ -26,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
-from agcore.integrations.temporal._client import DurableSession, start_plan
+from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan
 from agcore.integrations.temporal._clock import WorkflowClock
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
@@ -37,6 +37,7 @@ from agcore.integrations.temporal._types import (
     PlanInput,
     SessionInput,
     SessionSnapshot,
+    TextChunk,
     ToolSpec,
     TurnOutcome,
 )
@@ -73,9 +74,11 @@ __all__ = [
     "ReplaySafeHookExecutor",
     "SessionInput",
     "SessionSnapshot",
+    "TextChunk",
     "ToolSpec",
     "TurnOutcome",
     "WorkflowClock",
+    "assemble_text",
     "connect",
     "create_replayer",
     "create_worker",

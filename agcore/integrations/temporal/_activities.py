@@ -2,7 +2,8 @@
 bundle). Real providers, tools, MCP servers and their dependencies live here only.
 
 * ``agcore.describe_agent``: the agent as the worker's bundle defines it (``AgentSpec``);
-* ``agcore.llm_call``: one ``LLMRequest`` in, one ``LLMResponse`` out. The provider's own retries are
+* ``agcore.llm_call``: one ``LLMRequest`` in, one ``LLMResponse`` out (streamed, its text published
+  on the workflow's text stream as it comes, when the workflow streams). The provider's own retries are
   off (Temporal's retry policy retries); an ``LLMError`` becomes an ``ApplicationError`` that is
   non-retryable unless ``is_retryable``, with ``retry_after`` as the next retry's delay and the error
   as data (``ErrorEvent``) so the workflow rebuilds the same typed error;
@@ -20,20 +21,23 @@ from typing import Any
 
 import anyio
 from temporalio import activity
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
 
 from agcore.agent import Agent, BasicAgent, ConfigError, RuntimeBundle, bundle_resolve_provider
 from agcore.integrations.temporal._types import (
+    TEXT_TOPIC,
     AgentSpec,
     LLMCallInput,
+    TextChunk,
     ToolCallInput,
     ToolCallOutput,
     ToolSpec,
 )
 from agcore.llm import BaseProvider, LLMError, LLMProvider
-from agcore.llm.events import ErrorEvent
+from agcore.llm.events import DoneEvent, ErrorEvent, TextDelta
 from agcore.llm.retry import NO_RETRY
-from agcore.llm.types import LLMResponse
+from agcore.llm.types import LLMRequest, LLMResponse
 from agcore.tools import ToolContext, ToolProgress
 
 __all__ = ["AgentActivities", "BundleFactory"]
@@ -43,6 +47,8 @@ BundleFactory = Callable[[], "RuntimeBundle | Awaitable[RuntimeBundle]"]
 
 #: Seconds between heartbeats while a tool runs (the workflow's heartbeat timeout is several times this).
 HEARTBEAT_INTERVAL = 1.0
+#: How long streamed text is gathered before it is sent to the workflow (one signal per batch).
+STREAM_BATCH_INTERVAL = timedelta(milliseconds=100)
 
 
 class AgentActivities:
@@ -134,7 +140,9 @@ class AgentActivities:
         try:
             provider = await bundle_resolve_provider(bundle, None, call.request)
             _without_retries(provider)
-            return await provider.complete(call.request)
+            if call.stream_key is None:
+                return await provider.complete(call.request)
+            return await _streamed(provider, call.request, call.stream_key)
         except LLMError as exc:
             event = ErrorEvent.from_exception(exc)
             delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
@@ -172,6 +180,25 @@ class AgentActivities:
             result=execution.result, status=execution.status, attempts=execution.attempts,
             duration=execution.duration, error=f"{type(error).__name__}: {error}" if error else None,
         )
+
+
+async def _streamed(provider: LLMProvider, request: LLMRequest, key: str) -> LLMResponse:
+    """The reply, streamed: its text deltas published on the workflow's text stream as they come."""
+    attempt = activity.info().attempt
+    publisher = WorkflowStreamClient.from_within_activity(batch_interval=STREAM_BATCH_INTERVAL)
+    topic = publisher.topic(TEXT_TOPIC, type=TextChunk)
+    async with publisher:
+        if attempt > 1:
+            topic.publish(TextChunk(key=key, attempt=attempt, restart=True))
+        async for event in provider.stream(request):
+            if isinstance(event, TextDelta):
+                topic.publish(TextChunk(key=key, attempt=attempt, text=event.text))
+                activity.heartbeat()
+            elif isinstance(event, DoneEvent):
+                return LLMResponse(message=event.message, request_id=event.request_id)
+            elif isinstance(event, ErrorEvent):
+                raise event.to_exception()
+    raise LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
 
 
 async def _heartbeat_forever() -> None:

@@ -10,35 +10,54 @@ await session.close()
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Literal
 
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateHandle, WorkflowUpdateStage
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
 from agcore.agent import AgentMessage, Plan
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 from agcore.integrations.temporal._types import (
+    TEXT_TOPIC,
     ActivityOptions,
     ConfirmationInput,
     PlanInput,
     SessionInput,
     SessionSnapshot,
+    TextChunk,
     TurnInput,
     TurnOutcome,
 )
 from agcore.integrations.temporal._worker import DEFAULT_TASK_QUEUE
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 
-__all__ = ["DurableSession", "start_plan"]
+__all__ = ["DurableSession", "assemble_text", "start_plan"]
+
+
+def assemble_text(chunks: Iterable[TextChunk]) -> dict[str, str]:
+    """The text of each model call (by key) from its chunks, a restarted attempt replacing the
+    earlier ones: what a client shows once every chunk has arrived."""
+    texts: dict[str, str] = {}
+    attempts: dict[str, int] = {}
+    for chunk in chunks:
+        if chunk.attempt < attempts.get(chunk.key, 0):
+            continue  # a late chunk of a superseded attempt
+        if chunk.restart or chunk.attempt > attempts.get(chunk.key, 0):
+            texts[chunk.key] = ""
+            attempts[chunk.key] = chunk.attempt
+        texts[chunk.key] += chunk.text
+    return texts
 
 
 class DurableSession:
     """A handle on one session workflow (its id is the session id). Every method is a Temporal
     update, signal or query, so any process holding the id can drive the same session."""
 
-    def __init__(self, handle: WorkflowHandle[AgentSessionWorkflow, SessionSnapshot]) -> None:
+    def __init__(self, client: Client, handle: WorkflowHandle[AgentSessionWorkflow, SessionSnapshot]) -> None:
+        self.client = client
         self.handle = handle
 
     @property
@@ -54,20 +73,24 @@ class DurableSession:
         task_queue: str = DEFAULT_TASK_QUEUE,
         options: ActivityOptions | None = None,
         max_history_events: int = 10_000,
+        stream_text: bool = False,
     ) -> DurableSession:
-        """Start the session workflow ``session_id`` (or attach to it, if it already runs)."""
+        """Start the session workflow ``session_id`` (or attach to it, if it already runs).
+        ``stream_text``: publish the model's text while it is generated (read it with
+        ``text_chunks()``; it costs history: each batch is a Signal, each read an Update)."""
         handle = await client.start_workflow(
             AgentSessionWorkflow.run,
-            SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events),
+            SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events,
+                         stream_text=stream_text),
             id=session_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
-        return cls(handle)
+        return cls(client, handle)
 
     @classmethod
     def attach(cls, client: Client, session_id: str) -> DurableSession:
         """The running session ``session_id`` (across continue-as-new: the latest run)."""
-        return cls(client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
+        return cls(client, client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
 
     async def turn(self, text: str) -> TurnOutcome:
         """Run a turn and wait for its outcome."""
@@ -79,6 +102,14 @@ class DurableSession:
         return await self.handle.start_update(
             AgentSessionWorkflow.turn, TurnInput(text=text), wait_for_stage=WorkflowUpdateStage.ACCEPTED
         )
+
+    async def text_chunks(self) -> AsyncIterator[TextChunk]:
+        """The model's text as it streams, from a session started with ``stream_text=True``, until the
+        session ends (across continue-as-new). A chunk with ``restart`` voids the text its call's earlier
+        attempts sent (see ``TextChunk``); ``assemble_text`` applies that rule."""
+        stream = WorkflowStreamClient.create(self.client, self.session_id)
+        async for item in stream.subscribe([TEXT_TOPIC], result_type=TextChunk):
+            yield item.data
 
     async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""

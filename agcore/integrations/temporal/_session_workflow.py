@@ -24,6 +24,7 @@ from typing import Literal
 
 import anyio
 from temporalio import workflow
+from temporalio.contrib.workflow_streams import WorkflowStream
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -73,6 +74,12 @@ class AgentSessionWorkflow:
         self._answers: dict[str, ConfirmAnswer] = {}
         self._turns_here = 0
         self._turn_scope: anyio.CancelScope | None = None
+        # Temporal's workflow stream (Signals in, long-poll Updates out) carries the text deltas.
+        self._stream = WorkflowStream(input.stream_state) if input.stream_text else None
+        prior = input.stream_state
+        #: Where this run's text starts: what the previous runs published is dropped at the next
+        #: continue-as-new (a whole run later), so the carried stream stays small.
+        self._stream_start = prior.base_offset + len(prior.log) if prior is not None else 0
 
     @workflow.run
     async def run(self, input: SessionInput) -> SessionSnapshot:
@@ -81,11 +88,15 @@ class AgentSessionWorkflow:
             spec = await describe_agent(input.spec, input.options.describe_timeout)
             self._spec = spec
             self._session = await open_session(
-                spec, input.options, info.workflow_id, input.snapshot, self._confirm
+                spec, input.options, info.workflow_id, input.snapshot, self._confirm,
+                stream_text=input.stream_text,
             )
         session = self._session
         try:
             await workflow.wait_condition(lambda: self._closing or (not self._busy and self._history_full()))
+            await workflow.wait_condition(lambda: not self._busy)
+            if self._stream is not None:
+                self._stream.detach_pollers()  # else a subscriber's long poll holds the run open
             await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
         except anyio.get_cancelled_exc_class():
             self._closing = True
@@ -100,10 +111,14 @@ class AgentSessionWorkflow:
                 await session.close()
                 return await snapshot(session)
             carried = await snapshot(session)
-        workflow.continue_as_new(SessionInput(
-            spec=spec, snapshot=carried, options=input.options,
-            max_history_events=input.max_history_events, generation=input.generation + 1,
-        ))
+        stream_state = None
+        if self._stream is not None:
+            self._stream.truncate(self._stream_start)
+            stream_state = self._stream.get_state()
+        workflow.continue_as_new(input.model_copy(update={
+            "spec": spec, "snapshot": carried, "generation": input.generation + 1,
+            "stream_state": stream_state,
+        }))
 
     def _history_full(self) -> bool:
         if self._turns_here == 0:

@@ -19,10 +19,13 @@ async def open_session(
     session_id: str,
     previous: SessionSnapshot | None,
     confirm: ConfirmCallback | None,
+    *,
+    stream_text: bool = False,
 ) -> AgentSession:
     """The session ``session_id``: new, or continued from ``previous`` (calls a lost run left open
     get the loop's "interrupted" results, as after any crash)."""
-    bundle = workflow_bundle(spec, options, session_id, plugins_for(spec.plugins_key))
+    plugins = plugins_for(spec.plugins_key)
+    bundle = workflow_bundle(spec, options, session_id, plugins, stream_text=stream_text)
     agent = SpecAgent(spec)
     store = InMemorySessionStore()
     if previous is None:

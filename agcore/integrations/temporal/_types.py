@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from agcore.agent import AgentConfig, AgentMessage, FailurePolicy, Plan, TurnStop
 from agcore.llm.types import LLMRequest, ToolDefinition, ToolResultBlock, ToolUseBlock, Usage
@@ -20,6 +21,7 @@ __all__ = [
     "PlanInput",
     "SessionInput",
     "SessionSnapshot",
+    "TextChunk",
     "ToolCallInput",
     "ToolCallOutput",
     "ToolSpec",
@@ -78,6 +80,27 @@ class AgentSpec(_Data):
 
 class LLMCallInput(_Data):
     request: LLMRequest
+    #: Set when the workflow streams text: the activity streams the reply and publishes its text
+    #: deltas under this key (the same on every attempt of this call).
+    stream_key: str | None = None
+
+
+#: The workflow-stream topic text deltas are published on.
+TEXT_TOPIC = "agcore.text"
+
+
+class TextChunk(_Data):
+    """A piece of a model reply's text, published while the model call runs.
+
+    ``key`` names the model call, ``attempt`` its activity attempt. A chunk with ``restart=True`` (and
+    no text) starts attempt ``attempt`` of a retried call: the text of its earlier attempts is void,
+    so a reader drops it and no text appears twice.
+    """
+
+    key: str
+    attempt: int = 1
+    text: str = ""
+    restart: bool = False
 
 
 class ToolCallInput(_Data):
@@ -112,6 +135,10 @@ class SessionInput(_Data):
     max_history_events: int = Field(default=10_000, ge=100)
     #: How many times this session continued as new so far (for operators and tests).
     generation: int = 0
+    #: Stream model text to clients while each model call runs (``DurableSession.text_chunks``).
+    stream_text: bool = False
+    #: The text stream carried over a continue-as-new.
+    stream_state: WorkflowStreamState | None = None
 
 
 class TurnInput(_Data):

@@ -23,6 +23,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
+from agcore._clock import new_id
 from agcore.agent import RuntimeBundle
 from agcore.agent._persistence import INTERRUPTED
 from agcore.hooks import HOOK_KINDS, HookExecutor
@@ -72,10 +73,11 @@ async def run_activity(activity: str, arg: Any, *, result_type: type[ResultT], *
 class ActivityProvider:
     """An ``LLMProvider`` whose calls are ``agcore.llm_call`` activities."""
 
-    def __init__(self, spec: AgentSpec, options: ActivityOptions) -> None:
+    def __init__(self, spec: AgentSpec, options: ActivityOptions, *, stream_text: bool = False) -> None:
         self._provider_name = spec.provider_name
         self._model_id = spec.model_id
         self._options = options
+        self._stream_text = stream_text
 
     @property
     def provider_name(self) -> str:
@@ -87,10 +89,12 @@ class ActivityProvider:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         options = self._options
+        # The key comes from the workflow's deterministic ids: the same on replay.
+        key = new_id() if self._stream_text else None
         try:
             response = await run_activity(
                 "agcore.llm_call",
-                LLMCallInput(request=request),
+                LLMCallInput(request=request, stream_key=key),
                 result_type=LLMResponse,
                 start_to_close_timeout=timedelta(seconds=options.llm_timeout),
                 retry_policy=RetryPolicy(
@@ -215,7 +219,8 @@ class ReplaySafeHookExecutor(HookExecutor):
 
 
 def workflow_bundle(
-    spec: AgentSpec, options: ActivityOptions, session_id: str, plugins: list[object]
+    spec: AgentSpec, options: ActivityOptions, session_id: str, plugins: list[object],
+    *, stream_text: bool = False,
 ) -> RuntimeBundle:
     """A bundle for the loop inside a workflow: the worker's config, activity-backed provider and
     tools, and ``plugins`` (which run in the workflow: they must be deterministic)."""
@@ -226,7 +231,7 @@ def workflow_bundle(
         hooks.register(plugin)
     bundle = RuntimeBundle()
     bundle.config.override(providers.Object(spec.config))
-    bundle.provider.override(providers.Object(ActivityProvider(spec, options)))
+    bundle.provider.override(providers.Object(ActivityProvider(spec, options, stream_text=stream_text)))
     bundle.tool_registry.override(providers.Object(ActivityToolRegistry(spec, options, session_id)))
     bundle.hook_executor.override(providers.Object(hooks))
     return bundle

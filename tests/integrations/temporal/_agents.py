@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 
 from agcore.agent import AgentBuilder, RuntimeBundle
+from agcore.llm import BaseProvider, StreamAssembler, message_to_events
 from agcore.llm.errors import InvalidRequestError, RateLimitError
-from agcore.llm.types import Message, TextBlock, ToolDefinition, ToolResultBlock, UserMessage
+from agcore.llm.events import StreamEvent, TextDelta
+from agcore.llm.types import (
+    AssistantMessage,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    UserMessage,
+)
 from agcore.testing import FunctionProvider, text_reply, tool_calls_reply
 from agcore.tools import Tool, tool
 
@@ -102,3 +114,45 @@ def make_bundle() -> RuntimeBundle:
         "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"],
     }))
     return bundle
+
+
+class FlakyStreamer(BaseProvider):
+    """Streams ``streamed: <input>`` four characters at a time; an input starting with ``flaky`` has
+    its first stream cut off after a few deltas with a retryable error (once per input)."""
+
+    provider_name = "flaky"
+
+    def __init__(self) -> None:
+        super().__init__("flaky-model")
+        self.failed: set[str] = set()
+
+    def _reply(self, request: LLMRequest) -> tuple[str, AssistantMessage]:
+        last = request.messages[-1]
+        text = last.content if isinstance(last, UserMessage) and isinstance(last.content, str) else ""
+        return text, text_reply(f"streamed: {text}")
+
+    async def _complete_once(self, request: LLMRequest) -> LLMResponse:
+        return LLMResponse(message=self._reply(request)[1])
+
+    async def _stream_once(
+        self, request: LLMRequest, assembler: StreamAssembler
+    ) -> AsyncIterator[StreamEvent]:
+        text, reply = self._reply(request)
+        cut = text.startswith("flaky") and text not in self.failed
+        deltas = 0
+        for event in message_to_events(reply, chunk_size=4):
+            if isinstance(event, TextDelta):
+                deltas += 1
+                if cut and deltas == 3:
+                    self.failed.add(text)
+                    raise RateLimitError("the stream was cut off", retry_after=0.05)
+                await anyio.sleep(0.02)
+            yield event
+
+    async def health_check(self) -> bool:
+        return True
+
+
+def make_streaming_bundle() -> RuntimeBundle:
+    """A worker bundle whose model streams (and is cut off once for ``flaky`` inputs)."""
+    return AgentBuilder().provider(FlakyStreamer()).build()

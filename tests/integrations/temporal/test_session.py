@@ -20,9 +20,16 @@ from temporalio.worker import Worker
 
 from agcore.agent import AssistantReply, ToolResults, UserInput
 from agcore.hooks import hookimpl
-from agcore.integrations.temporal import ActivityOptions, AgentActivities, DurableSession, create_worker
+from agcore.integrations.temporal import (
+    ActivityOptions,
+    AgentActivities,
+    DurableSession,
+    TextChunk,
+    assemble_text,
+    create_worker,
+)
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
-from tests.integrations.temporal._agents import make_bundle
+from tests.integrations.temporal._agents import make_bundle, make_streaming_bundle
 from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
 pytestmark = pytest.mark.anyio
@@ -294,3 +301,43 @@ async def test_cancelling_the_workflow_cancels_the_turn_and_repairs_the_history(
     for result in results.results:
         assert result.is_error
         assert result.text.startswith("Cancelled: the turn was cancelled")
+
+
+async def test_text_streams_to_the_client_while_the_model_runs_and_a_retry_does_not_repeat_it(
+    client: Client, task_queue: str
+) -> None:
+    activities = AgentActivities(make_streaming_bundle)
+    async with create_worker(client, make_streaming_bundle, task_queue=task_queue, activities=activities):
+        session = await DurableSession.start(
+            client, f"stream-{task_queue}", task_queue=task_queue, stream_text=True,
+            options=ActivityOptions(llm_initial_retry_interval=0.05),
+        )
+        chunks: list[TextChunk] = []
+        first_chunk = anyio.Event()
+        outcomes = []
+
+        async def read() -> None:
+            async for chunk in session.text_chunks():
+                chunks.append(chunk)
+                first_chunk.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            running = await session.start_turn("flaky hello there, world")
+            with anyio.fail_after(10):
+                await first_chunk.wait()
+            outcomes.append(await running.result())  # the text arrived before the turn ended
+            outcomes.append(await session.turn("calm"))
+            await session.close()  # the subscription ends with the session
+    assert [o.text for o in outcomes] == ["streamed: flaky hello there, world", "streamed: calm"]
+    assert activities.calls["llm_call"] == 3  # the cut-off stream was retried by Temporal
+    restarts = [c for c in chunks if c.restart]
+    assert len(restarts) == 1
+    assert restarts[0].attempt == 2
+    texts = assemble_text(chunks)
+    assert sorted(texts.values()) == sorted(o.text for o in outcomes)  # no text twice
+    cut = restarts[0].key
+    partial = "".join(c.text for c in chunks if c.key == cut and c.attempt == 1)
+    assert partial  # the first attempt's text reached the client before the stream was cut...
+    assert texts[cut] == outcomes[0].text  # ...and the restart voided it
+    await replay_task_queue(client, task_queue)
