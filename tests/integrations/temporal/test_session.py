@@ -16,9 +16,10 @@ import anyio
 import pytest
 from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import CancelledError
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from agcore.agent import AssistantReply, ToolResults, UserInput
+from agcore.agent import AssistantReply, ConfigError, ToolResults, UserInput
 from agcore.hooks import hookimpl
 from agcore.integrations.temporal import (
     ActivityOptions,
@@ -341,3 +342,26 @@ async def test_text_streams_to_the_client_while_the_model_runs_and_a_retry_does_
     assert partial  # the first attempt's text reached the client before the stream was cut...
     assert texts[cut] == outcomes[0].text  # ...and the restart voided it
     await replay_task_queue(client, task_queue)
+
+
+async def test_a_broken_bundle_fails_the_workflow_with_its_message_instead_of_retrying(
+    client: Client, task_queue: str
+) -> None:
+    def broken() -> object:
+        return None
+
+    activities = AgentActivities(broken)  # type: ignore[arg-type]
+    async with create_worker(client, broken, task_queue=task_queue, activities=activities):  # type: ignore[arg-type]
+        session = await _start(client, task_queue)
+        with anyio.fail_after(20), pytest.raises(WorkflowFailureError) as failed:
+            await session.handle.result()
+    assert activities.calls["describe_agent"] == 1  # not retried
+    message = str(failed.value.cause.cause)
+    assert "not a RuntimeBundle" in message
+    assert "AgentBuilder()" in message
+
+
+def test_a_client_without_agcores_converter_is_refused(temporal_env: WorkflowEnvironment) -> None:
+    plain = Client(temporal_env.client.service_client, namespace="default")
+    with pytest.raises(ConfigError, match="pydantic data converter"):
+        create_worker(plain, make_bundle)
