@@ -168,7 +168,36 @@ async def history(client: Any, turns: int, steps: int) -> str:
             f"history, one plan run of {steps} one-tool steps: {total / 1e6:.2f} MB "
             f"({total / steps / 1e3:.1f} kB/step on average)"
         )
+    lines.append(await stored_plan(client, steps))
     return "\n".join(lines)
+
+
+async def stored_plan(client: Any, steps: int) -> str:
+    """The same plan with payloads over 64 kB in external storage (``FileStorageDriver``)."""
+    import tempfile
+
+    from temporalio.converter import ExternalStorage
+
+    from agcore.agent import Plan
+    from agcore.integrations.temporal import FileStorageDriver, connect, create_worker, start_plan
+
+    with tempfile.TemporaryDirectory() as directory:
+        storage = ExternalStorage(drivers=[FileStorageDriver(directory)], payload_size_threshold=64 * 1024)
+        stored = await connect(client.service_client.config.target_host, external_storage=storage)
+        queue = f"bench-{uuid.uuid4().hex[:6]}"
+        async with create_worker(stored, make_bundle, task_queue=queue):
+            plan = Plan.from_dict({"goal": "weather", "steps": [
+                {"id": f"s{i}", "description": "Check the weather in Paris."} for i in range(steps)
+            ]})
+            handle = await start_plan(stored, plan, workflow_id=f"plan-{queue}", task_queue=queue,
+                                      max_history_events=1_000_000)
+            await handle.result()
+            total = await _history_bytes(stored, handle.id)
+        kept = sum([(await p.stat()).st_size async for p in anyio.Path(directory).glob("*.payload")])
+    return (
+        f"history, the same plan with payloads over 64 kB in external storage: {total / 1e6:.2f} MB "
+        f"({total / steps / 1e3:.1f} kB/step; {kept / 1e6:.2f} MB in the store)"
+    )
 
 
 async def run(args: argparse.Namespace) -> str:

@@ -30,6 +30,7 @@ from agcore.integrations.temporal._client import DurableSession, assemble_text, 
 from agcore.integrations.temporal._clock import WorkflowClock
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._storage import FileStorageDriver
 from agcore.integrations.temporal._types import (
     ActivityOptions,
     AgentSpec,
@@ -48,6 +49,7 @@ from agcore.integrations.temporal._worker import (
     connect,
     create_replayer,
     create_worker,
+    data_converter,
     workflow_runner,
 )
 from agcore.integrations.temporal._workflow_parts import (
@@ -69,6 +71,7 @@ __all__ = [
     "BundleFactory",
     "ConfirmationInput",
     "DurableSession",
+    "FileStorageDriver",
     "PlanInput",
     "PlanWorkflow",
     "ReplaySafeHookExecutor",
@@ -82,6 +85,7 @@ __all__ = [
     "connect",
     "create_replayer",
     "create_worker",
+    "data_converter",
     "start_plan",
     "workflow_runner",
 ]

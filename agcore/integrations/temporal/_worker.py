@@ -7,12 +7,13 @@ the session and plan workflows and the activities over a bundle factory on one t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from temporalio.client import Client, TLSConfig
 from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
-from temporalio.converter import DataConverter
+from temporalio.converter import DataConverter, ExternalStorage
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
@@ -24,6 +25,7 @@ from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 
 __all__ = [
     "DATA_CONVERTER",
+    "data_converter",
     "DEFAULT_TASK_QUEUE",
     "WORKFLOWS",
     "connect",
@@ -43,6 +45,15 @@ _PASSED_THROUGH = ("agcore", "pydantic", "pydantic_core", "dependency_injector",
                    "sniffio", "json_repair", "yaml", "annotated_types", "typing_inspection")
 
 
+def data_converter(external_storage: ExternalStorage | None = None) -> DataConverter:
+    """agcore's data converter, with payloads above ``external_storage``'s threshold kept out of the
+    history (a claim-check: ``ExternalStorage(drivers=[FileStorageDriver(dir)])``, or Temporal's S3
+    and GCS drivers). Workers, clients and replayers must use the same storage."""
+    if external_storage is None:
+        return DATA_CONVERTER
+    return dataclasses.replace(DATA_CONVERTER, external_storage=external_storage)
+
+
 def workflow_runner() -> SandboxedWorkflowRunner:
     """Temporal's sandbox with agcore and its dependencies passed through."""
     return SandboxedWorkflowRunner(
@@ -56,13 +67,15 @@ async def connect(
     namespace: str = "default",
     tls: bool | TLSConfig = False,
     api_key: str | None = None,
+    external_storage: ExternalStorage | None = None,
     **options: Any,
 ) -> Client:
     """A Temporal client with agcore's data converter: a local dev server by default; for a cluster,
     its ``address`` and ``namespace``, ``tls=True`` (or a ``TLSConfig`` with client certificates for
-    mTLS) and, for Temporal Cloud, ``api_key``."""
+    mTLS) and, for Temporal Cloud, ``api_key``. ``external_storage``: see ``data_converter``."""
     return await Client.connect(
-        address, namespace=namespace, tls=tls, api_key=api_key, data_converter=DATA_CONVERTER, **options
+        address, namespace=namespace, tls=tls, api_key=api_key,
+        data_converter=data_converter(external_storage), **options,
     )
 
 
@@ -98,7 +111,11 @@ def create_worker(
 
 
 def create_replayer(
-    *, workflows: Sequence[type] = WORKFLOWS, workflow_plugins: PluginFactory | None = None, **options: Any
+    *,
+    workflows: Sequence[type] = WORKFLOWS,
+    workflow_plugins: PluginFactory | None = None,
+    external_storage: ExternalStorage | None = None,
+    **options: Any,
 ) -> Replayer:
     """A ``Replayer`` for histories of agcore's workflows (a changed loop that would break running
     workflows fails its ``replay_workflow``). ``workflow_plugins`` makes the plugins the workflows
@@ -106,7 +123,7 @@ def create_replayer(
     if workflow_plugins is not None:
         set_plugins(None, workflow_plugins)
     options.setdefault("workflow_runner", workflow_runner())
-    options.setdefault("data_converter", DATA_CONVERTER)
+    options.setdefault("data_converter", data_converter(external_storage))
     return Replayer(workflows=list(workflows), **options)
 
 

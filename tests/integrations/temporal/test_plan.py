@@ -17,13 +17,17 @@ import pytest
 from anyio.abc import Process
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
+from temporalio.converter import ExternalStorage
 from temporalio.testing import WorkflowEnvironment
 
 from agcore.agent import Plan, StepStatus
 from agcore.integrations.temporal import (
     ActivityOptions,
     AgentActivities,
+    FileStorageDriver,
     PlanWorkflow,
+    connect,
+    create_replayer,
     create_worker,
     start_plan,
 )
@@ -132,3 +136,28 @@ async def test_a_killed_worker_loses_no_completed_work(
     timed_out = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]
     assert len(timed_out) == 1  # the slow call, answered "interrupted" once
     await replay_task_queue(client, task_queue)
+
+
+async def test_large_payloads_go_to_external_storage_and_the_history_keeps_claims(
+    client: Client, tmp_path: Path
+) -> None:
+    storage = ExternalStorage(drivers=[FileStorageDriver(tmp_path / "payloads")], payload_size_threshold=2048)
+    address = client.service_client.config.target_host
+    stored = await connect(address, external_storage=storage)
+    steps = [f'call echo {{"text": "{"x" * 300} {i}"}}' for i in range(6)]
+    sizes = {}
+    for name, used in (("inline", client), ("claim-check", stored)):
+        task_queue = f"store-{uuid.uuid4().hex[:8]}"
+        async with create_worker(used, make_bundle, task_queue=task_queue):
+            handle = await start_plan(
+                used, _plan(*steps), workflow_id=f"plan-{task_queue}", task_queue=task_queue
+            )
+            plan = await handle.result()
+            assert plan.succeeded
+            history = await handle.fetch_history()
+        sizes[name] = len(history.to_json())
+        replayer = create_replayer(external_storage=storage if used is stored else None)
+        assert (await replayer.replay_workflow(history)).replay_failure is None
+    files = list((tmp_path / "payloads").glob("*.payload"))
+    assert files  # the big requests are there...
+    assert sizes["claim-check"] < sizes["inline"] / 2  # ...and not in the history
