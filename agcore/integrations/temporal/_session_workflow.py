@@ -93,11 +93,22 @@ class AgentSessionWorkflow:
             )
         session = self._session
         try:
-            await workflow.wait_condition(lambda: self._closing or (not self._busy and self._history_full()))
-            await workflow.wait_condition(lambda: not self._busy)
-            if self._stream is not None:
-                self._stream.detach_pollers()  # else a subscriber's long poll holds the run open
-            await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
+            while True:
+                await workflow.wait_condition(
+                    lambda: self._closing or (not self._busy and self._history_full())
+                )
+                await workflow.wait_condition(lambda: not self._busy)
+                if self._stream is not None:
+                    self._stream.detach_pollers()  # else a subscriber's long poll holds the run open
+                await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
+                with use_clock(self._clock):
+                    if self._closing:
+                        await session.close()
+                    carried = await snapshot(session)
+                # The snapshot awaited: a turn may have slipped in meanwhile. Checked with no await
+                # between here and the end of the run, so no accepted update is left behind.
+                if not self._busy and workflow.all_handlers_finished():
+                    break
         except anyio.get_cancelled_exc_class():
             self._closing = True
             if self._turn_scope is not None:
@@ -106,11 +117,8 @@ class AgentSessionWorkflow:
             with use_clock(self._clock):
                 await session.close()
             raise
-        with use_clock(self._clock):
-            if self._closing:
-                await session.close()
-                return await snapshot(session)
-            carried = await snapshot(session)
+        if self._closing:
+            return carried
         stream_state = None
         if self._stream is not None:
             self._stream.truncate(self._stream_start)
@@ -175,6 +183,8 @@ class AgentSessionWorkflow:
     async def _take(self) -> AgentSession:
         await workflow.wait_condition(lambda: self._session is not None and not self._busy)
         assert self._session is not None
+        if self._closing:
+            raise ApplicationError("this session is closed: start a new session workflow", non_retryable=True)
         self._busy = True
         return self._session
 
