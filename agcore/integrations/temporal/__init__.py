@@ -26,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
-from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan
+from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan, text_chunks
 from agcore.integrations.temporal._clock import WorkflowClock
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
@@ -87,5 +87,6 @@ __all__ = [
     "create_worker",
     "data_converter",
     "start_plan",
+    "text_chunks",
     "workflow_runner",
 ]

@@ -34,7 +34,17 @@ from agcore.integrations.temporal._types import (
 from agcore.integrations.temporal._worker import DEFAULT_TASK_QUEUE
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 
-__all__ = ["DurableSession", "assemble_text", "start_plan"]
+__all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks"]
+
+
+async def text_chunks(client: Client, workflow_id: str) -> AsyncIterator[TextChunk]:
+    """The model's text as it streams from the session or plan workflow ``workflow_id`` (started with
+    ``stream_text=True``), until the workflow ends (across continue-as-new). A chunk with
+    ``restart`` voids the text its call's earlier attempts sent (see ``TextChunk``);
+    ``assemble_text`` applies that rule."""
+    stream = WorkflowStreamClient.create(client, workflow_id)
+    async for item in stream.subscribe([TEXT_TOPIC], result_type=TextChunk):
+        yield item.data
 
 
 def assemble_text(chunks: Iterable[TextChunk]) -> dict[str, str]:
@@ -103,13 +113,10 @@ class DurableSession:
             AgentSessionWorkflow.turn, TurnInput(text=text), wait_for_stage=WorkflowUpdateStage.ACCEPTED
         )
 
-    async def text_chunks(self) -> AsyncIterator[TextChunk]:
-        """The model's text as it streams, from a session started with ``stream_text=True``, until the
-        session ends (across continue-as-new). A chunk with ``restart`` voids the text its call's earlier
-        attempts sent (see ``TextChunk``); ``assemble_text`` applies that rule."""
-        stream = WorkflowStreamClient.create(self.client, self.session_id)
-        async for item in stream.subscribe([TEXT_TOPIC], result_type=TextChunk):
-            yield item.data
+    def text_chunks(self) -> AsyncIterator[TextChunk]:
+        """The model's text as it streams, from a session started with ``stream_text=True`` (see
+        ``text_chunks``)."""
+        return text_chunks(self.client, self.session_id)
 
     async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""
@@ -151,12 +158,15 @@ async def start_plan(
     max_retries: int = 2,
     options: ActivityOptions | None = None,
     max_history_events: int = 10_000,
+    stream_text: bool = False,
 ) -> WorkflowHandle[PlanWorkflow, Plan]:
     """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress and
-    await ``result()`` for the executed plan."""
+    await ``result()`` for the executed plan; with ``stream_text``, read the steps' text as it is
+    generated with ``text_chunks(client, workflow_id)``."""
     return await client.start_workflow(
         PlanWorkflow.run,
         PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
-                  options=options or ActivityOptions(), max_history_events=max_history_events),
+                  options=options or ActivityOptions(), max_history_events=max_history_events,
+                  stream_text=stream_text),
         id=workflow_id, task_queue=task_queue,
     )

@@ -14,6 +14,7 @@ step has failed or been skipped, because resuming a plan runs those again.
 from __future__ import annotations
 
 from temporalio import workflow
+from temporalio.contrib.workflow_streams import WorkflowStream
 
 with workflow.unsafe.imports_passed_through():
     from agcore._clock import use_clock
@@ -56,13 +57,18 @@ class PlanWorkflow:
         self._plan = input.plan.model_copy(deep=True)
         self._input = input
         self.steps_here = 0
+        self._stream = WorkflowStream(input.stream_state) if input.stream_text else None
+        prior = input.stream_state
+        self._stream_start = prior.base_offset + len(prior.log) if prior is not None else 0
 
     @workflow.run
     async def run(self, input: PlanInput) -> Plan:
         info = workflow.info()
         with use_clock(WorkflowClock()):
             spec = await describe_agent(input.spec, input.options.describe_timeout)
-            session = await open_session(spec, input.options, info.workflow_id, input.snapshot, None)
+            session = await open_session(
+                spec, input.options, info.workflow_id, input.snapshot, None, stream_text=input.stream_text
+            )
             agent = _DurableTaskAgent(self, input, spec)
             try:
                 await agent.execute_plan(session, self._plan, on_update=self._updated)
@@ -70,9 +76,19 @@ class PlanWorkflow:
                 carried = await snapshot(session)
             else:
                 await session.close()
+                if self._stream is not None:  # let subscribers' long polls go, or the run stays open
+                    self._stream.detach_pollers()
+                    await workflow.wait_condition(workflow.all_handlers_finished)
                 return self._plan
+        stream_state = None
+        if self._stream is not None:
+            self._stream.detach_pollers()
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            self._stream.truncate(self._stream_start)
+            stream_state = self._stream.get_state()
         workflow.continue_as_new(input.model_copy(update={
             "plan": self._plan, "spec": spec, "snapshot": carried, "generation": input.generation + 1,
+            "stream_state": stream_state,
         }))
 
     def history_full(self, plan: Plan) -> bool:

@@ -180,3 +180,6 @@ class PlanInput(_Data):
     #: Past this many events the workflow continues as new before its next step.
     max_history_events: int = Field(default=10_000, ge=100)
     generation: int = 0
+    #: Stream the step turns' model text to clients (``text_chunks(client, workflow_id)``).
+    stream_text: bool = False
+    stream_state: WorkflowStreamState | None = None

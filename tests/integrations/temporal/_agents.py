@@ -117,8 +117,8 @@ def make_bundle() -> RuntimeBundle:
 
 
 class FlakyStreamer(BaseProvider):
-    """Streams ``streamed: <input>`` four characters at a time; an input starting with ``flaky`` has
-    its first stream cut off after a few deltas with a retryable error (once per input)."""
+    """Streams ``streamed: <input>`` four characters at a time; an input (or plan step) starting with
+    ``flaky`` has its first stream cut off after a few deltas with a retryable error (once per input)."""
 
     provider_name = "flaky"
 
@@ -138,7 +138,9 @@ class FlakyStreamer(BaseProvider):
         self, request: LLMRequest, assembler: StreamAssembler
     ) -> AsyncIterator[StreamEvent]:
         text, reply = self._reply(request)
-        cut = text.startswith("flaky") and text not in self.failed
+        steps = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith(_STEP_MARK)]
+        focus = steps[-1] if steps else text  # the step being carried out is the last one named
+        cut = focus.startswith("flaky") and text not in self.failed
         deltas = 0
         for event in message_to_events(reply, chunk_size=4):
             if isinstance(event, TextDelta):

@@ -26,12 +26,15 @@ from agcore.integrations.temporal import (
     AgentActivities,
     FileStorageDriver,
     PlanWorkflow,
+    TextChunk,
+    assemble_text,
     connect,
     create_replayer,
     create_worker,
     start_plan,
+    text_chunks,
 )
-from tests.integrations.temporal._agents import make_bundle
+from tests.integrations.temporal._agents import make_bundle, make_streaming_bundle
 from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
 pytestmark = pytest.mark.anyio
@@ -161,3 +164,26 @@ async def test_large_payloads_go_to_external_storage_and_the_history_keeps_claim
     files = list((tmp_path / "payloads").glob("*.payload"))
     assert files  # the big requests are there...
     assert sizes["claim-check"] < sizes["inline"] / 2  # ...and not in the history
+
+
+async def test_a_plan_streams_its_steps_text(client: Client) -> None:
+    task_queue = f"plan-{uuid.uuid4().hex[:8]}"
+    activities = AgentActivities(make_streaming_bundle)
+    chunks: list[TextChunk] = []
+    async with create_worker(client, make_streaming_bundle, task_queue=task_queue, activities=activities):
+        handle = await start_plan(
+            client, _plan("flaky first", "second"), workflow_id=f"plan-{task_queue}", task_queue=task_queue,
+            stream_text=True, options=ActivityOptions(llm_initial_retry_interval=0.05),
+        )
+
+        async def read() -> None:
+            async for chunk in text_chunks(client, handle.id):
+                chunks.append(chunk)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            plan = await handle.result()
+    assert plan.succeeded
+    assert sorted(assemble_text(chunks).values()) == sorted(s.result or "" for s in plan.steps)
+    assert [c.attempt for c in chunks if c.restart] == [2]  # the cut-off first step, retried once
+    await replay_task_queue(client, task_queue)
