@@ -34,6 +34,7 @@ from agcore.integrations.temporal._storage import FileStorageDriver
 from agcore.integrations.temporal._types import (
     ActivityOptions,
     AgentSpec,
+    CompactionOptions,
     ConfirmationInput,
     PlanInput,
     SessionInput,
@@ -69,6 +70,7 @@ __all__ = [
     "AgentSessionWorkflow",
     "AgentSpec",
     "BundleFactory",
+    "CompactionOptions",
     "ConfirmationInput",
     "DurableSession",
     "FileStorageDriver",

@@ -23,6 +23,7 @@ from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 from agcore.integrations.temporal._types import (
     TEXT_TOPIC,
     ActivityOptions,
+    CompactionOptions,
     ConfirmationInput,
     PlanInput,
     SessionInput,
@@ -84,14 +85,16 @@ class DurableSession:
         options: ActivityOptions | None = None,
         max_history_events: int = 10_000,
         stream_text: bool = False,
+        compaction: CompactionOptions | None = None,
     ) -> DurableSession:
         """Start the session workflow ``session_id`` (or attach to it, if it already runs).
         ``stream_text``: publish the model's text while it is generated (read it with
-        ``text_chunks()``; it costs history: each batch is a Signal, each read an Update)."""
+        ``text_chunks()``; it costs history: each batch is a Signal, each read an Update);
+        ``compaction``: compact what the model sees (``CompactionOptions``)."""
         handle = await client.start_workflow(
             AgentSessionWorkflow.run,
             SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events,
-                         stream_text=stream_text),
+                         stream_text=stream_text, compaction=compaction),
             id=session_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
@@ -159,6 +162,7 @@ async def start_plan(
     options: ActivityOptions | None = None,
     max_history_events: int = 10_000,
     stream_text: bool = False,
+    compaction: CompactionOptions | None = None,
 ) -> WorkflowHandle[PlanWorkflow, Plan]:
     """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress and
     await ``result()`` for the executed plan; with ``stream_text``, read the steps' text as it is
@@ -167,6 +171,6 @@ async def start_plan(
         PlanWorkflow.run,
         PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
                   options=options or ActivityOptions(), max_history_events=max_history_events,
-                  stream_text=stream_text),
+                  stream_text=stream_text, compaction=compaction),
         id=workflow_id, task_queue=task_queue,
     )

@@ -67,7 +67,8 @@ class PlanWorkflow:
         with use_clock(WorkflowClock()):
             spec = await describe_agent(input.spec, input.options.describe_timeout)
             session = await open_session(
-                spec, input.options, info.workflow_id, input.snapshot, None, stream_text=input.stream_text
+                spec, input.options, info.workflow_id, input.snapshot, None,
+                stream_text=input.stream_text, compaction=input.compaction,
             )
             agent = _DurableTaskAgent(self, input, spec)
             try:

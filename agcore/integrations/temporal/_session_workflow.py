@@ -89,7 +89,7 @@ class AgentSessionWorkflow:
             self._spec = spec
             self._session = await open_session(
                 spec, input.options, info.workflow_id, input.snapshot, self._confirm,
-                stream_text=input.stream_text,
+                stream_text=input.stream_text, compaction=input.compaction,
             )
         session = self._session
         try:

@@ -5,8 +5,15 @@ and messages, and its turns' results turned into data for the client."""
 from __future__ import annotations
 
 from agcore.agent import AgentSession, ConfirmCallback, TurnResult
+from agcore.context import create_context_transform
 from agcore.integrations.temporal._plugins import plugins_for
-from agcore.integrations.temporal._types import ActivityOptions, AgentSpec, SessionSnapshot, TurnOutcome
+from agcore.integrations.temporal._types import (
+    ActivityOptions,
+    AgentSpec,
+    CompactionOptions,
+    SessionSnapshot,
+    TurnOutcome,
+)
 from agcore.integrations.temporal._workflow_parts import SpecAgent, workflow_bundle
 from agcore.memory import InMemorySessionStore
 
@@ -21,19 +28,30 @@ async def open_session(
     confirm: ConfirmCallback | None,
     *,
     stream_text: bool = False,
+    compaction: CompactionOptions | None = None,
 ) -> AgentSession:
     """The session ``session_id``: new, or continued from ``previous`` (calls a lost run left open
-    get the loop's "interrupted" results, as after any crash)."""
+    get the loop's "interrupted" results, as after any crash); with ``compaction``, what the model
+    sees is compacted (its summaries are model calls: activities)."""
     plugins = plugins_for(spec.plugins_key)
     bundle = workflow_bundle(spec, options, session_id, plugins, stream_text=stream_text)
     agent = SpecAgent(spec)
     store = InMemorySessionStore()
+    transform = None
+    if compaction is not None:
+        summariser = bundle.provider()
+        assert summariser is not None  # workflow_bundle always sets the activity-backed provider
+        transform = create_context_transform(
+            summariser, compaction.max_context_tokens, compaction.threshold_ratio,
+            target_ratio=compaction.target_ratio, keep_tail=compaction.keep_tail,
+            summary_max_tokens=compaction.summary_max_tokens, model=spec.model_id,
+        )
     if previous is None:
-        return AgentSession(agent, session_id, bundle, confirm=confirm, store=store)
+        return AgentSession(agent, session_id, bundle, confirm=confirm, store=store, transform=transform)
     await store.create(previous.record)
     if previous.messages:
         await store.append_messages(session_id, previous.messages, record=previous.record)
-    return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm)
+    return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm, transform=transform)
 
 
 async def snapshot(session: AgentSession) -> SessionSnapshot:

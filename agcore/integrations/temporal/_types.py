@@ -16,6 +16,7 @@ from agcore.tools import ToolStatus
 __all__ = [
     "ActivityOptions",
     "AgentSpec",
+    "CompactionOptions",
     "ConfirmationInput",
     "LLMCallInput",
     "PlanInput",
@@ -52,6 +53,20 @@ class ActivityOptions(_Data):
     tool_heartbeat_timeout: float = Field(default=10.0, gt=0)
     idempotent_tool_attempts: int = Field(default=3, ge=1)
     describe_timeout: float = Field(default=60.0, gt=0)
+
+
+class CompactionOptions(_Data):
+    """Context compaction in a durable session (``agcore.context.create_context_transform``): old tool
+    results cut, and past ``threshold_ratio`` of the window the middle of the history summarised by the
+    worker's model (an ``llm_call`` activity like any other), so each request stays about the window's
+    size however long the session grows. ``max_context_tokens``: None takes the model's window from
+    the registry."""
+
+    max_context_tokens: int | None = Field(default=None, ge=256)
+    threshold_ratio: float = Field(default=0.8, gt=0, le=1)
+    target_ratio: float = Field(default=0.5, gt=0, le=1)
+    keep_tail: int = Field(default=6, ge=1)
+    summary_max_tokens: int = Field(default=2048, ge=16)
 
 
 class ToolSpec(_Data):
@@ -139,6 +154,8 @@ class SessionInput(_Data):
     stream_text: bool = False
     #: The text stream carried over a continue-as-new.
     stream_state: WorkflowStreamState | None = None
+    #: Compact what the model sees (None: every call carries the whole conversation).
+    compaction: CompactionOptions | None = None
 
 
 class TurnInput(_Data):
@@ -183,3 +200,4 @@ class PlanInput(_Data):
     #: Stream the step turns' model text to clients (``text_chunks(client, workflow_id)``).
     stream_text: bool = False
     stream_state: WorkflowStreamState | None = None
+    compaction: CompactionOptions | None = None

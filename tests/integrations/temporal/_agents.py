@@ -53,6 +53,9 @@ def model(messages: list[Message], tools: list[ToolDefinition]) -> object:
                 text = said[-1]
             elif results:
                 return text_reply("done: " + " | ".join(r.text for r in results))
+    if "Summarise the conversation transcript" in text:
+        _log_call("summary")
+        return text_reply(f"- the user asked for {text.count('call echo')} echoes; all were done")
     for line in text.splitlines():
         if line.startswith(_STEP_MARK):
             text = line.split(": ", 1)[1]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
@@ -24,6 +25,7 @@ from agcore.hooks import hookimpl
 from agcore.integrations.temporal import (
     ActivityOptions,
     AgentActivities,
+    CompactionOptions,
     DurableSession,
     TextChunk,
     assemble_text,
@@ -365,3 +367,26 @@ def test_a_client_without_agcores_converter_is_refused(temporal_env: WorkflowEnv
     plain = Client(temporal_env.client.service_client, namespace="default")
     with pytest.raises(ConfigError, match="pydantic data converter"):
         create_worker(plain, make_bundle)
+
+
+async def test_compaction_keeps_each_model_request_small_in_a_long_session(
+    client: Client, task_queue: str, worker: Worker
+) -> None:
+    sizes = {}
+    for name, compaction in (("whole", None), ("compacted", CompactionOptions(max_context_tokens=600))):
+        session = await _start(client, task_queue, compaction=compaction)
+        for i in range(12):
+            outcome = await session.turn(f'call echo {{"text": "message number {i} {"y" * 80}"}}')
+            assert outcome.text.startswith(f"done: echoed message number {i}")
+        history = await session.handle.fetch_history()
+        requests = [
+            e.activity_task_scheduled_event_attributes.input.payloads[0].data
+            for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+            and e.activity_task_scheduled_event_attributes.activity_type.name == "agcore.llm_call"
+        ]
+        sizes[name] = (len(requests[-1]), any(b"Summarise the conversation" in r for r in requests))
+        final = await session.close()
+        assert len(final.messages) == 48  # the session keeps every message; only the requests shrink
+    assert sizes["whole"][1] is False
+    assert sizes["compacted"][1] is True  # the summary was a model call, an activity like the others
+    assert sizes["compacted"][0] < sizes["whole"][0] / 2
