@@ -32,7 +32,9 @@ __all__ = [
 
 
 class _Data(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Unknown fields are ignored, not refused: a client or worker one version ahead (a rolling
+    # upgrade) must not fail a workflow task it cannot finish, which Temporal would retry forever.
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class ActivityOptions(_Data):
