@@ -27,7 +27,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
 from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan, text_chunks
-from agcore.integrations.temporal._clock import WorkflowClock
+from agcore.integrations.temporal._clock import RecordingClock, WorkflowClock
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 from agcore.integrations.temporal._storage import FileStorageDriver
@@ -76,6 +76,7 @@ __all__ = [
     "FileStorageDriver",
     "PlanInput",
     "PlanWorkflow",
+    "RecordingClock",
     "ReplaySafeHookExecutor",
     "SessionInput",
     "SessionSnapshot",

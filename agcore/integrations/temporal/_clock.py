@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-__all__ = ["WorkflowClock"]
+from agcore._clock import SystemClock
+
+__all__ = ["RecordingClock", "WorkflowClock"]
 
 
 class WorkflowClock:
@@ -30,3 +32,23 @@ class WorkflowClock:
 
     def __repr__(self) -> str:
         return "WorkflowClock()"
+
+
+class RecordingClock(WorkflowClock):
+    """The clock observers run under inside a workflow: the workflow's times, but ids from the system.
+
+    Observers do not run during a replay, so if their ids came from ``workflow.uuid4()`` a replay
+    would draw a different sequence of ids for everything after them; drawn from the system, they
+    leave the workflow's sequence alone (an observer's ids only ever go to its own records).
+    """
+
+    __slots__ = ()
+
+    def new_id(self) -> str:
+        return _SYSTEM.new_id()
+
+    def __repr__(self) -> str:
+        return "RecordingClock()"
+
+
+_SYSTEM = SystemClock()

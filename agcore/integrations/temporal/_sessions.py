@@ -34,7 +34,9 @@ async def open_session(
     get the loop's "interrupted" results, as after any crash); with ``compaction``, what the model
     sees is compacted (its summaries are model calls: activities)."""
     plugins = plugins_for(spec.plugins_key)
-    bundle = workflow_bundle(spec, options, session_id, plugins, stream_text=stream_text)
+    bundle = workflow_bundle(
+        spec, options, session_id, plugins.plugins, stream_text=stream_text, observers=plugins.observers
+    )
     agent = SpecAgent(spec)
     store = InMemorySessionStore()
     transform = None

@@ -87,6 +87,7 @@ def create_worker(
     agent: Agent | None = None,
     idempotent_tools: Collection[str] = (),
     workflow_plugins: PluginFactory | None = None,
+    workflow_observers: PluginFactory | None = None,
     activities: AgentActivities | None = None,
     **worker_options: Any,
 ) -> Worker:
@@ -95,15 +96,17 @@ def create_worker(
 
     ``agent`` names the agent and picks its tools (default: all of the bundle's); ``idempotent_tools``
     may run again after a lost worker (all others run at most once); ``workflow_plugins()`` makes the
-    plugins that run inside each workflow (gatekeepers must be deterministic; observers fire only
-    outside replay). ``worker_options`` go to ``temporalio.worker.Worker`` (e.g.
+    plugins that run inside each workflow (deterministic: they run on every replay, but their pure
+    observer hooks do not), ``workflow_observers()`` the plugins that only record (audit log,
+    tracing, logging: never run during a replay). ``worker_options`` go to
+    ``temporalio.worker.Worker`` (e.g.
     ``max_cached_workflows``, ``max_concurrent_activities``).
     """
     _check_converter(client)
     acts = activities if activities is not None else AgentActivities(
         bundle_factory, agent=agent, idempotent_tools=idempotent_tools
     )
-    set_plugins(task_queue, workflow_plugins)
+    set_plugins(task_queue, workflow_plugins, workflow_observers)
     worker_options.setdefault("workflow_runner", workflow_runner())
     return Worker(
         client, task_queue=task_queue, workflows=list(WORKFLOWS), activities=acts.activities, **worker_options
@@ -114,14 +117,15 @@ def create_replayer(
     *,
     workflows: Sequence[type] = WORKFLOWS,
     workflow_plugins: PluginFactory | None = None,
+    workflow_observers: PluginFactory | None = None,
     external_storage: ExternalStorage | None = None,
     **options: Any,
 ) -> Replayer:
     """A ``Replayer`` for histories of agcore's workflows (a changed loop that would break running
     workflows fails its ``replay_workflow``). ``workflow_plugins`` makes the plugins the workflows
     ran with, for histories whose worker is not in this process."""
-    if workflow_plugins is not None:
-        set_plugins(None, workflow_plugins)
+    if workflow_plugins is not None or workflow_observers is not None:
+        set_plugins(None, workflow_plugins, workflow_observers)
     options.setdefault("workflow_runner", workflow_runner())
     options.setdefault("data_converter", data_converter(external_storage))
     return Replayer(workflows=list(workflows), **options)

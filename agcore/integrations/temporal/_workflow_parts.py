@@ -15,7 +15,7 @@ from __future__ import annotations
 
 # Temporal's workflow event loop is asyncio's; see ``run_activity`` for why this module uses it.
 import asyncio  # noqa: TID251
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -23,10 +23,13 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from agcore._clock import new_id
+from agcore._clock import new_id, use_clock
 from agcore.agent import RuntimeBundle
 from agcore.agent._persistence import INTERRUPTED
-from agcore.hooks import HOOK_KINDS, HookExecutor
+from agcore.hooks import HOOK_KINDS, HOOK_RULES, HookExecutor
+from agcore.hooks._calling import multicall
+from agcore.hooks._folds import Ignore
+from agcore.integrations.temporal._clock import RecordingClock
 from agcore.integrations.temporal._types import (
     ActivityOptions,
     AgentSpec,
@@ -210,25 +213,68 @@ class SpecAgent:
 
 
 class ReplaySafeHookExecutor(HookExecutor):
-    """A ``HookExecutor`` whose pure observers stay silent while the workflow replays."""
+    """A ``HookExecutor`` that keeps side effects from firing again while the workflow replays.
+
+    Pure observer hooks (``on_message``, ``on_turn_result``, ...) do not run at all during a replay.
+    Plugins registered with ``observer=True`` (audit logs, tracing, logging: plugins whose hooks
+    only record, whichever hooks they use, ``on_llm_request`` and ``after_tool_call`` included) do
+    not run during a replay either; the other plugins' gatekeepers and rewrites do, as the loop's
+    decisions depend on them.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._observers: set[int] = set()
+
+    def register(self, plugin: object, name: str | None = None, *, observer: bool = False) -> str | None:
+        """``HookExecutor.register``; ``observer=True``: its hooks never run during a replay."""
+        registered = super().register(plugin, name)
+        if observer:
+            self._observers.add(id(plugin))
+        return registered
 
     async def _dispatch(self, hook_name: str, kwargs: dict[str, object]) -> object:
-        if hook_name in _SKIPPED_ON_REPLAY and workflow.unsafe.is_replaying():
-            return None
-        return await super()._dispatch(hook_name, kwargs)
+        # What does not run on a replay runs under the RecordingClock, so it draws no ids from the
+        # workflow's sequence (else a replay, skipping it, would hand out different ids after it).
+        replaying = workflow.unsafe.is_replaying()
+        rule = HOOK_RULES[hook_name]
+        if hook_name in _SKIPPED_ON_REPLAY:
+            if replaying:
+                return None
+            with use_clock(_RECORDING):
+                return await super()._dispatch(hook_name, kwargs)
+        impls = self._callers[hook_name].get_hookimpls()
+        recording = [i for i in impls if id(i.plugin) in self._observers]
+        if not recording:
+            return await super()._dispatch(hook_name, kwargs)
+        deciding = [i for i in impls if id(i.plugin) not in self._observers]
+        fold = rule.fold()
+        # A rewrite hook's fold leaves the rewritten value in kwargs: observers see what was decided.
+        result = (await multicall(hook_name, deciding, kwargs, fold, rule.kind == "observer")
+                  if deciding else fold.value(kwargs))
+        if not replaying:
+            with use_clock(_RECORDING):
+                await multicall(hook_name, recording, kwargs, Ignore(), True)
+        return result
+
+
+_RECORDING = RecordingClock()
 
 
 def workflow_bundle(
     spec: AgentSpec, options: ActivityOptions, session_id: str, plugins: list[object],
-    *, stream_text: bool = False,
+    *, stream_text: bool = False, observers: Sequence[object] = (),
 ) -> RuntimeBundle:
     """A bundle for the loop inside a workflow: the worker's config, activity-backed provider and
-    tools, and ``plugins`` (which run in the workflow: they must be deterministic)."""
+    tools, ``plugins`` (which run in the workflow: they must be deterministic) and ``observers``
+    (plugins that only record: silent during replays)."""
     from dependency_injector import providers
 
     hooks = ReplaySafeHookExecutor()
     for plugin in plugins:
         hooks.register(plugin)
+    for observer in observers:
+        hooks.register(observer, observer=True)
     bundle = RuntimeBundle()
     bundle.config.override(providers.Object(spec.config))
     bundle.provider.override(providers.Object(ActivityProvider(spec, options, stream_text=stream_text)))

@@ -6,6 +6,7 @@ Temporal's SDK is asyncio-only: these tests run on asyncio only (see conftest.py
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections import Counter
@@ -390,3 +391,31 @@ async def test_compaction_keeps_each_model_request_small_in_a_long_session(
     assert sizes["whole"][1] is False
     assert sizes["compacted"][1] is True  # the summary was a model call, an activity like the others
     assert sizes["compacted"][0] < sizes["whole"][0] / 2
+
+
+@pytest.mark.parametrize("registered_as", ["workflow_observers", "workflow_plugins"])
+async def test_an_audit_log_records_each_event_once_as_an_observer(
+    client: Client, task_queue: str, tmp_path: Path, registered_as: str
+) -> None:
+    from agcore.plugins import AuditLogPlugin
+
+    logs = tmp_path / "audit"
+    worker = create_worker(
+        client, make_bundle, task_queue=task_queue, max_cached_workflows=0,  # every task replays
+        **{registered_as: lambda: [AuditLogPlugin(logs)]},
+    )
+    async with worker:
+        session = await _start(client, task_queue)
+        for word in ("one", "two"):
+            outcome = await session.turn(f'call echo {{"text": "{word}"}}')
+            assert outcome.text == f"done: echoed {word}"
+        await session.close()
+    events = Counter(
+        json.loads(line)["event"] for line in (logs / "trace.jsonl").read_text().splitlines()
+    )
+    once = {"user_message": 2, "llm_request": 4, "llm_response": 4, "tool_call": 2, "tool_result": 2}
+    if registered_as == "workflow_observers":
+        assert {k: events[k] for k in once} == once
+    else:  # a plain workflow plugin's rewrite hooks run on every replay: the log repeats itself
+        assert events["llm_request"] > once["llm_request"]
+    await replay_task_queue(client, task_queue)
