@@ -108,30 +108,51 @@ POLL_SECONDS = 0.2
 async def durable_run(
     console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool
 ) -> ExitCode:
-    """One turn as a session workflow; approvals asked here (or given by ``--yes``)."""
+    """One turn as a session workflow, its text printed as the model writes it; approvals asked here
+    (or given by ``--yes``)."""
     import typer
 
     from agcore.integrations.temporal import DurableSession
 
     client = await _connect(address, namespace, False, None)
-    session = await DurableSession.start(client, f"run-{new_id()}", task_queue=task_queue)
+    session = await DurableSession.start(
+        client, f"run-{new_id()}", task_queue=task_queue, stream_text=True
+    )
     console.print(f"workflow {session.session_id} on task queue {task_queue!r}", style="dim")
-    running = await session.start_turn(task)
+    streamed: dict[str, int] = {}  # model call -> the attempt being shown
+    drained = anyio.Event()
+
+    async def show_text() -> None:
+        async for chunk in session.text_chunks():
+            shown = streamed.get(chunk.key)
+            if shown is not None and chunk.attempt < shown:
+                continue  # a late piece of an attempt already superseded
+            if chunk.restart and shown is not None:
+                console.print("\n(the model call failed and is tried again)", style="yellow")
+            streamed[chunk.key] = chunk.attempt
+            console.print(chunk.text, end="", markup=False, highlight=False)
+        drained.set()
+
+    async def approve() -> None:
+        while True:
+            for call in await session.awaiting_confirmation():
+                question = f"run {call.name}({call.input})?"
+                answer = yes or await anyio.to_thread.run_sync(typer.confirm, question)
+                await session.confirm(call.id, answer)
+            await anyio.sleep(POLL_SECONDS)
+
     async with anyio.create_task_group() as group:
-
-        async def approve() -> None:
-            while True:
-                for call in await session.awaiting_confirmation():
-                    question = f"run {call.name}({call.input})?"
-                    answer = yes or await anyio.to_thread.run_sync(typer.confirm, question)
-                    await session.confirm(call.id, answer)
-                await anyio.sleep(POLL_SECONDS)
-
+        group.start_soon(show_text)
         group.start_soon(approve)
+        running = await session.start_turn(task)
         outcome = await running.result()
+        await session.close()  # the text stream ends with the session: show_text drains it
+        with anyio.move_on_after(10):
+            await drained.wait()
         group.cancel_scope.cancel()
-    await session.close()
-    if outcome.text:
+    if streamed:
+        console.print()
+    elif outcome.text:
         console.print(outcome.text, markup=False, highlight=False)
     if outcome.stop in ("done", "stopped_by_hook"):
         return ExitCode.OK
