@@ -256,6 +256,14 @@ def worker(
         "--idempotent-tool", metavar="NAME",
         help="A tool safe to run again after a lost worker (repeat the option); others run at most once.",
     )] = None,
+    workflow_plugins: Annotated[str | None, typer.Option(
+        "--workflow-plugins", metavar="MODULE:FUNCTION",
+        help="A function returning the plugins run inside each workflow (deterministic gatekeepers).",
+    )] = None,
+    workflow_observers: Annotated[str | None, typer.Option(
+        "--workflow-observers", metavar="MODULE:FUNCTION",
+        help="A function returning the recording plugins (audit log, tracing): never run on replay.",
+    )] = None,
 ) -> None:
     """Run a Temporal worker for durable sessions and plans over the bundle MODULE:FUNCTION builds
     (needs the temporal extra). Runs until interrupted."""
@@ -263,7 +271,8 @@ def worker(
 
     _execute_durable(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
                                        task_queue=task_queue, tls=tls, api_key=api_key,
-                                       idempotent_tools=idempotent or []))
+                                       idempotent_tools=idempotent or [], workflow_plugins=workflow_plugins,
+                                       workflow_observers=workflow_observers))
 
 
 @plan_app.command("status", epilog=EXIT_CODES_HELP)

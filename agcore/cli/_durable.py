@@ -23,7 +23,7 @@ __all__ = ["durable_plan", "durable_run", "load_factory", "plan_status", "run_wo
 
 
 def load_factory(spec: str) -> Any:
-    """The callable ``module:function`` names (a bundle factory)."""
+    """The callable ``module:function`` names (a bundle or plugin factory)."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise CliError(f"{spec!r} is not module:function (e.g. myapp.agents:make_bundle)", ExitCode.USAGE)
@@ -39,7 +39,7 @@ def load_factory(spec: str) -> Any:
         if found is None:
             raise CliError(f"{module_name!r} has no {attribute!r}", ExitCode.USAGE)
     if not callable(found):
-        raise CliError(f"{spec!r} is not callable: name a function returning a RuntimeBundle", ExitCode.USAGE)
+        raise CliError(f"{spec!r} is not callable: name a function (module:function)", ExitCode.USAGE)
     return found
 
 
@@ -68,13 +68,20 @@ async def run_worker(
     tls: bool,
     api_key: str | None,
     idempotent_tools: Sequence[str],
+    workflow_plugins: str | None = None,
+    workflow_observers: str | None = None,
 ) -> ExitCode:
     """Serve agcore's workflows and activities for ``factory``'s bundle until interrupted."""
     bundle_factory = load_factory(factory)
+    plugins = load_factory(workflow_plugins) if workflow_plugins else None
+    observers = load_factory(workflow_observers) if workflow_observers else None
     client = await _connect(address, namespace, tls, api_key)
     from agcore.integrations.temporal import create_worker
 
-    worker = create_worker(client, bundle_factory, task_queue=task_queue, idempotent_tools=idempotent_tools)
+    worker = create_worker(
+        client, bundle_factory, task_queue=task_queue, idempotent_tools=idempotent_tools,
+        workflow_plugins=plugins, workflow_observers=observers,
+    )
     console.print(f"worker ready: task queue {task_queue!r} at {address} (namespace {namespace!r})")
     await worker.run()
     return ExitCode.OK

@@ -161,3 +161,11 @@ class FlakyStreamer(BaseProvider):
 def make_streaming_bundle() -> RuntimeBundle:
     """A worker bundle whose model streams (and is cut off once for ``flaky`` inputs)."""
     return AgentBuilder().provider(FlakyStreamer()).build()
+
+
+def audit_observers() -> list[object]:
+    """Workflow observers for `agcore worker --workflow-observers`: an audit log in
+    $AGCORE_TEMPORAL_AUDIT_DIR."""
+    from agcore.plugins import AuditLogPlugin
+
+    return [AuditLogPlugin(os.environ["AGCORE_TEMPORAL_AUDIT_DIR"])]

@@ -6,6 +6,7 @@ Temporal's SDK is asyncio-only: these tests run on asyncio only (see conftest.py
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -17,7 +18,7 @@ import anyio
 import pytest
 from temporalio.client import Client
 
-from agcore.integrations.temporal import create_worker
+from agcore.integrations.temporal import DurableSession, create_worker
 from tests.integrations.temporal._agents import make_bundle
 from tests.integrations.temporal.conftest import ROOT
 
@@ -79,3 +80,38 @@ async def test_plan_run_with_temporal_and_plan_status(
     code, _, err = await _agcore("plan", "status", "no-such-plan", "--address", address)
     assert code == 2
     assert "no plan workflow 'no-such-plan'" in err
+
+
+async def test_worker_takes_workflow_observers_and_refuses_a_bad_factory(
+    client: Client, tmp_path: Path
+) -> None:
+    address = client.service_client.config.target_host
+    queue = f"cli-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGCORE_TEMPORAL_AUDIT_DIR": str(tmp_path / "audit")}
+    process = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
+         "--address", address, "--task-queue", queue,
+         "--workflow-observers", "tests.integrations.temporal._agents:audit_observers"],
+        cwd=ROOT, env=env,
+    )
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(30):
+            said = b""
+            async for chunk in process.stdout:
+                said += chunk
+                if b"worker ready" in said:
+                    break
+        session = await DurableSession.start(client, f"audited-{queue}", task_queue=queue)
+        assert (await session.turn('call echo {"text": "audited"}')).text == "done: echoed audited"
+        await session.close()
+    finally:
+        process.kill()
+        await process.wait()
+    trace = (tmp_path / "audit" / "trace.jsonl").read_text().splitlines()
+    events = [json.loads(line)["event"] for line in trace]
+    assert events.count("tool_call") == 1
+    assert events.count("llm_request") == 2
+    code, _, err = await _agcore("worker", "no_such_module:make", "--address", address)
+    assert code == 2
+    assert "cannot import 'no_such_module'" in err
