@@ -18,9 +18,9 @@ from temporalio.contrib.workflow_streams import WorkflowStream
 
 with workflow.unsafe.imports_passed_through():
     from agcore._clock import use_clock
-    from agcore.agent import AgentSession, ConfigError, DefaultTaskAgent, Plan, Step, StepStatus
+    from agcore.agent import AgentSession, DefaultTaskAgent, Plan, Step, StepStatus
     from agcore.integrations.temporal._clock import WorkflowClock
-    from agcore.integrations.temporal._session_workflow import describe_agent
+    from agcore.integrations.temporal._session_workflow import WORKFLOW_FAILURES, describe_agent
     from agcore.integrations.temporal._sessions import open_session, snapshot
     from agcore.integrations.temporal._types import AgentSpec, PlanInput
 
@@ -48,7 +48,7 @@ class _DurableTaskAgent(DefaultTaskAgent):
         self._run.steps_here += 1
 
 
-@workflow.defn(name="agcore.Plan", failure_exception_types=[ConfigError])
+@workflow.defn(name="agcore.Plan", failure_exception_types=list(WORKFLOW_FAILURES))
 class PlanWorkflow:
     """See the module docstring."""
 

@@ -28,6 +28,8 @@ from temporalio.contrib.workflow_streams import WorkflowStream
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
     from agcore._clock import use_clock
     from agcore.agent import AgentMessage, AgentSession, ConfigError
     from agcore.integrations.temporal._clock import WorkflowClock
@@ -41,9 +43,15 @@ with workflow.unsafe.imports_passed_through():
         TurnOutcome,
     )
     from agcore.llm.types import ToolResultBlock, ToolUseBlock
+    from agcore.memory import MemoryStoreError
     from agcore.tools import Tool
 
-__all__ = ["AgentSessionWorkflow", "describe_agent"]
+__all__ = ["WORKFLOW_FAILURES", "AgentSessionWorkflow", "describe_agent"]
+
+#: Errors that fail the workflow with their message instead of failing the workflow task (which
+#: Temporal retries until the code changes): a broken configuration, data that does not validate, a
+#: snapshot that cannot be read back. The loop itself turns every other failure into a turn result.
+WORKFLOW_FAILURES: tuple[type[Exception], ...] = (ConfigError, ValidationError, MemoryStoreError)
 
 ConfirmAnswer = bool | Literal["always"]
 
@@ -59,7 +67,7 @@ async def describe_agent(input_spec: AgentSpec | None, describe_timeout: float) 
     return spec
 
 
-@workflow.defn(name="agcore.AgentSession", failure_exception_types=[ConfigError])
+@workflow.defn(name="agcore.AgentSession", failure_exception_types=list(WORKFLOW_FAILURES))
 class AgentSessionWorkflow:
     """See the module docstring."""
 

@@ -26,13 +26,17 @@ from agcore.hooks import hookimpl
 from agcore.integrations.temporal import (
     ActivityOptions,
     AgentActivities,
+    AgentSessionWorkflow,
     CompactionOptions,
     DurableSession,
+    SessionInput,
+    SessionSnapshot,
     TextChunk,
     assemble_text,
     create_worker,
 )
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
+from agcore.memory import SessionRecord
 from tests.integrations.temporal._agents import make_bundle, make_streaming_bundle
 from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
@@ -419,3 +423,16 @@ async def test_an_audit_log_records_each_event_once_as_an_observer(
     else:  # a plain workflow plugin's rewrite hooks run on every replay: the log repeats itself
         assert events["llm_request"] > once["llm_request"]
     await replay_task_queue(client, task_queue)
+
+
+async def test_a_snapshot_that_cannot_be_read_fails_the_workflow_with_its_message(
+    client: Client, task_queue: str, worker: Worker
+) -> None:
+    session_id = f"broken-{task_queue}"
+    broken = SessionSnapshot(record=SessionRecord(session_id=session_id), messages=['{"type": "nonsense"}'])
+    handle = await client.start_workflow(
+        AgentSessionWorkflow.run, SessionInput(snapshot=broken), id=session_id, task_queue=task_queue
+    )
+    with anyio.fail_after(20), pytest.raises(WorkflowFailureError) as failed:
+        await handle.result()
+    assert "is not a valid AgentMessage" in str(failed.value.cause)
