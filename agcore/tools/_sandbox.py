@@ -5,6 +5,7 @@
 
     bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp      the machine, read-only; private /tmp
           --bind WORKSPACE WORKSPACE                              the one writable tree
+          --ro-bind /tmp/VENV ...                                 agcore's own Python, if under /tmp
           --ro-bind WORKSPACE/.git/hooks ...                      except what runs later, unsandboxed
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
@@ -165,6 +166,11 @@ class BwrapSandbox:
         if not allow_network:
             args.append("--unshare-net")
         args += ["--bind", str(workspace), str(workspace)]
+        for installed in python_installation():
+            # The private /tmp would hide a virtualenv (or Python) living under the host's /tmp, so
+            # agcore's own interpreter could not run in its own sandbox: show it again, read-only.
+            if installed.is_relative_to("/tmp") and not installed.is_relative_to(workspace):
+                args += ["--ro-bind", str(installed), str(installed)]
         for secret in existing_secret_paths([*homes(), *home_dirs]):
             hidden_by_tmp = secret.is_relative_to("/tmp") and not secret.is_relative_to(workspace)
             if workspace.is_relative_to(secret) or hidden_by_tmp:
@@ -179,6 +185,17 @@ class BwrapSandbox:
                 args += ["--ro-bind", str(protected), str(protected)]
         args += ["--chdir", str(cwd), "--", *argv]
         return args
+
+
+def python_installation() -> list[Path]:
+    """The directories of the Python running agcore: its environment and the installation behind it."""
+    found: list[Path] = []
+    interpreter = os.path.dirname(os.path.realpath(sys.executable))
+    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, interpreter):
+        path = Path(raw)
+        if path.is_dir() and not any(path.is_relative_to(seen) for seen in found):
+            found.append(path)
+    return found
 
 
 @functools.cache

@@ -284,3 +284,22 @@ async def _no_process_with(marker: str) -> None:
     while processes_with(marker) and time.monotonic() < deadline:  # noqa: ASYNC110  (no event for a death)
         await anyio.sleep(0.05)
     assert processes_with(marker) == []
+
+
+@pytest.mark.anyio
+async def test_a_python_installed_under_tmp_still_runs_inside(
+    sandboxed: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh clone under /tmp (CI's, say) has its virtualenv there: the private /tmp hid it, and
+    # every command that ran agcore's own interpreter failed with "bwrap: execvp ...: No such file".
+    import tempfile
+
+    venv = Path(tempfile.mkdtemp(prefix="agcore-venv-", dir="/tmp"))
+    try:
+        await anyio.run_process([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+        python = venv / "bin" / "python"
+        monkeypatch.setattr(sys, "prefix", str(venv))  # as if agcore ran from that environment
+        result = await sandboxed.run_command(f"{python} -c 'print(6 * 7)'")
+        assert "42" in result, result
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
