@@ -82,6 +82,10 @@ Temporal = Annotated[str | None, typer.Option(
          "model and tools; --model, --workspace and --plugins do not apply). Prints the workflow id.",
 )]
 TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
+Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
+Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
+ApiKey = Annotated[str | None, typer.Option(
+    "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
 
 
 def _version(value: bool) -> None:
@@ -199,6 +203,9 @@ def run(
         "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = "loop",
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
+    namespace: Namespace = "default",
+    tls: Tls = False,
+    api_key: ApiKey = None,
 ) -> None:
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
@@ -206,8 +213,8 @@ def run(
     if temporal is not None:
         from agcore.cli._durable import durable_run
 
-        _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace="default",
-                                           task_queue=task_queue, yes=yes))
+        _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
+                                           tls=tls, api_key=api_key, task_queue=task_queue, yes=yes))
         return
     from agcore.cli._run import run_task
 
@@ -251,6 +258,9 @@ def plan_run(
     on_failure: FailurePolicyOption = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
+    namespace: Namespace = "default",
+    tls: Tls = False,
+    api_key: ApiKey = None,
 ) -> None:
     """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
     if a step failed. The run is saved as it goes: after Ctrl-C or a failure, `agcore plan resume ID`
@@ -261,8 +271,9 @@ def plan_run(
     if temporal is not None:
         from agcore.cli._durable import durable_plan
 
-        _execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace="default",
-                                           task_queue=task_queue, on_failure=policy or "stop"))
+        _execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace=namespace,
+                                           tls=tls, api_key=api_key, task_queue=task_queue,
+                                           on_failure=policy or "stop"))
         return
     _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
@@ -321,10 +332,6 @@ def plan_draft(
 
 Address = Annotated[str, typer.Option(
     "--address", metavar="HOST:PORT", help="The Temporal frontend (default: a local dev server).")]
-Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
-Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
-ApiKey = Annotated[str | None, typer.Option(
-    "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
 
 
 @app.command(epilog=EXIT_CODES_HELP)

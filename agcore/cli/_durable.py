@@ -113,7 +113,8 @@ POLL_SECONDS = 0.2
 
 
 async def durable_run(
-    console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool
+    console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool,
+    tls: bool = False, api_key: str | None = None,
 ) -> ExitCode:
     """One turn as a session workflow, its text printed as the model writes it; approvals asked here
     (or given by ``--yes``)."""
@@ -121,7 +122,7 @@ async def durable_run(
 
     from agcore.integrations.temporal import DurableSession
 
-    client = await _connect(address, namespace, False, None)
+    client = await _connect(address, namespace, tls, api_key)
     session = await DurableSession.start(
         client, f"run-{new_id()}", task_queue=task_queue, stream_text=True
     )
@@ -140,23 +141,36 @@ async def durable_run(
             console.print(chunk.text, end="", markup=False, highlight=False)
         drained.set()
 
+    answered: set[str] = set()  # a call stays listed until the workflow handles the signal
+
     async def approve() -> None:
         while True:
             for call in await session.awaiting_confirmation():
+                if call.id in answered:
+                    continue
                 question = f"run {call.name}({call.input})?"
                 answer = yes or await anyio.to_thread.run_sync(typer.confirm, question)
+                answered.add(call.id)
                 await session.confirm(call.id, answer)
             await anyio.sleep(POLL_SECONDS)
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(show_text)
-        group.start_soon(approve)
-        running = await session.start_turn(task)
-        outcome = await running.result()
-        await session.close()  # the text stream ends with the session: show_text drains it
-        with anyio.move_on_after(10):
-            await drained.wait()
-        group.cancel_scope.cancel()
+    closed = False
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(show_text)
+            group.start_soon(approve)
+            running = await session.start_turn(task)
+            outcome = await running.result()
+            await session.close()  # the text stream ends with the session: show_text drains it
+            closed = True
+            with anyio.move_on_after(10):
+                await drained.wait()
+            group.cancel_scope.cancel()
+    finally:
+        if not closed:  # Ctrl-C or a failure: end the workflow instead of leaving it open forever
+            # (cancelling it cancels the running turn and repairs the history, as in-process)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await session.handle.cancel()
     if streamed:
         console.print()
     elif outcome.text:
@@ -176,7 +190,8 @@ async def durable_run(
 
 
 async def durable_plan(
-    console: Console, *, file: Path, address: str, namespace: str, task_queue: str, on_failure: Any
+    console: Console, *, file: Path, address: str, namespace: str, task_queue: str, on_failure: Any,
+    tls: bool = False, api_key: str | None = None,
 ) -> ExitCode:
     """The plan in ``file`` as a plan workflow: a line per step status change, then the status table."""
     from agcore.agent import Plan
@@ -184,7 +199,7 @@ async def durable_plan(
     from agcore.integrations.temporal import PlanWorkflow, start_plan
 
     plan = load_plan(file)
-    client = await _connect(address, namespace, False, None)
+    client = await _connect(address, namespace, tls, api_key)
     workflow_id = f"plan-{new_id()}"
     handle = await start_plan(client, plan, workflow_id=workflow_id, task_queue=task_queue,
                               failure_policy=on_failure)

@@ -19,6 +19,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability
 
 from agcore.agent import AgentEvent, AgentMessage, AgentSession, LimitExceeded, TurnResult
+from agcore.agent._loop import _failed, _report_result
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
 from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
@@ -210,7 +211,7 @@ class GraphSession:
                 if payload is None:
                     break
         except GraphRecursionError as exc:
-            return self._step_limit(exc)
+            return await self._step_limit(exc)
         return self._result()
 
     async def _stream(self, payload: _Payload) -> AsyncIterator[AgentEvent]:
@@ -232,7 +233,7 @@ class GraphSession:
                 if payload is None:
                     break
         except GraphRecursionError as exc:
-            self._step_limit(exc)
+            yield _failed(await self._step_limit(exc))  # a stream ends in Done or Failed, always
 
     async def _answer(self, interrupts: Any) -> Command[Any] | None:
         """The resume for a confirmation this session's callback can answer; None otherwise."""
@@ -256,7 +257,7 @@ class GraphSession:
             result = TurnResult()
         return result
 
-    def _step_limit(self, exc: GraphRecursionError) -> TurnResult:
+    async def _step_limit(self, exc: GraphRecursionError) -> TurnResult:
         limit = self._config["recursion_limit"]
         error = LimitExceeded(
             "max_turns",
@@ -269,6 +270,7 @@ class GraphSession:
         result = TurnResult(stop="limit", error=error)
         error.partial = result
         self.session.last_result = result
+        await _report_result(self.session, self.session.bundle.hook_executor(), result)  # as the loop does
         return result
 
 

@@ -136,8 +136,8 @@ class AgentActivities:
     async def llm_call(self, call: LLMCallInput) -> LLMResponse:
         """One model call through the worker's provider."""
         self._count("llm_call")
-        bundle = await self.bundle()
         try:
+            bundle = await self.bundle()  # a broken factory is a ConfigError: not retried, below
             provider = await bundle_resolve_provider(bundle, None, call.request)
             _without_retries(provider)
             if call.stream_key is None:
@@ -158,7 +158,10 @@ class AgentActivities:
         """One server tool call; heartbeats every ``HEARTBEAT_INTERVAL`` seconds and per progress line."""
         self._count("tool_call")
         self._count(f"tool:{call.call.name}")
-        bundle = await self.bundle()
+        try:
+            bundle = await self.bundle()
+        except ConfigError as exc:  # not "interrupted": the worker cannot build its tools at all
+            raise ApplicationError(str(exc), type="ConfigError", non_retryable=True) from exc
         dependencies: dict[str, Any] = {}
         for name in ("memory_store", "retriever"):
             part = getattr(bundle, name)()

@@ -191,9 +191,14 @@ class ActivityToolRegistry(ToolRegistry):
                 retry_policy=RetryPolicy(maximum_attempts=attempts),
             )
         except ActivityError as exc:
-            # Lost with its worker, or timed out: whether it took effect is unknown, so it is not run
-            # again (unless declared idempotent, and then Temporal already retried it).
-            result = ToolResultBlock(tool_use_id=call.id, content=INTERRUPTED, is_error=True)
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == "ConfigError":
+                text = f"Not run: the worker cannot build its tools ({cause.message}); fix the worker."
+            else:
+                # Lost with its worker, or timed out: whether it took effect is unknown, so it is not
+                # run again (unless declared idempotent, and then Temporal already retried it).
+                text = INTERRUPTED
+            result = ToolResultBlock(tool_use_id=call.id, content=text, is_error=True)
             return ToolExecution(result, "error", 1, 0.0, exc)
         return ToolExecution(output.result, output.status, output.attempts, output.duration)
 

@@ -94,6 +94,34 @@ async def test_langgraphs_step_limit_ends_the_turn_as_max_turns_and_the_next_tur
     assert all("Cancelled" in str(r.content) for r in results.results[len(ran):])
 
 
+async def test_a_streamed_turn_stopped_by_the_step_limit_ends_in_failed_and_is_reported() -> None:
+    from agcore.agent import AgentConfig, Failed
+    from agcore.hooks import hookimpl
+    from agcore.integrations.langgraph import recursion_limit
+    from agcore.testing import tool_calls_reply
+
+    class Results:
+        def __init__(self) -> None:
+            self.stops: list[str] = []
+
+        @hookimpl
+        def on_turn_result(self, ctx: object, result: object) -> None:
+            self.stops.append(getattr(result, "stop", "?"))
+
+    config = AgentConfig(max_turns=1, parallel_tool_calls=False)
+    calls = recursion_limit(config)
+    model = ScriptedProvider([tool_calls_reply([("shout", {"text": str(i)}) for i in range(calls)])])
+    seen = Results()
+    bundle = AgentBuilder().provider(model).tools(shout).config(config).plugins(seen).build()
+    session = GraphSession(BasicAgent(name="a", system_prompt="s"), "deep-stream", bundle)
+
+    events = [event async for event in session.stream_turn("shout a lot")]
+
+    assert isinstance(events[-1], Failed)  # every stream ends in Done or Failed
+    assert events[-1].stop == "limit"
+    assert seen.stops == ["limit"]  # observers hear how the turn ended, as with the loop
+
+
 async def test_leaving_a_graph_stream_early_ends_the_run_and_the_session_goes_on() -> None:
     from contextlib import aclosing
 

@@ -45,7 +45,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: anyio keeps the event loop of a live async fixture running in the main
+# thread, and a session-long one made every later test that calls anyio.run itself (the CLI's) fail
+# with "Already running asyncio in this thread". A dev server starts in about a second per module.
+@pytest.fixture(scope="module")
 async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]:
     from agcore.integrations.temporal import DATA_CONVERTER
 
