@@ -26,8 +26,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
+
 from agcore.tools._command_guard import CommandGuard
 from agcore.tools._errors import ToolError
+from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import SandboxMode, select_sandbox
 from agcore.tools._tool import Tool
@@ -290,6 +294,7 @@ class Workspace:
         sandbox = self._sandbox.sandbox
         if sandbox is not None:
             env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp; the host's TMPDIR may be read-only there
+        traps = await anyio.to_thread.run_sync(GitTrapCheck, self.root)  # what .git holds before
         result = await run_plan(
             steps,
             guard=self.path_guard,
@@ -315,6 +320,13 @@ class Workspace:
         parts = [f"$ {shown}{where}", status]
         parts.append("stdout:\n" + result.stdout.rstrip("\n") if result.stdout else "stdout: (empty)")
         parts.append("stderr:\n" + result.stderr.rstrip("\n") if result.stderr else "stderr: (empty)")
+        undone = await anyio.to_thread.run_sync(traps.undo_traps)
+        if undone:
+            parts.append(
+                "refused: the command planted git metadata that the user's own git would run outside the "
+                "sandbox, and it was undone:\n" + "\n".join(f"  - {note}" for note in undone) + "\n"
+                "Change the repository with git commands (git add, git commit), not by writing into .git."
+            )
         return "\n".join(parts)
 
 
