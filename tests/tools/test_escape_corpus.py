@@ -14,6 +14,7 @@ run; ``test_sandbox.py`` runs the same process handling on both asyncio and trio
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import random
 import re
@@ -129,9 +130,10 @@ def _build(base: Path, template: Path) -> _Layout:
 
 
 def _state(layout: _Layout) -> dict[str, tuple[str, bytes, int, int]]:
-    """Everything outside the workspace, plus the workspace's .git hooks and config."""
+    """Everything outside the workspace, plus the workspace's git control files."""
     state: dict[str, tuple[str, bytes, int, int]] = {}
-    roots = [layout.out, layout.home, layout.ws / ".git" / "hooks", layout.ws / ".git" / "config"]
+    git = layout.ws / ".git"
+    roots = [layout.out, layout.home, *(git / name for name in ("hooks", "config", "commondir", "info"))]
     for root in roots:
         paths = [root] if root.is_file() else [Path(d, n) for d, ds, fs in os.walk(root) for n in [*ds, *fs]]
         for path in [root, *paths] if root.is_dir() else paths:
@@ -273,6 +275,7 @@ async def _escapes(
         problems.append(f"processes outlived the tool: {processes_with(marker)}")
         for line in processes_with(marker):
             os.kill(int(line.split(":")[0]), 9)
+    _users_git_status(layout)  # a trap planted in .git fires here, outside any sandbox
     after = _state(layout)
     if after != before:
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -291,6 +294,16 @@ async def _escapes(
         problems.append("a process outside the command was killed or stopped")
         os.kill(decoy.pid, 18)  # SIGCONT, so the next cases still have a decoy
     return problems
+
+
+def _users_git_status(layout: _Layout) -> None:
+    """What the user does next on the host: ``git status`` in the workspace (it runs fsmonitor, reads
+    commondir, a .git file, hooks...)."""
+    env = {**os.environ, "HOME": str(layout.home), "GIT_CONFIG_NOSYSTEM": "1"}
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        subprocess.run(
+            ["git", "status"], cwd=layout.ws, env=env, capture_output=True, timeout=10, check=False
+        )
 
 
 def _leaked(secret: str, result: str) -> bool:
