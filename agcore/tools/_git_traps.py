@@ -6,7 +6,8 @@ aliases, filters, ``include.path``...), ``hooks/*``, ``commondir`` (another dire
 hooks take over), ``info/attributes`` (filter and diff drivers), ``worktrees/*/config.worktree`` and a
 ``.git`` *file* (``gitdir:``: the repository is elsewhere). Two defences, for the two cases:
 
-- What already exists before a command is mounted read-only in its sandbox (``protected_paths``).
+- What already exists before a command is mounted read-only in its sandbox (``protected_paths``), and
+  ``.git`` itself is bind-mounted onto itself so it cannot be renamed away (``pinned_git_dir``).
 - What does not exist yet cannot be mounted (a bind mount needs its mount point, and making one would
   leave files the user never asked for), so ``GitTrapCheck`` takes a snapshot of these files before
   the command and compares after it: a control file the command created or changed that would make
@@ -29,7 +30,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GitTrapCheck", "protected_paths"]
+__all__ = ["GitTrapCheck", "pinned_git_dir", "protected_paths"]
 
 # Files and directories of .git that make git run code or read another configuration.
 _CONTROL = ("config", "config.worktree", "commondir", "hooks", "info", "worktrees", "modules")
@@ -44,6 +45,17 @@ _SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)\s*(=.*)?$")
 _MAX_READ = 1 << 20
 _BULK = frozenset({"objects", "refs", "logs", "lfs"})  # a submodule's data under modules/: not control
+
+
+def pinned_git_dir(workspace: Path) -> Path | None:
+    """The workspace's ``.git`` directory, to bind-mount onto itself (still writable): a mount point
+    cannot be renamed or removed, so a command cannot move the repository aside and put a ``.git`` of
+    its own (or a ``gitdir:`` file) in its place."""
+    git = workspace / ".git"
+    try:
+        return git if stat.S_ISDIR(os.lstat(git).st_mode) else None
+    except OSError:
+        return None
 
 
 def protected_paths(workspace: Path) -> list[Path]:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Literal
 
 from agcore.tools._errors import ToolError
-from agcore.tools._git_traps import protected_paths
+from agcore.tools._git_traps import pinned_git_dir, protected_paths
 from agcore.tools._secrets import existing_secret_paths, homes
 
 __all__ = [
@@ -175,6 +175,9 @@ class BwrapSandbox:
                 args += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
             else:
                 args += ["--ro-bind", os.devnull, str(secret)]
+        pinned = pinned_git_dir(workspace)
+        if pinned is not None:  # before the read-only binds inside it, which must stay on top
+            args += ["--bind", str(pinned), str(pinned)]
         for protected in protected_paths(workspace):
             args += ["--ro-bind", str(protected), str(protected)]
         args += ["--chdir", str(cwd), "--", *argv]

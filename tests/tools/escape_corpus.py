@@ -13,6 +13,12 @@ process outside the command; ``{B64}`` ``rm -rf {OUT}`` in base64; ``{PY}`` ``py
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 Case = tuple[str, bool]
 
 # Files the harness puts in the workspace: harm the guard cannot see, because it is in a file.
@@ -326,3 +332,46 @@ CORPUS: list[Case] = (
 
 # The case that needs a short timeout to show a timed-out command leaves nothing behind.
 SHORT_TIMEOUT = {"bash -c 'sleep {M} & sleep 30'"}
+
+# Races against the file tools (tryout findings 1 and 2): (tool call, what "real" swaps between).
+# "dir": a directory inside <-> a symlink to the outside directory; "file": a file inside <-> a symlink
+# to the outside secret. A racing process swaps it while the call is repeated; {i} varies the call.
+FILE_TOOL_RACES: list[tuple[str, str]] = [
+    ("write_file('real/canary.txt', 'PWNED {i}')", "dir"),
+    ("read_file('real', 1, {i} + 1)", "file"),
+    ("read_file('real/secret.txt', 1, {i} + 1)", "dir"),
+    ("apply_patch(PATCH)", "dir"),
+    ("list_dir('real')", "dir"),
+    ("glob('real/*')", "dir"),
+    ("grep('FAKE|inside', 'real')", "dir"),
+]
+# Swaps NAME between the entries .NAME.real and .NAME.link with atomic renames until killed.
+SWAPPER = """
+import os, sys
+ws, name = sys.argv[1], sys.argv[2]
+os.chdir(ws)
+entry, real, link = name, "." + name + ".real", "." + name + ".link"
+print("ready", flush=True)
+while True:
+    for store in (real, link):
+        try:
+            os.rename(store, entry)
+            os.rename(entry, store)
+        except OSError:
+            pass
+"""
+
+
+@contextlib.contextmanager
+def swapping(ws: Path, name: str) -> Iterator[None]:
+    """A process running ``SWAPPER`` on ``ws/name`` for the duration of the block."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(ws), name], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == b"ready"
+        yield
+    finally:
+        process.kill()
+        process.wait()

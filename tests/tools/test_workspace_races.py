@@ -10,13 +10,9 @@ the directory is swapped before the tool uses it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -25,23 +21,9 @@ import pytest
 
 from agcore.tools import PathGuard, ToolError
 from agcore.tools.workspace import Workspace
+from tests.tools.escape_corpus import swapping
 
 SECRET = "FAKE-RACE-SECRET-7f3a"
-# Swaps NAME between the entries REAL and LINK with atomic renames, as fast as it can, until killed.
-SWAPPER = """
-import os, sys
-ws, name = sys.argv[1], sys.argv[2]
-os.chdir(ws)
-entry, real, link = name, "." + name + ".real", "." + name + ".link"
-print("ready", flush=True)
-while True:
-    for store in (real, link):
-        try:
-            os.rename(store, entry)
-            os.rename(entry, store)
-        except OSError:
-            pass
-"""
 RACE_SECONDS = 1.5
 MIN_CALLS = 300
 
@@ -62,26 +44,12 @@ def anyio_backend() -> str:
     return "asyncio"  # the races are in worker threads and the file system, not the event loop
 
 
-@contextlib.contextmanager
-def _swapping(ws: Path, name: str) -> Iterator[None]:
-    process = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(ws), name], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    try:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == b"ready"
-        yield
-    finally:
-        process.kill()
-        process.wait()
-
-
 def _race(ws: Path, name: str, call: object) -> tuple[int, list[str]]:
     """Call ``call(i)`` while ``name`` is being swapped; (calls made, results and error messages)."""
     results: list[str] = []
     deadline = time.monotonic() + RACE_SECONDS
     calls = 0
-    with _swapping(ws, name):
+    with swapping(ws, name):
         while calls < MIN_CALLS or time.monotonic() < deadline:
             try:
                 results.append(call(calls))  # type: ignore[operator]
@@ -192,7 +160,7 @@ async def test_grep_raced_never_shows_outside_content(layout: tuple[Path, Path],
     ws = Workspace(ws_root, sandbox="off", grep_backend=backend)  # type: ignore[arg-type]
     results: list[str] = []
     deadline = time.monotonic() + RACE_SECONDS
-    with _swapping(ws_root, "real"):
+    with swapping(ws_root, "real"):
         while len(results) < 100 or time.monotonic() < deadline:
             try:
                 results.append(await ws.grep("FAKE|inside|secret", "real"))
