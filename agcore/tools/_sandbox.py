@@ -7,6 +7,7 @@
           --bind WORKSPACE WORKSPACE                              the one writable tree
           --ro-bind WORKSPACE/.git/config ...                     except what git runs later, unsandboxed
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
+          --ro-bind /dev/null WORKSPACE/x.sock ...                Unix sockets in the workspace masked
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
           --die-with-parent --cap-drop ALL [--new-session] --chdir CWD -- argv
 
@@ -159,8 +160,10 @@ class BwrapSandbox:
         cwd: Path,
         allow_network: bool,
         home_dirs: Iterable[Path] = (),
+        masked_sockets: Iterable[Path] = (),
     ) -> list[str]:
-        """The command line that runs ``argv`` in ``cwd`` inside the sandbox."""
+        """The command line that runs ``argv`` in ``cwd`` inside the sandbox; ``masked_sockets``
+        (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them."""
         args = [self.executable, self.user_namespace, *_BASE_FLAGS]
         if has_controlling_terminal():
             args.append("--new-session")
@@ -180,6 +183,8 @@ class BwrapSandbox:
             args += ["--bind", str(pinned), str(pinned)]
         for protected in protected_paths(workspace):
             args += ["--ro-bind", str(protected), str(protected)]
+        for socket_path in masked_sockets:  # connect() then finds no socket: refused
+            args += ["--ro-bind", os.devnull, str(socket_path)]
         args += ["--chdir", str(cwd), "--", *argv]
         return args
 

@@ -23,7 +23,7 @@ FILES = {
     "gen.py": "import sys\nprint('generated from', sys.argv[1])\n",
     "Makefile": f"build/out.txt: gen.py\n\tmkdir -p build\n\t{sys.executable} gen.py input > build/out.txt\n",
     "tool.sh": (
-        'set -e\ntmp=$(mktemp -d)\necho scratch > "$tmp/x"\ncat "$tmp/x"\n'
+        "set -e\ntmp=$(mktemp -d)\necho scratch > \"$tmp/x\"\ncat \"$tmp/x\"\n"
         "printf 'b\\na\\nb\\n' | sort | uniq -c | sort -rn > counts.txt\n"
         "ls -d /usr/lib >/dev/null\necho done\n"
     ),

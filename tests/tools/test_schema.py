@@ -448,7 +448,6 @@ def test_method_with_self_must_be_bound() -> None:
 
 def test_a_parameter_a_model_cannot_send_is_named_with_what_to_do() -> None:
     with pytest.raises(TypeError) as info:
-
         @tool
         def watch(path: str, lock: Opaque) -> str:
             """Watch a path."""
@@ -465,7 +464,6 @@ def test_a_missing_type_hint_or_description_is_warned_about_at_the_users_line() 
     from agcore.tools import ToolDefinitionWarning
 
     with pytest.warns(ToolDefinitionWarning) as caught:
-
         @tool
         def lookup(key):  # type: ignore[no-untyped-def]
             return key

@@ -228,3 +228,24 @@ def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(layout: tuple[P
     assert (outside / "id_ed25519").read_text() == SECRET + "\n"
     assert not (ws_root / "notes.txt").is_symlink()
     assert (ws_root / "notes.txt").read_text() == "new\n"
+
+
+@pytest.mark.anyio
+async def test_a_command_redirection_raced_never_writes_outside(layout: tuple[Path, Path]) -> None:
+    # run_command opens redirection targets itself, outside the sandbox: the same race as write_file
+    ws_root, outside = layout
+    _dir_and_link(ws_root, outside)
+    ws = Workspace(ws_root, sandbox="off", confirm_commands=False)
+    results: list[str] = []
+    deadline = time.monotonic() + RACE_SECONDS
+    with swapping(ws_root, "real"):
+        while len(results) < 150 or time.monotonic() < deadline:
+            try:
+                results.append(await ws.run_command(f"echo PWNED {len(results)} > real/canary.txt"))
+            except ToolError as exc:
+                results.append("ERROR " + exc.message)
+            except OSError as exc:
+                results.append(f"OSERROR {exc!r}")
+    _outside_untouched(outside)
+    assert any("exit code: 0" in r for r in results)
+    _no_raw_errors(results)

@@ -29,6 +29,7 @@ __all__ = [
     "changed_meanwhile",
     "dir_fd",
     "lstat_at",
+    "open_redirection",
     "open_regular",
     "parent_fd",
     "read_bytes",
@@ -161,6 +162,33 @@ def open_regular(guard: PathGuard, real: Path) -> int | None:
     raise PathDenied(
         f"'{rel}' is not a regular file; workspace tools only read and write regular files", path=rel
     )
+
+
+_REDIRECT_FLAGS = {
+    "rb": os.O_RDONLY,
+    "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+    "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+}
+
+
+def open_redirection(guard: PathGuard, real: Path, mode: str) -> int:
+    """A descriptor for a command's redirection (``rb``, ``wb`` or ``ab``) of the file ``real``, opened
+    in its parent's descriptor with ``O_NOFOLLOW``: a link swapped in meanwhile is refused. Only a
+    regular file is accepted (a FIFO swapped in would otherwise block the tool)."""
+    rel = guard.relative(real)
+    flags = _REDIRECT_FLAGS[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+    try:
+        with parent_fd(guard, real) as (parent, name):
+            fd = os.open(name, flags, 0o666, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _swapped(guard, rel, rel) from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PathDenied(f"'{rel}' is not a regular file; redirect to or from a regular file", path=rel)
+    os.set_blocking(fd, True)
+    return fd
 
 
 def read_bytes(guard: PathGuard, real: Path) -> bytes | None:

@@ -34,6 +34,7 @@ from agcore.tools._errors import ToolError
 from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import SandboxMode, select_sandbox
+from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import plan_command, run_plan, scrub_environment
@@ -120,6 +121,7 @@ class Workspace:
         self._sandbox = select_sandbox(sandbox)
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
+        self._socket_scan = SocketScan(self.root)
 
     def __repr__(self) -> str:
         return f"Workspace(root={str(self.root)!r})"
@@ -285,7 +287,13 @@ class Workspace:
             raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
         if isinstance(command, list) and not command:
             raise ToolError("the command is empty; give the program to run, e.g. 'ls -la'")
-        self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
+        try:
+            self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
+        except OSError as exc:  # a path the guard resolved changed under it (a racing command)
+            raise ToolError(
+                f"a path in the command changed while it was being checked ({exc.strerror}: "
+                f"'{exc.filename}'); something else is changing it, try again"
+            ) from exc
         steps = plan_command(command)
         env = scrub_environment(os.environ, self.env_allowlist)
         env.setdefault("PYTHONUNBUFFERED", "1")  # so a killed Python process still shows its output
@@ -295,6 +303,7 @@ class Workspace:
         if sandbox is not None:
             env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp; the host's TMPDIR may be read-only there
         traps = await anyio.to_thread.run_sync(GitTrapCheck, self.root)  # what .git holds before
+        sockets = await anyio.to_thread.run_sync(self._socket_scan.sockets) if sandbox is not None else []
         result = await run_plan(
             steps,
             guard=self.path_guard,
@@ -304,6 +313,7 @@ class Workspace:
             max_output=self.max_output_bytes,
             sandbox=sandbox,
             allow_network=self.command_guard.allow_network,
+            masked_sockets=sockets,
         )
         shown = command if isinstance(command, str) else shlex.join(command)
         where = "" if cwd in (".", "") else f" (in {self.path_guard.relative(directory)})"
