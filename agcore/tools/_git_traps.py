@@ -34,11 +34,12 @@ __all__ = ["GitTrapCheck", "pinned_git_dir", "protected_paths"]
 
 # Files and directories of .git that make git run code or read another configuration.
 _CONTROL = ("config", "config.worktree", "commondir", "hooks", "info", "worktrees", "modules")
-# What `git init` (and `git config user.*`) write into a new config: nothing here runs a command.
+# What `git init`, `git config user.*`, `git remote add` and `git push -u` write into a new config:
+# nothing here runs a command (remote.*.uploadpack/receivepack would, and are not listed).
 _SAFE_KEY = re.compile(
     r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|"
     r"symlinks)|extensions\.(objectformat|refstorage|worktreeconfig)|user\.(name|email)|"
-    r"init\.defaultbranch)$",
+    r"init\.defaultbranch|remote\.[^.]+(\.[^.]+)*\.(url|pushurl|fetch)|branch\.[^.]+(\.[^.]+)*\.(remote|merge))$",
     re.IGNORECASE,
 )
 _SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')

@@ -146,12 +146,16 @@ async def test_git_init_add_commit_keep_working(scratch: Path, sandbox: str) -> 
     ws_root, _ = _layout(scratch, repo=False)
     ws = Workspace(ws_root, sandbox=sandbox, env=GIT_ENV, confirm_commands=False)  # type: ignore[arg-type]
     ws.write_file("a.txt", "a\n")
-    for command in ("git init -q", "git add a.txt", "git commit -qm first", "git log --oneline"):
+    commands = ["git init -q", "git add a.txt", "git commit -qm first", "git log --oneline"]
+    if sandbox == "off":  # sandboxed, an existing .git/config is read-only: git remote add cannot write it
+        commands.insert(3, "git remote add origin ../elsewhere.git")
+    for command in commands:
         out = await ws.run_command(command)
         assert "exit code: 0" in out, out
         assert "refused" not in out
     assert "first" in out
     assert (ws_root / ".git" / "config").exists()
+    assert ("elsewhere.git" in (ws_root / ".git" / "config").read_text()) == (sandbox == "off")
 
 
 def test_existing_control_paths_are_mounted_read_only(tmp_path: Path) -> None:
@@ -205,3 +209,24 @@ def test_the_guard_refuses_writes_into_git_metadata(tmp_path: Path, command: str
 )  # fmt: skip
 def test_the_guard_still_allows_ordinary_writes(tmp_path: Path, command: str) -> None:
     CommandGuard(workspace=tmp_path).check(command, cwd=tmp_path, confirmed=True)
+
+
+@pytest.mark.parametrize(
+    ("config", "trap"),
+    [
+        ('[remote "origin"]\n\turl = ../x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n', False),
+        ('[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n', False),
+        ('[remote "origin"]\n\turl = ../x.git\n\tuploadpack = touch /tmp/owned\n', True),
+        ("[core]\n\thooksPath = elsewhere\n", True),
+        ("[include]\n\tpath = ../evil.cfg\n", True),
+        ("[core] fsmonitor = x\n", True),  # a key on the section's line
+        ("fsmonitor = x\n", True),  # a key before any section
+        ("[core\n", True),  # what git may read differently is not trusted
+    ],
+)
+def test_which_new_configs_are_traps(tmp_path: Path, config: str, trap: bool) -> None:
+    (tmp_path / ".git").mkdir()
+    check = GitTrapCheck(tmp_path)
+    (tmp_path / ".git" / "config").write_text(config)
+    assert bool(check.undo_traps()) == trap
+    assert (tmp_path / ".git" / "config").exists() != trap

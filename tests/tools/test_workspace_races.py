@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import traceback
 from pathlib import Path
 
 import anyio
@@ -56,7 +57,7 @@ def _race(ws: Path, name: str, call: object) -> tuple[int, list[str]]:
             except ToolError as exc:
                 results.append("ERROR " + exc.message)
             except OSError as exc:  # asserted after the escape checks: an escape is the worse failure
-                results.append(f"OSERROR {exc!r}")
+                results.append(f"OSERROR {exc!r} {traceback.format_exc(limit=-3)}")
             calls += 1
     return calls, results
 
@@ -167,7 +168,7 @@ async def test_grep_raced_never_shows_outside_content(layout: tuple[Path, Path],
             except ToolError as exc:
                 results.append("ERROR " + exc.message)
             except OSError as exc:
-                results.append(f"OSERROR {exc!r}")
+                results.append(f"OSERROR {exc!r} {traceback.format_exc(limit=-3)}")
             await anyio.lowlevel.checkpoint()
     assert not [r for r in results if SECRET in r]
     assert any("inside" in r for r in results)
@@ -245,7 +246,7 @@ async def test_a_command_redirection_raced_never_writes_outside(layout: tuple[Pa
             except ToolError as exc:
                 results.append("ERROR " + exc.message)
             except OSError as exc:
-                results.append(f"OSERROR {exc!r}")
+                results.append(f"OSERROR {exc!r} {traceback.format_exc(limit=-3)}")
     _outside_untouched(outside)
     assert any("exit code: 0" in r for r in results)
     _no_raw_errors(results)

@@ -84,7 +84,11 @@ def _open_child_dir(guard: PathGuard, parent: int, name: str, rel: str, done: li
                 mode = 0
             if stat.S_ISLNK(mode) or exc.errno == errno.ELOOP:
                 raise _swapped(guard, rel, where) from exc
-            raise ToolError(f"'{where}' is a file, not a directory, so '{rel}' cannot be reached") from exc
+            if stat.S_ISREG(mode):
+                message = f"'{where}' is a file, not a directory, so '{rel}' cannot be reached"
+                raise ToolError(message) from exc
+            # gone, or a directory again: it changed between the open and the look
+            raise FileNotFoundError(errno.ENOENT, "it changed while being opened", where) from exc
         raise
 
 

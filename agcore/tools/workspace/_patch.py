@@ -323,7 +323,9 @@ def undo(guard: PathGuard, record: UndoRecord) -> list[str]:
         _check_unchanged(
             guard, change.path, change.after, "since the patch was applied, and undo would lose that edit"
         )
-    _restore(guard, record.changes, record.created_dirs)
+    names = ", ".join(change.rel for change in record.changes)
+    with changed_meanwhile(names, "the undo may have stopped part-way; check those files with read_file"):
+        _restore(guard, record.changes, record.created_dirs)
     return [
         f"{'deleted' if c.before is None else 'recreated' if c.after is None else 'restored'} {c.rel}"
         for c in record.changes
