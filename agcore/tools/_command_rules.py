@@ -384,7 +384,48 @@ def write_targets(argv: Sequence[str]) -> list[str]:
         return found[-1:] if len(found) >= 2 else []
     if program == "dd":
         return [a[3:] for a in args if a.startswith("of=")]
+    if program == "rsync":
+        found = operands(args, {"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--chmod"})
+        return found[-1:] if len(found) >= 2 else []
+    if program in ("tar", "bsdtar", "gtar"):
+        return _tar_extract_directory(args)
+    if program == "sed":
+        return _sed_in_place_files(args)
     return []
+
+
+def _tar_extract_directory(args: Sequence[str]) -> list[str]:
+    """Where ``tar -x`` extracts (``-C DIR``, ``--directory=DIR``, else the working directory)."""
+    first = args[0] if args else ""
+    bundled = first if first and not first.startswith("-") else ""  # "tar xf a.tar"
+    extracting = "x" in bundled or any(
+        a in ("--extract", "--get") or (a.startswith("-") and not a.startswith("--") and "x" in a)
+        for a in args
+    )
+    if not extracting:
+        return []
+    for i, arg in enumerate(args):
+        if arg in ("-C", "--directory") and i + 1 < len(args):
+            return [args[i + 1]]
+        if arg.startswith("--directory="):
+            return [arg.split("=", 1)[1]]
+        if arg.startswith("-C") and len(arg) > 2 and not arg.startswith("--"):
+            return [arg[2:]]
+    return ["."]
+
+
+def _sed_in_place_files(args: Sequence[str]) -> list[str]:
+    """The files ``sed -i`` rewrites: its operands, less the script when no ``-e``/``-f`` gave one."""
+    in_place = any(
+        a.startswith("--in-place") or (a.startswith("-") and not a.startswith("--") and "i" in a)
+        for a in args
+        if a != "--"
+    )
+    if not in_place:
+        return []
+    found = operands(args, {"-e", "--expression", "-f", "--file", "-l", "--line-length"})
+    scripted = any(a in ("-e", "-f") or a.startswith(("--expression", "--file")) for a in args)
+    return found if scripted else found[1:]
 
 
 # ----------------------------------------------------------------------------------------- paths

@@ -24,7 +24,9 @@ from agcore.tools._shell_syntax import SimpleCommand, Word
 
 __all__ = ["check_deletion", "check_redirects", "check_write_path", "check_write_targets"]
 
-_RUN_LATER = (".git/hooks", ".git/config")  # written now, executed later by the user's own git
+# Git's metadata: written now, read or executed later by the user's own git outside any sandbox
+# (hooks, config, commondir, info/attributes filters, worktrees/*/config...). Any ".git" component.
+_GIT_DIR = ".git"
 
 
 def check_redirects(
@@ -66,9 +68,7 @@ def check_write_targets(
     written = write_targets(argv)
     if recursive is not None or written:
         computed = (
-            [w.text for w in words[1:] if w.dynamic]
-            if words is not None
-            else [a for a in argv if "$" in a]
+            [w.text for w in words[1:] if w.dynamic] if words is not None else [a for a in argv if "$" in a]
         )
         if computed:
             deny(
@@ -78,9 +78,7 @@ def check_write_targets(
             )
     if recursive is not None:
         if recursive and from_xargs:
-            deny(
-                shown, f"recursive '{program}' with operands from xargs cannot be checked; list the paths"
-            )
+            deny(shown, f"recursive '{program}' with operands from xargs cannot be checked; list the paths")
         for target in deleted:
             check_deletion(target, cwd, workspace, shown, recursive=recursive)
     for target in written:
@@ -131,11 +129,12 @@ def check_write_path(target: str, cwd: Path, workspace: Path | None, shown: str,
                 f"{what} writes to '{target}', outside the workspace {workspace}; write inside it "
                 "(use a relative path)",
             )
-        if any(is_inside(path, workspace / p) for p in _RUN_LATER):
+        if _GIT_DIR in path.relative_to(workspace).parts or _GIT_DIR in Path(target).parts:
             deny(
                 shown,
-                f"{what} writes to '{target}', which git runs or reads later outside any sandbox "
-                "(hooks, config); leave it to the user",
+                f"{what} writes to '{target}', inside git's metadata (.git), which git runs or reads "
+                "later outside any sandbox (hooks, config, commondir); change the repository with git "
+                "commands (git add, git commit) and leave .git itself to the user",
             )
     elif is_system_path(text) or is_vital(text):
         deny(shown, f"{what} writes to '{target}', a system or home-configuration path; write elsewhere")

@@ -8,7 +8,9 @@ backslashes, Unicode look-alikes of ``.`` and ``/``), are refused with a reason 
 taken as literal names.
 
 The guard is a check, not a sandbox: a path can still change between the check and its use (a race
-with another process creating a symlink). Tools that need more run under OS-level isolation.
+with another process swapping a directory for a symlink). The workspace file tools therefore use
+the guard's answer only through directory descriptors (``agcore.tools.workspace._fd_paths``), which
+refuse a component that has become a symlink instead of following it.
 """
 
 from __future__ import annotations
@@ -145,7 +147,10 @@ class PathGuard:
         self._check_spelling(text)
         candidate = Path(text) if os.path.isabs(text) else self.root / text
         lexical = Path(os.path.normpath(candidate))
-        real = Path(os.path.realpath(candidate))
+        try:
+            real = Path(os.path.realpath(candidate))
+        except OSError as exc:  # a component changed while realpath read it (a racing rename)
+            self._deny(text, f"'{text}' changed while it was being checked ({exc.strerror}); try again")
         if not self.contains(real):
             through = " (it resolves through a symlink)" if self.contains(lexical) else ""
             self._deny(

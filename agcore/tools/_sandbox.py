@@ -6,8 +6,9 @@
     bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp      the machine, read-only; private /tmp
           --bind WORKSPACE WORKSPACE                              the one writable tree
           --ro-bind /tmp/VENV ...                                 agcore's own Python, if under /tmp
-          --ro-bind WORKSPACE/.git/hooks ...                      except what runs later, unsandboxed
+          --ro-bind WORKSPACE/.git/config ...                     except what git runs later, unsandboxed
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
+          --ro-bind /dev/null WORKSPACE/x.sock ...                Unix sockets in the workspace masked
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
           --die-with-parent --cap-drop ALL [--new-session] --chdir CWD -- argv
 
@@ -15,8 +16,10 @@ The fresh PID namespace is what makes a timeout final: when bwrap is killed (or 
 process exits) the kernel kills every process left in the namespace, background children included.
 ``--new-session`` keeps the command off agcore's controlling terminal when it has one (no ``TIOCSTI``
 keystroke injection into the user's shell).
-``.git/hooks`` and ``.git/config`` stay read-only because the user's own git runs them later outside
-any sandbox (the escape Claude Code's sandbox runtime and Codex close the same way).
+The git control files that exist (``.git/config``, ``hooks``, ``commondir``, ``info``, ``worktrees``,
+``modules``, or a ``.git`` file) stay read-only because the user's own git runs or reads them later
+outside any sandbox (the escape Claude Code's sandbox runtime and Codex close the same way); those a
+command creates are checked after it (``_git_traps.GitTrapCheck``).
 
 A user namespace is always asked for (``--unshare-user``): bwrap skips it on its own when run as
 root, and root in a container without ``CAP_SYS_ADMIN`` then cannot make the other namespaces (what
@@ -43,6 +46,7 @@ from pathlib import Path
 from typing import Literal
 
 from agcore.tools._errors import ToolError
+from agcore.tools._git_traps import pinned_git_dir, protected_paths
 from agcore.tools._secrets import existing_secret_paths, homes
 
 __all__ = [
@@ -61,8 +65,6 @@ ENV_VAR = "AGCORE_SANDBOX"
 _log = logging.getLogger("agcore.tools.sandbox")
 _warned: set[str] = set()
 
-# Inside the workspace, but executed later by the user's own tools outside any sandbox.
-_PROTECTED_IN_WORKSPACE = (".git/hooks", ".git/config")
 _BASE_FLAGS = (
     "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
     "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -120,6 +122,7 @@ def probe_bwrap(executable: str | None = None) -> BwrapProbe:
 
 def _namespace_hint() -> str:
     """What usually stops bwrap, read from the kernel's settings where they say it."""
+
     def setting(name: str) -> str:
         try:
             with open(f"/proc/sys/{name}") as handle:
@@ -158,8 +161,10 @@ class BwrapSandbox:
         cwd: Path,
         allow_network: bool,
         home_dirs: Iterable[Path] = (),
+        masked_sockets: Iterable[Path] = (),
     ) -> list[str]:
-        """The command line that runs ``argv`` in ``cwd`` inside the sandbox."""
+        """The command line that runs ``argv`` in ``cwd`` inside the sandbox; ``masked_sockets``
+        (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them."""
         args = [self.executable, self.user_namespace, *_BASE_FLAGS]
         if has_controlling_terminal():
             args.append("--new-session")
@@ -179,10 +184,13 @@ class BwrapSandbox:
                 args += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
             else:
                 args += ["--ro-bind", os.devnull, str(secret)]
-        for relative in _PROTECTED_IN_WORKSPACE:
-            protected = workspace / relative
-            if protected.exists() and not protected.is_symlink():
-                args += ["--ro-bind", str(protected), str(protected)]
+        pinned = pinned_git_dir(workspace)
+        if pinned is not None:  # before the read-only binds inside it, which must stay on top
+            args += ["--bind", str(pinned), str(pinned)]
+        for protected in protected_paths(workspace):
+            args += ["--ro-bind", str(protected), str(protected)]
+        for socket_path in masked_sockets:  # connect() then finds no socket: refused
+            args += ["--ro-bind", os.devnull, str(socket_path)]
         args += ["--chdir", str(cwd), "--", *argv]
         return args
 

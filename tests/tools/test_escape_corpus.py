@@ -14,6 +14,7 @@ run; ``test_sandbox.py`` runs the same process handling on both asyncio and trio
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import random
 import re
@@ -31,7 +32,13 @@ import pytest
 
 from agcore.tools import ToolDenied, ToolError
 from agcore.tools.workspace import Workspace
-from tests.tools.escape_corpus import CORPUS, SHORT_TIMEOUT, WORKSPACE_FILES
+from tests.tools.escape_corpus import (
+    CORPUS,
+    FILE_TOOL_RACES,
+    SHORT_TIMEOUT,
+    WORKSPACE_FILES,
+    swapping,
+)
 from tests.tools.sandbox_support import processes_with, require_bwrap, scratch_dir
 
 OLD = 1_000_000_000  # a fixed past mtime: any rewrite of a canary shows
@@ -129,9 +136,10 @@ def _build(base: Path, template: Path) -> _Layout:
 
 
 def _state(layout: _Layout) -> dict[str, tuple[str, bytes, int, int]]:
-    """Everything outside the workspace, plus the workspace's .git hooks and config."""
+    """Everything outside the workspace, plus the workspace's git control files."""
     state: dict[str, tuple[str, bytes, int, int]] = {}
-    roots = [layout.out, layout.home, layout.ws / ".git" / "hooks", layout.ws / ".git" / "config"]
+    git = layout.ws / ".git"
+    roots = [layout.out, layout.home, *(git / name for name in ("hooks", "config", "commondir", "info"))]
     for root in roots:
         paths = [root] if root.is_file() else [Path(d, n) for d, ds, fs in os.walk(root) for n in [*ds, *fs]]
         for path in [root, *paths] if root.is_dir() else paths:
@@ -205,6 +213,61 @@ async def test_the_guard_alone_refuses_every_case_meant_for_it(
     assert counts["refused by guard"] == counts["tried"]
 
 
+@pytest.mark.anyio
+async def test_file_tool_races_never_reach_outside(tmp_path: Path) -> None:
+    """Each race of ``FILE_TOOL_RACES`` for ~0.4 s against a swapping process: nothing outside is
+    written, listed or read (the fake secret never shows), whatever the tool answers."""
+    secret = "FAKE-CORPUS-RACE-SECRET"
+    patch = "--- a/real/canary.txt\n+++ b/real/canary.txt\n@@ -1 +1 @@\n-inside\n+PWNED\n"
+    counts = {"tried": 0, "calls": 0, "refused": 0, "escaped": 0}
+    for number, (call, kind) in enumerate(FILE_TOOL_RACES):
+        ws_root, outside = tmp_path / f"ws{number}", tmp_path / f"outside{number}"
+        ws_root.mkdir()
+        outside.mkdir()
+        (outside / "canary.txt").write_text("inside\n")
+        (outside / "secret.txt").write_text(secret + "\n")
+        (outside / "outside-only-name.txt").write_text("x\n")
+        if kind == "dir":
+            (ws_root / ".real.real").mkdir()
+            (ws_root / ".real.real" / "canary.txt").write_text("inside\n")
+            (ws_root / ".real.real" / "secret.txt").write_text("inside\n")
+            (ws_root / ".real.link").symlink_to(outside)
+        else:
+            (ws_root / ".real.real").write_text("inside\n")
+            (ws_root / ".real.link").symlink_to(outside / "secret.txt")
+        ws = Workspace(ws_root, sandbox="off", grep_backend="python")
+        namespace = {name: getattr(ws, name) for name in ("write_file", "read_file", "list_dir", "glob")}
+        results: list[str] = []
+        counts["tried"] += 1
+        deadline = time.monotonic() + 0.4
+        with swapping(ws_root, "real"):
+            i = 0
+            while time.monotonic() < deadline or i < 30:
+                try:
+                    if call.startswith("grep"):
+                        results.append(await ws.grep("FAKE|inside", "real"))
+                    elif call.startswith("apply_patch"):
+                        results.append(ws.apply_patch(patch))
+                        ws.undo_patch()
+                    else:
+                        results.append(eval(call.format(i=i), namespace))
+                except ToolError as exc:
+                    counts["refused"] += 1
+                    results.append(exc.message)
+                i += 1
+        counts["calls"] += i
+        escaped = (
+            (outside / "canary.txt").read_text() != "inside\n"
+            or sorted(p.name for p in outside.iterdir())
+            != ["canary.txt", "outside-only-name.txt", "secret.txt"]
+            or any(secret in r or "outside-only-name" in r for r in results)
+        )
+        counts["escaped"] += escaped
+    print(f"\nfile-tool races: {counts}")
+    assert counts["escaped"] == 0
+    assert counts["tried"] == len(FILE_TOOL_RACES)
+
+
 async def _run_corpus(
     scratch: Path,
     template: Path,
@@ -273,6 +336,7 @@ async def _escapes(
         problems.append(f"processes outlived the tool: {processes_with(marker)}")
         for line in processes_with(marker):
             os.kill(int(line.split(":")[0]), 9)
+    _users_git_status(layout)  # a trap planted in .git fires here, outside any sandbox
     after = _state(layout)
     if after != before:
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -291,6 +355,16 @@ async def _escapes(
         problems.append("a process outside the command was killed or stopped")
         os.kill(decoy.pid, 18)  # SIGCONT, so the next cases still have a decoy
     return problems
+
+
+def _users_git_status(layout: _Layout) -> None:
+    """What the user does next on the host: ``git status`` in the workspace (it runs fsmonitor, reads
+    commondir, a .git file, hooks...)."""
+    env = {**os.environ, "HOME": str(layout.home), "GIT_CONFIG_NOSYSTEM": "1"}
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        subprocess.run(
+            ["git", "status"], cwd=layout.ws, env=env, capture_output=True, timeout=10, check=False
+        )
 
 
 def _leaked(secret: str, result: str) -> bool:

@@ -127,7 +127,7 @@ def test_write_is_atomic_and_keeps_permissions(ws: Workspace) -> None:
 
 
 def test_a_failed_write_leaves_the_old_content(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)

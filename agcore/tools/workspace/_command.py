@@ -39,6 +39,7 @@ from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import BwrapSandbox
 from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
+from agcore.tools.workspace._fd_paths import open_redirection
 
 __all__ = ["SECRET_ENV_PATTERNS", "CommandResult", "plan_command", "run_plan", "scrub_environment"]
 
@@ -212,6 +213,7 @@ class _Run:
     cwd: Path
     sandbox: BwrapSandbox | None = None
     allow_network: bool = False
+    masked_sockets: tuple[Path, ...] = ()
 
 
 async def run_plan(
@@ -224,9 +226,20 @@ async def run_plan(
     max_output: int,
     sandbox: BwrapSandbox | None = None,
     allow_network: bool = False,
+    masked_sockets: Sequence[Path] = (),
 ) -> CommandResult:
-    """Carry out ``steps``; with a ``sandbox`` each process runs inside it (see the module doc)."""
-    run = _Run(guard, env, _Capped(max_output), _Capped(max_output), cwd, sandbox, allow_network)
+    """Carry out ``steps``; with a ``sandbox`` each process runs inside it (see the module doc), with
+    ``masked_sockets`` unreachable."""
+    run = _Run(
+        guard,
+        env,
+        _Capped(max_output),
+        _Capped(max_output),
+        cwd,
+        sandbox,
+        allow_network,
+        tuple(masked_sockets),
+    )
     status = 0
     timed_out = False
     with anyio.move_on_after(time_limit) as scope:
@@ -282,6 +295,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                 argv = run.sandbox.wrap(
                     argv, workspace=run.guard.root, cwd=run.cwd, allow_network=run.allow_network,
                     home_dirs=[Path(run.env["HOME"])] if run.env.get("HOME") else (),
+                    masked_sockets=run.masked_sockets,
                 )  # fmt: skip
             try:
                 # Guard-only: a session of its own, so the whole process group can be killed. In the
@@ -337,12 +351,14 @@ def _change_directory(run: _Run, stage: _Stage) -> int:
 
 def _open(run: _Run, target: str, mode: str, files: list[IO[bytes]]) -> IO[bytes]:
     relative = os.path.join(run.guard.relative(run.cwd), target)
-    if target in ("/dev/null",):
-        path = Path(os.devnull)
-    else:
-        path = run.guard.resolve(relative, for_write=mode != "rb")
     try:
-        handle = open(path, mode)  # noqa: SIM115  (closed by the caller's finally)
+        if target in ("/dev/null",):
+            handle = open(os.devnull, mode)  # noqa: SIM115  (closed by the caller's finally)
+        else:
+            # opened by this (unsandboxed) process: through descriptors, so a directory swapped for
+            # a symlink after the guard's check is refused rather than followed out of the workspace
+            path = run.guard.resolve(relative, for_write=mode != "rb")
+            handle = os.fdopen(open_redirection(run.guard, path, mode), mode)
     except OSError as exc:
         raise ToolError(f"cannot open '{target}' for a redirection: {exc.strerror}") from exc
     files.append(handle)

@@ -1,14 +1,13 @@
 """Reading, writing and listing files of a workspace: the bodies of ``read_file``, ``write_file``,
-``list_dir`` and ``glob``. Every path goes through the workspace's ``PathGuard`` first."""
+``list_dir`` and ``glob``. Every path goes through the workspace's ``PathGuard`` first, then is reached
+through directory descriptors (``_fd_paths``), so a symlink swapped in meanwhile is never followed."""
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,14 +15,21 @@ from typing import BinaryIO
 
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard, glob_to_regex
+from agcore.tools.workspace._fd_paths import (
+    changed_meanwhile,
+    dir_fd,
+    lstat_at,
+    open_regular,
+    write_atomic,
+)
 
 __all__ = [
     "SKIP_DIRS",
-    "atomic_write",
     "glob_paths",
     "is_binary",
     "list_dir",
     "read_text_file",
+    "walk_tree",
     "write_text_file",
 ]
 
@@ -35,8 +41,7 @@ SKIP_DIRS = frozenset({
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".eggs", ".idea", ".gradle",
 })  # fmt: skip
 _SNIFF_BYTES = 8192
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,18 +82,21 @@ def read_text_file(
 ) -> str:
     real = guard.resolve(path)
     rel = guard.relative(real)
-    if real.is_dir():
-        raise ToolError(f"'{rel}' is a directory; use list_dir('{rel}') to see what it holds")
-    if not real.exists():
+    try:
+        with changed_meanwhile(rel, "it was not read"):
+            fd = open_regular(guard, real)
+    except IsADirectoryError:
+        raise ToolError(f"'{rel}' is a directory; use list_dir('{rel}') to see what it holds") from None
+    if fd is None:
         raise ToolError(f"'{rel}' does not exist; use list_dir or glob to find the file")
-    first = 1 if start_line is None else start_line
-    if first < 1 or (end_line is not None and end_line < first):
-        raise ToolError(
-            f"invalid line range start_line={start_line}, end_line={end_line}: lines are numbered from 1 "
-            "and end_line (inclusive) must not be before start_line"
-        )
-    size = real.stat().st_size
-    with open(real, "rb") as handle:
+    with os.fdopen(fd, "rb") as handle:
+        first = 1 if start_line is None else start_line
+        if first < 1 or (end_line is not None and end_line < first):
+            raise ToolError(
+                f"invalid line range start_line={start_line}, end_line={end_line}: lines are numbered "
+                "from 1 and end_line (inclusive) must not be before start_line"
+            )
+        size = os.fstat(handle.fileno()).st_size
         if is_binary(handle.read(_SNIFF_BYTES)):
             return f"'{rel}' is a binary file ({_size(size)}); read_file shows text files only."
         handle.seek(0)
@@ -173,60 +181,14 @@ def _count_rest(handle: BinaryIO) -> int:
 # ------------------------------------------------------------------------------------ write_file
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` all at once: a temp file in the same directory, then ``os.replace``.
-
-    A reader never sees a half-written file, and a crash leaves the old content. ``mode`` defaults to
-    the existing file's permissions, else the usual ``0o666 & ~umask``.
-    """
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(path.stat().st_mode)
-        except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-
-
-def make_parents(guard: PathGuard, path: Path) -> list[Path]:
-    """Create the missing parent directories of ``path``; returns those created (outermost first)."""
-    missing: list[Path] = []
-    parent = path.parent
-    while not parent.exists():
-        missing.append(parent)
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ToolError(f"cannot create '{guard.relative(path)}': '{guard.relative(parent)}' is a file")
-    for directory in reversed(missing):
-        try:
-            directory.mkdir()
-        except NotADirectoryError as exc:
-            raise ToolError(f"cannot create directory '{guard.relative(directory)}': {exc.strerror}") from exc
-    return list(reversed(missing))
-
-
 def write_text_file(guard: PathGuard, path: str, content: str) -> str:
     real = guard.resolve(path, for_write=True)
     rel = guard.relative(real)
-    if real.is_dir():
-        raise ToolError(f"'{rel}' is a directory; give a file path such as '{rel}/name.txt'")
+    if real == guard.root:
+        raise ToolError("'.' is the workspace root, a directory; give a file path such as 'name.txt'")
     data = content.encode("utf-8")
-    try:
-        previous: int | None = real.stat().st_size
-    except (FileNotFoundError, NotADirectoryError):
-        previous = None
-    make_parents(guard, real)
-    atomic_write(real, data)
+    with changed_meanwhile(rel, "nothing was written"):
+        previous = write_atomic(guard, real, data, created=[])
     if previous is None:
         return f"Created '{rel}' ({_size(len(data))})."
     return f"Overwrote '{rel}' ({_size(len(data))}; it had {_size(previous)})."
@@ -240,17 +202,20 @@ def list_dir(guard: PathGuard, path: str, depth: int, max_entries: int) -> str:
         raise ToolError(f"depth must be 1 or more (1 lists only the directory's own entries), got {depth}")
     real = guard.resolve(path)
     rel = guard.relative(real)
-    if not real.exists():
+    with changed_meanwhile(rel, "it was not listed"):
+        kind = lstat_at(guard, real)
+    if kind is None:
         raise ToolError(f"'{rel}' does not exist; list_dir('.') shows the workspace root")
-    if not real.is_dir():
+    if not stat.S_ISDIR(kind.st_mode) and not stat.S_ISLNK(kind.st_mode):  # a link: dir_fd refuses it
         raise ToolError(f"'{rel}' is a file, not a directory; use read_file('{rel}') to read it")
     lines: list[str] = []
     hidden = 0
-    for indent, entry in _walk(guard, real, depth):
-        if len(lines) >= max_entries:
-            hidden += 1
-            continue
-        lines.append("  " * indent + entry)
+    with changed_meanwhile(rel, "it was not listed"), dir_fd(guard, real) as fd:
+        for indent, entry in _walk(guard, fd, real, depth):
+            if len(lines) >= max_entries:
+                hidden += 1
+                continue
+            lines.append("  " * indent + entry)
     header = f"{rel}/" if rel != "." else "./ (workspace root)"
     if not lines:
         return f"{header}\n  (empty)"
@@ -262,27 +227,43 @@ def list_dir(guard: PathGuard, path: str, depth: int, max_entries: int) -> str:
     return "\n".join([header, *("  " + line for line in lines)])
 
 
-def _walk(guard: PathGuard, directory: Path, depth: int, level: int = 0) -> Iterator[tuple[int, str]]:
+def _walk(
+    guard: PathGuard, fd: int, directory: Path, depth: int, level: int = 0
+) -> Iterator[tuple[int, str]]:
+    # Listed through the directory's descriptor: a subdirectory swapped for a symlink meanwhile is
+    # not descended into (the O_NOFOLLOW open below fails), so nothing outside gets listed.
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: (not _is_dir(e), e.name.lower()))
+        entries = sorted(os.scandir(fd), key=lambda e: (not _is_dir(e), e.name.lower()))
     except OSError as exc:
         yield level, f"[cannot list: {exc.strerror}]"
         return
     for entry in entries:
-        rel = guard.relative(Path(entry.path))
+        full = directory / entry.name
+        rel = guard.relative(full)
         if guard.is_denied(rel):
             continue
         if entry.is_symlink():
-            target = os.readlink(entry.path)
-            inside = guard.contains(Path(os.path.realpath(entry.path)))
+            try:
+                target = os.readlink(entry.name, dir_fd=fd)
+            except OSError:
+                continue  # gone meanwhile
+            inside = guard.contains(Path(os.path.realpath(full)))
             yield level, f"{entry.name} -> {target}" + ("" if inside else "  (outside the workspace)")
         elif _is_dir(entry):
             if entry.name in SKIP_DIRS:
                 yield level, f"{entry.name}/  (not expanded: VCS, cache or dependency directory)"
-            else:
-                yield level, f"{entry.name}/"
-                if level + 1 < depth:
-                    yield from _walk(guard, Path(entry.path), depth, level + 1)
+                continue
+            yield level, f"{entry.name}/"
+            if level + 1 < depth:
+                try:
+                    child = os.open(entry.name, _DIRECTORY_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    yield level + 1, f"[cannot list: {exc.strerror}]"
+                    continue
+                try:
+                    yield from _walk(guard, child, full, depth, level + 1)
+                finally:
+                    os.close(child)
         else:
             try:
                 size = entry.stat(follow_symlinks=False).st_size
@@ -325,17 +306,22 @@ def glob_paths(guard: PathGuard, pattern: str, max_results: int) -> str:
         return f"No paths match '{pattern}'."
     mentioned = {p for p in parts if p in SKIP_DIRS}
     matches: list[str] = []
-    if start.is_dir():
-        for dirpath, dirnames, filenames in os.walk(start):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS or d in mentioned)
-            for name in [*dirnames, *filenames]:
-                full = Path(dirpath, name)
-                rel = guard.relative(full)
-                if not regex.fullmatch(rel) or guard.is_denied(rel):
+    for directory, dirnames, filenames, fd in walk_tree(guard, start):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS or d in mentioned)
+        for name in [*dirnames, *filenames]:
+            full = directory / name
+            rel = guard.relative(full)
+            if not regex.fullmatch(rel) or guard.is_denied(rel):
+                continue
+            try:
+                mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                if not guard.contains(Path(os.path.realpath(full))):
                     continue
-                if full.is_symlink() and not guard.contains(Path(os.path.realpath(full))):
-                    continue
-                matches.append(rel + ("/" if full.is_dir() else ""))
+                mode = os.stat(full).st_mode if os.path.exists(full) else mode
+            matches.append(rel + ("/" if stat.S_ISDIR(mode) else ""))
     if not matches:
         return f"No paths match '{pattern}'."
     matches.sort()
@@ -345,3 +331,15 @@ def glob_paths(guard: PathGuard, pattern: str, max_results: int) -> str:
         hidden = len(matches) - max_results
         out += f"\n[... {hidden} more matches not shown (cap: {max_results}); narrow the pattern]"
     return out
+
+
+def walk_tree(guard: PathGuard, start: Path) -> Iterator[tuple[Path, list[str], list[str], int]]:
+    """``os.fwalk`` below the directory ``start`` (reached through descriptors): ``(real directory,
+    dirnames, filenames, directory fd)``. Symlinks are never followed, and a directory swapped for a
+    symlink during the walk is skipped (fwalk compares what it opened with what it listed)."""
+    try:
+        with dir_fd(guard, start) as top:
+            for dirpath, dirnames, filenames, fd in os.fwalk(".", dir_fd=top):
+                yield start / os.path.normpath(dirpath), dirnames, filenames, fd
+    except (FileNotFoundError, NotADirectoryError, ToolError):
+        return

@@ -13,6 +13,7 @@ import re
 import shutil
 import stat
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,14 +22,16 @@ import anyio
 import anyio.to_thread
 
 from agcore.tools._errors import ToolError
-from agcore.tools._path_guard import PathGuard, glob_match
-from agcore.tools.workspace._files import SKIP_DIRS, is_binary
+from agcore.tools._path_guard import PathDenied, PathGuard, glob_match
+from agcore.tools.workspace._fd_paths import lstat_at, open_regular, read_bytes
+from agcore.tools.workspace._files import SKIP_DIRS, is_binary, walk_tree
 
 __all__ = ["GrepBackend", "grep"]
 
 GrepBackend = Literal["auto", "ripgrep", "python"]
 _MAX_LINE_CHARS = 300
 _COLLECT = 10_000  # matches kept for sorting; beyond this they are only counted
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,7 @@ async def grep(
         )
     real = guard.resolve(path)
     rel = guard.relative(real)
-    if not real.exists():
+    if lstat_at(guard, real) is None:
         raise ToolError(f"'{rel}' does not exist; grep searches a file or directory inside the workspace")
     ripgrep = shutil.which("rg") if backend != "python" else None
     if backend == "ripgrep" and ripgrep is None:
@@ -140,7 +143,31 @@ async def _ripgrep(
     if code == 2 and total == 0:
         detail = errors.strip() or "ripgrep failed"
         raise ToolError(f"grep failed for pattern {pattern!r}: {detail}")
-    return matches, total
+    kept = _verified(guard, matches)
+    return kept, total - (len(matches) - len(kept))
+
+
+def _verified(guard: PathGuard, matches: list[_Match]) -> list[_Match]:
+    """The matches whose line reads the same when the file is opened race-free.
+
+    ripgrep opens files by path name, so a directory swapped for a symlink while it walks would let
+    it read outside the workspace. Only what agcore reads itself through directory descriptors is
+    shown: each matched file is read again that way and a line that differs is dropped."""
+    lines_of: dict[str, list[bytes] | None] = {}
+    kept: list[_Match] = []
+    for match in matches:
+        if match.path not in lines_of:
+            try:
+                content = read_bytes(guard, guard.root / match.path)
+            except (OSError, ToolError):
+                content = None
+            lines_of[match.path] = content.split(b"\n") if content is not None else None
+        lines = lines_of[match.path]
+        if lines is None or not 0 < match.line <= len(lines):
+            continue
+        if _clip(lines[match.line - 1].decode("utf-8", "replace")) == match.text:
+            kept.append(match)
+    return kept
 
 
 def _ripgrep_record(record: bytes, guard: PathGuard, matches: list[_Match]) -> int:
@@ -164,40 +191,48 @@ def _python_grep(
 ) -> tuple[list[_Match], int]:
     matches: list[_Match] = []
     total = 0
-    for file in _files(guard, start, glob):
-        try:
-            with open(file, "rb") as handle:
+    for rel, fd in _open_files(guard, start, glob):
+        with os.fdopen(fd, "rb") as handle:
+            try:
                 if is_binary(handle.read(8192)):
                     continue
                 handle.seek(0)
-                rel = guard.relative(file)
                 for number, raw in enumerate(handle, start=1):
                     text = raw.decode("utf-8", "replace")
                     if regex.search(text.rstrip("\r\n")):
                         total += 1
                         if len(matches) < _COLLECT:
                             matches.append(_Match(rel, number, _clip(text)))
-        except OSError:
-            continue  # unreadable (permissions, vanished): ripgrep skips these silently too
+            except OSError:
+                continue  # unreadable: ripgrep skips these silently too
     return matches, total
 
 
-def _files(guard: PathGuard, start: Path, glob: str | None) -> list[Path]:
-    if start.is_file():
-        return [start]
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(start):
+def _open_files(guard: PathGuard, start: Path, glob: str | None) -> Iterator[tuple[str, int]]:
+    """``(relative path, read descriptor)`` of every regular file to search, opened through directory
+    descriptors with ``O_NOFOLLOW``: symlinks, FIFOs (would block) and sockets are skipped, and so is
+    anything swapped for a symlink while the search runs."""
+    if lstat_at(guard, start) is None:
+        return
+    try:
+        fd = open_regular(guard, start)
+    except (IsADirectoryError, PathDenied, OSError):
+        fd = None
+    if fd is not None:
+        yield guard.relative(start), fd
+        return
+    for directory, dirnames, filenames, dir_fd in walk_tree(guard, start):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for name in sorted(filenames):
-            full = Path(dirpath, name)
-            rel = guard.relative(full)
+            rel = guard.relative(directory / name)
+            if guard.is_denied(rel) or (glob is not None and not glob_match(glob, rel)):
+                continue
             try:
-                regular = stat.S_ISREG(full.lstat().st_mode)  # not symlinks, FIFOs (would block), sockets
+                file_fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
             except OSError:
+                continue  # a symlink (ELOOP), vanished, or unreadable
+            if not stat.S_ISREG(os.fstat(file_fd).st_mode):
+                os.close(file_fd)
                 continue
-            if not regular or guard.is_denied(rel):
-                continue
-            if glob is not None and not glob_match(glob, rel):
-                continue
-            found.append(full)
-    return found
+            os.set_blocking(file_fd, True)
+            yield rel, file_fd

@@ -12,7 +12,6 @@ recreates files it deleted.
 from __future__ import annotations
 
 import contextlib
-import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,14 @@ from unidiff.patch import Hunk, PatchSet
 
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
-from agcore.tools.workspace._files import atomic_write, make_parents
+from agcore.tools.workspace._fd_paths import (
+    changed_meanwhile,
+    lstat_at,
+    read_bytes,
+    remove_dir,
+    remove_file,
+    write_atomic,
+)
 
 __all__ = ["FileChange", "UndoRecord", "apply_changes", "plan_patch", "undo"]
 
@@ -142,12 +148,15 @@ def _current(
 ) -> bytes | None:
     if path in working:
         content = working[path].after
-    elif path.is_file():
-        content = path.read_bytes()
-    elif path.exists():
-        raise ToolError(f"'{guard.relative(path)}' is a directory, not a file; a patch changes files")
     else:
-        content = None
+        try:
+            content = read_bytes(guard, path)
+        except IsADirectoryError:
+            raise ToolError(
+                f"'{guard.relative(path)}' is a directory, not a file; a patch changes files"
+            ) from None
+        except (FileNotFoundError, NotADirectoryError):
+            content = None
     if content is None and must_exist:
         raise ToolError(
             f"the patch changes '{guard.relative(path)}', which does not exist; use '--- /dev/null' to "
@@ -174,7 +183,8 @@ def _record(
         change.removed += counts[1]
         change.hunks += hunks
         return change
-    mode = stat.S_IMODE(path.stat().st_mode) if before is not None else None
+    info = lstat_at(guard, path) if before is not None else None
+    mode = stat.S_IMODE(info.st_mode) if info is not None else None
     change = FileChange(path, guard.relative(path), before, after, mode, counts[0], counts[1], hunks)
     working[path] = change
     order.append(path)
@@ -294,14 +304,14 @@ def apply_changes(guard: PathGuard, changes: list[FileChange]) -> UndoRecord:
     try:
         for change in changes:
             _check_unchanged(guard, change.path, change.before, "since the patch was checked")
-            if change.after is None:
-                change.path.unlink()
-            else:
-                created.extend(make_parents(guard, change.path))
-                atomic_write(change.path, change.after, mode=change.mode)
+            with changed_meanwhile(change.rel, "no file of the patch was changed"):
+                if change.after is None:
+                    remove_file(guard, change.path)
+                else:
+                    write_atomic(guard, change.path, change.after, mode=change.mode, created=created)
             done.append(change)
     except BaseException:
-        _restore(done, created)
+        _restore(guard, done, created)
         raise
     return UndoRecord(changes, created)
 
@@ -313,7 +323,9 @@ def undo(guard: PathGuard, record: UndoRecord) -> list[str]:
         _check_unchanged(
             guard, change.path, change.after, "since the patch was applied, and undo would lose that edit"
         )
-    _restore(record.changes, record.created_dirs)
+    names = ", ".join(change.rel for change in record.changes)
+    with changed_meanwhile(names, "the undo may have stopped part-way; check those files with read_file"):
+        _restore(guard, record.changes, record.created_dirs)
     return [
         f"{'deleted' if c.before is None else 'recreated' if c.after is None else 'restored'} {c.rel}"
         for c in record.changes
@@ -321,19 +333,21 @@ def undo(guard: PathGuard, record: UndoRecord) -> list[str]:
 
 
 def _check_unchanged(guard: PathGuard, path: Path, expected: bytes | None, why: str) -> None:
-    actual = path.read_bytes() if path.is_file() else None
+    try:
+        actual = read_bytes(guard, path)
+    except (IsADirectoryError, NotADirectoryError, FileNotFoundError):
+        actual = None
     if actual != expected:
         raise ToolError(f"'{guard.relative(path)}' has changed {why}; nothing was written")
 
 
-def _restore(changes: list[FileChange], created_dirs: list[Path]) -> None:
+def _restore(guard: PathGuard, changes: list[FileChange], created_dirs: list[Path]) -> None:
     for change in reversed(changes):
         if change.before is None:
             with contextlib.suppress(FileNotFoundError):
-                change.path.unlink()
+                remove_file(guard, change.path)
         else:
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(change.path, change.before, mode=change.mode)
+            write_atomic(guard, change.path, change.before, mode=change.mode, created=[])
     for directory in sorted(created_dirs, key=lambda p: len(p.parts), reverse=True):
         with contextlib.suppress(OSError):
-            os.rmdir(directory)  # only if empty: something else may have been put there
+            remove_dir(guard, directory)  # only if empty: something else may have been put there

@@ -26,10 +26,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
+
 from agcore.tools._command_guard import CommandGuard
 from agcore.tools._errors import ToolError
+from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import SandboxMode, select_sandbox
+from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import plan_command, run_plan, scrub_environment
@@ -116,6 +121,7 @@ class Workspace:
         self._sandbox = select_sandbox(sandbox)
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
+        self._socket_scan = SocketScan(self.root)
 
     def __repr__(self) -> str:
         return f"Workspace(root={str(self.root)!r})"
@@ -281,7 +287,13 @@ class Workspace:
             raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
         if isinstance(command, list) and not command:
             raise ToolError("the command is empty; give the program to run, e.g. 'ls -la'")
-        self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
+        try:
+            self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
+        except OSError as exc:  # a path the guard resolved changed under it (a racing command)
+            raise ToolError(
+                f"a path in the command changed while it was being checked ({exc.strerror}: "
+                f"'{exc.filename}'); something else is changing it, try again"
+            ) from exc
         steps = plan_command(command)
         env = scrub_environment(os.environ, self.env_allowlist)
         env.setdefault("PYTHONUNBUFFERED", "1")  # so a killed Python process still shows its output
@@ -290,6 +302,8 @@ class Workspace:
         sandbox = self._sandbox.sandbox
         if sandbox is not None:
             env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp; the host's TMPDIR may be read-only there
+        traps = await anyio.to_thread.run_sync(GitTrapCheck, self.root)  # what .git holds before
+        sockets = await anyio.to_thread.run_sync(self._socket_scan.sockets) if sandbox is not None else []
         result = await run_plan(
             steps,
             guard=self.path_guard,
@@ -299,6 +313,7 @@ class Workspace:
             max_output=self.max_output_bytes,
             sandbox=sandbox,
             allow_network=self.command_guard.allow_network,
+            masked_sockets=sockets,
         )
         shown = command if isinstance(command, str) else shlex.join(command)
         where = "" if cwd in (".", "") else f" (in {self.path_guard.relative(directory)})"
@@ -315,6 +330,13 @@ class Workspace:
         parts = [f"$ {shown}{where}", status]
         parts.append("stdout:\n" + result.stdout.rstrip("\n") if result.stdout else "stdout: (empty)")
         parts.append("stderr:\n" + result.stderr.rstrip("\n") if result.stderr else "stderr: (empty)")
+        undone = await anyio.to_thread.run_sync(traps.undo_traps)
+        if undone:
+            parts.append(
+                "refused: the command planted git metadata that the user's own git would run outside the "
+                "sandbox, and it was undone:\n" + "\n".join(f"  - {note}" for note in undone) + "\n"
+                "Change the repository with git commands (git add, git commit), not by writing into .git."
+            )
         return "\n".join(parts)
 
 
