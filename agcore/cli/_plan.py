@@ -180,7 +180,7 @@ async def run_plan(
                 return session
 
             session, interrupted = await run_interruptible(
-                console, renderer, agent, bundle, yes=yes, open_session=open_session,
+                console, renderer, yes=yes, open_session=open_session,
                 work=lambda s: agent.execute_plan(s, chosen[0], on_update=_Progress(renderer, chosen[0])),
             )
         finally:

@@ -13,7 +13,7 @@ from agcore.agent import AgentEvent, BasicAgent, ConversationSession, TurnResult
 from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer
-from agcore.cli._setup import build_bundle, coding_prompt, open_workspace, run_interruptible
+from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
 
 __all__ = ["result_exit_code", "run_task", "stream_turn"]
 
@@ -36,9 +36,12 @@ async def run_task(
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
+        async def new_session(confirm: Confirm) -> ConversationSession:
+            return open_session(agent, bundle=bundle, confirm=confirm)  # on the bundle's backend
+
         session, _ = await run_interruptible(
-            console, renderer, agent, bundle, yes=yes, work=lambda s: stream_turn(s, task, renderer),
-            session_type=open_session,
+            console, renderer, yes=yes, open_session=new_session,
+            work=lambda s: stream_turn(s, task, renderer),
         )
         result = session.last_result
         assert result is not None

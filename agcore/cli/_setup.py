@@ -13,7 +13,6 @@ from rich.console import Console
 from agcore.agent import (
     DEFAULT_SAFETY_RULES,
     DEFAULT_TOOL_RULES,
-    Agent,
     AgentBuilder,
     ConfigError,
     ConversationSession,
@@ -113,26 +112,16 @@ Session = TypeVar("Session", bound=ConversationSession)
 async def run_interruptible(
     console: Console,
     renderer: Renderer,
-    agent: Agent,
-    bundle: RuntimeBundle,
     *,
     yes: bool,
+    open_session: Callable[[Confirm], Awaitable[Session]],
     work: Callable[[Session], Awaitable[object]],
-    open_session: Callable[[Confirm], Awaitable[Session]] | None = None,
-    session_type: Callable[..., Session] | None = None,
 ) -> tuple[Session, bool]:
-    """Run ``work`` on a session that asks the terminal for confirmations: the one
-    ``open_session(confirm)`` gives (e.g. loaded from a store), or a new ``session_type(agent,
-    bundle=, confirm=)`` (``AgentSession``, or ``open_session`` for the bundle's backend). Ctrl-C
-    cancels the work (not the program). Returns the session and whether it was interrupted."""
+    """Run ``work`` on the session ``open_session(confirm)`` gives (new, or loaded from a store), whose
+    confirmations ask the terminal; Ctrl-C cancels the work (not the program). Returns the session
+    and whether it was interrupted."""
     async with Terminal(console) as terminal:
-        confirm = confirm_callback(terminal, renderer, yes=yes)
-        if open_session is not None:
-            session = await open_session(confirm)
-        elif session_type is not None:
-            session = session_type(agent, bundle=bundle, confirm=confirm)
-        else:
-            raise TypeError("run_interruptible needs open_session or session_type")
+        session = await open_session(confirm_callback(terminal, renderer, yes=yes))
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):
                 await work(session)
