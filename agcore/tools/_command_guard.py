@@ -71,6 +71,12 @@ from agcore.tools._command_denied import (
     needs_confirmation,
     program_name,
 )
+from agcore.tools._command_reach import (
+    check_git_directories,
+    check_recursive_read,
+    check_xargs_program,
+    find_exec_commands,
+)
 from agcore.tools._command_rules import (
     DOWNLOADERS,
     is_interpreter,
@@ -109,6 +115,7 @@ class _State:
     check: _Check
     depth: int = 0
     dynamic_arguments: bool = False  # xargs: more operands arrive at run time
+    unseen_operands: bool = False  # xargs (not find -exec): every operand may arrive at run time
 
 
 class CommandGuard:
@@ -274,9 +281,13 @@ class CommandGuard:
             reason = network_reason(argv)
             if reason:
                 deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
+        if state.unseen_operands:
+            check_xargs_program(argv, shown)
+        check_git_directories(argv, words, state.cwd, self.workspace, shown)
         check_write_targets(
             argv, words, state.cwd, self.workspace, from_xargs=state.dynamic_arguments, shown=shown
         )
+        check_recursive_read(argv, words, state.cwd, state.check.homes, shown)
         if makes_outside_link(argv, words, state.cwd, self.workspace, shown):
             state.check.outside_link = shown
         wrapped = unwrap(argv)
@@ -287,8 +298,11 @@ class CommandGuard:
             else:
                 child = _child(state)
                 child.dynamic_arguments = kind == "xargs"
+                child.unseen_operands = state.unseen_operands or program == "xargs"
                 if inner:
                     self._check_argv(inner, child, shlex.join(inner), None)
+                for more in find_exec_commands(argv)[1:]:  # find may run several -exec commands
+                    self._check_argv(more, child, shlex.join(more), None)
             if (
                 self.mode == "allow"
                 and program not in _TRANSPARENT
@@ -316,6 +330,7 @@ class CommandGuard:
             deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
         state.cwd = resolve_path(target, state.cwd)
 
+
 # ------------------------------------------------------------------------------------- helpers
 
 _TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
@@ -330,7 +345,11 @@ def _shown(simple: SimpleCommand) -> str:
 
 def _child(state: _State) -> _State:
     return _State(
-        cwd=state.cwd, check=state.check, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments
+        cwd=state.cwd,
+        check=state.check,
+        depth=state.depth + 1,
+        dynamic_arguments=state.dynamic_arguments,
+        unseen_operands=state.unseen_operands,
     )
 
 
