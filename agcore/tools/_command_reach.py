@@ -223,6 +223,7 @@ def check_xargs_program(argv: Sequence[str], shown: str) -> None:
         or rm_like_targets(argv)[0] is not None
         or bool(write_targets(argv) or option_write_targets(argv))
         or option_deletions(argv) is not None
+        or (program == "sed" and any(_in_place(a) for a in argv[1:]))
     )
     if changes:
         deny(
@@ -289,6 +290,10 @@ def check_recursive_read(
                 f"'{program}' reads every file under '{root}', which holds the credential '{secret}'; "
                 "agents may not read credentials. Search a narrower directory (the workspace)",
             )
+
+
+def _in_place(arg: str) -> bool:
+    return arg.startswith("--in-place") or (arg.startswith("-") and not arg.startswith("--") and "i" in arg)
 
 
 def _expand_home(text: str) -> str:
