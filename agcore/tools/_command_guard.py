@@ -21,14 +21,20 @@ Choices worth knowing:
 - With a ``workspace``, commands that write files (``rm``, ``mv``, ``cp``, ``touch``, ``tee``, ``dd of=``,
   ``chmod``, redirections ...) must write inside it, and recursive deletion of the workspace root is
   refused. Without one, only system paths and the home directory are protected.
+- Files written through options (``sort -o``, ``find -fprint``, ``cmake -E copy``) are writes;
+  ``xargs`` running a program that changes files is refused (its operands arrive at run time);
+  ``git -C``/``--git-dir``/``--work-tree`` outside the workspace is refused (``_command_reach``).
+- Recursive readers (``grep -r``, ``rg``, ``tar c``, ``cp -r``, ``find -exec``) over a directory that
+  holds a credential (``~``, ``/``) are refused like naming the credential.
 - Naming a credential (``~/.ssh/id_ed25519``, ``.netrc``, ``/etc/shadow``, ``*.pem``, ``.env``...; the
   list is ``agcore.tools._secrets``) as an operand or redirection is refused, for reading too.
 - Anything piped into a shell or interpreter that reads its program from standard input
   (``... | sh``, ``| python3``, ``| source /dev/stdin``) is refused wherever the pipe comes from, and so
   is running the output of another command as a program (``bash <(...)``, ``eval "$(...)"``).
-- An interpreter one-liner (``python3 -c``, ``perl -e``, ``node -e``, awk calling ``system``) is a
-  program the guard cannot read: it needs confirmation (``check(..., confirmed=True)``; the workspace
-  passes its ``confirm_commands``), else ``CommandNeedsConfirmation``.
+- An interpreter one-liner (``python3 -c``, ``perl -e``, ``node -e``, awk calling ``system`` or
+  redirecting its output) is a program the guard cannot read: it needs confirmation
+  (``check(..., confirmed=True)``; the workspace passes its ``confirm_commands``), else
+  ``CommandNeedsConfirmation``.
 - A hard link to a file outside the workspace is refused (writing it would write that file), and so is
   using anything after making a symbolic link that points outside in the same command (every path
   is resolved before any part runs, so the guard cannot follow that link): make the link first.

@@ -3,7 +3,7 @@
 Each case is ``(command, guard)``: ``guard=True`` when ``CommandGuard`` alone is meant to refuse it
 (so guard-only mode is safe against it); ``guard=False`` when only the sandbox can stop it, because the
 harm is in something the guard cannot read: a script file's contents, a program's own behaviour
-(``git -C``, ``make``, ``tar``), computed paths (``$HOME``, globs), process lifetime, or a PID.
+(``make``, ``tar``), computed paths (``$HOME``, globs), process lifetime, or a PID.
 
 Placeholders: ``{OUT}`` a directory outside the workspace holding canaries; ``{HOME}`` a fake home
 with fake credentials; ``{M}`` a unique marker (used as a ``sleep`` duration so its processes can
