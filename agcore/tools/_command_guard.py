@@ -79,6 +79,8 @@ from agcore.tools._command_denied import (
 )
 from agcore.tools._command_reach import (
     check_git_directories,
+    check_git_variable,
+    check_listing_piped_to_xargs,
     check_recursive_read,
     check_xargs_program,
     find_exec_commands,
@@ -208,11 +210,16 @@ class CommandGuard:
             check_feeding(substitution)
             self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
         in_download_pipe = False
+        lister: tuple[str, ...] = ()  # the last find in this pipeline, whose names xargs may read
         for simple in parsed.commands:
             if simple.joiner not in ("|", "|&"):
                 in_download_pipe = False
+                lister = ()
             argv = effective_argv(without_reserved(simple.argv))
             program = program_name(argv)
+            if program == "xargs" and lister:
+                check_listing_piped_to_xargs(lister, state.cwd, state.check.homes, _shown(simple))
+            lister = argv if program == "find" else lister
             if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
                 deny(
                     _shown(simple),
@@ -264,6 +271,10 @@ class CommandGuard:
         self._check_argv(tuple(w.text for w in words), state, shown, words)
 
     def _check_assignment(self, word: Word, state: _State, shown: str) -> None:
+        name, _, value = word.text.partition("=")
+        check_git_variable(
+            name, value, dynamic=word.dynamic, cwd=state.cwd, workspace=self.workspace, shown=shown
+        )
         code = assignment_code(word, shown)
         if code is not None:
             self._check_script(code, _child(state))
@@ -272,6 +283,13 @@ class CommandGuard:
         program = program_name(argv)
         for code in code_in_arguments(argv):
             self._check_script(code, _child(state))
+        if program in ("env", "export", "declare", "typeset", "local", "readonly"):
+            for arg in argv[1:]:
+                name, equals, value = arg.partition("=")
+                if equals:
+                    check_git_variable(
+                        name, value, dynamic=False, cwd=state.cwd, workspace=self.workspace, shown=shown
+                    )
         for entry in self.deny:
             if _entry_matches(entry, argv):
                 deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")

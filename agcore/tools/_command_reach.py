@@ -26,6 +26,8 @@ from agcore.tools._shell_syntax import Word
 __all__ = [
     "XARGS_WRITERS",
     "check_git_directories",
+    "check_git_variable",
+    "check_listing_piped_to_xargs",
     "check_recursive_read",
     "check_xargs_program",
     "find_exec_commands",
@@ -256,6 +258,51 @@ def check_git_directories(
             )
     if not is_inside(where, workspace):
         deny(shown, f"'git' would run in '{where}', outside the workspace {workspace}; run it inside")
+
+
+# Variables that point git at a repository or work tree (as --git-dir/--work-tree do).
+GIT_PATH_VARIABLES = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"})
+
+
+def check_git_variable(
+    name: str, value: str, *, dynamic: bool, cwd: Path, workspace: Path | None, shown: str
+) -> None:
+    """``GIT_DIR=/elsewhere git init``, ``env GIT_WORK_TREE=...``: like ``git --git-dir``."""
+    if workspace is None or name not in GIT_PATH_VARIABLES:
+        return
+    if dynamic or "$" in value:
+        deny(shown, f"'{name}' points git at '{value}', computed at run time; write the directory")
+    if value and not is_inside(resolve_path(value, cwd), workspace):
+        deny(
+            shown,
+            f"'{name}={value}' points git outside the workspace {workspace} (git creates, changes and "
+            "runs the configuration of the repository it is pointed at); run git on the repository "
+            "inside the workspace",
+        )
+
+
+def check_listing_piped_to_xargs(
+    lister: Sequence[str], cwd: Path, home_dirs: Iterable[Path], shown: str
+) -> None:
+    """``find ~ -name 'id_*' | xargs cat``: names listed under a directory that holds a credential,
+    handed to a program that reads them."""
+    if _name(lister) != "find":
+        return
+    roots = recursive_read_roots([*lister, "-exec"]) or ["."]
+    home_dirs = list(home_dirs)
+    for root in roots:
+        try:
+            path = resolve_glob(_expand_home(root), cwd)
+        except (OSError, ValueError):
+            continue
+        secret = secret_inside(path, home_dirs)
+        if secret is not None or "$" in _expand_home(root):
+            deny(
+                shown,
+                f"'xargs' would read the files 'find' lists under '{root}', which holds the credential "
+                f"'{secret or '(computed directory)'}'; agents may not read credentials. Search a "
+                "narrower directory (the workspace)",
+            )
 
 
 def check_recursive_read(

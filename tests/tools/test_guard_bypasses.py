@@ -298,6 +298,9 @@ def test_xargs_running_a_program_that_changes_files_is_refused(
         ("git --work-tree {out} status", "'git' would work on"),
         ("git -C src -C ../.. init", "'git' would work on"),
         ("cd {out} && git init", "'git' would run in"),
+        ("GIT_DIR={out}/.git git init", "points git outside the workspace"),
+        ("env GIT_WORK_TREE={out} git status", "points git outside the workspace"),
+        ("export GIT_DIR={out}; git init", "points git outside the workspace"),
         ('git -C "$D" init', "computed at run time"),
     ],
 )
@@ -338,6 +341,10 @@ def test_recursive_readers_of_a_directory_holding_credentials_are_refused(
         assert "agents may not read credentials" in info.value.reason
     with pytest.raises(CommandDenied, match="computed at run time"):
         guard.check('grep -r x "$SOMEDIR"')
+    for command in ("find ~ -name 'id_*' | xargs cat", "find $HOME -type f -print0 | xargs -0 head"):
+        with pytest.raises(CommandDenied, match="'xargs' would read the files 'find' lists"):
+            guard.check(command)
+    guard.check("find . -name '*.py' | sort | xargs cat")
     unguarded = CommandGuard()  # no workspace: find -exec over the home is refused for the credentials
     with pytest.raises(CommandDenied, match="holds the credential"):
         unguarded.check(f"find {home} -exec cat {{}} +")
@@ -364,7 +371,7 @@ def test_the_benign_neighbours_of_these_refusals_still_pass(guard: CommandGuard)
         "git status", "grep -r foo .", "grep -rn foo src", "rg foo", "rg foo src",
         "find . -name x -exec cat {} +", "tar czf src.tgz src", "cp -r src copy", "zip -r s.zip src",
         "cmake -E remove build/x", "cmake -E make_directory build", "cmake -E copy a b",
-        "find . -maxdepth 1 -fprint listing.txt",
+        "find . -maxdepth 1 -fprint listing.txt", "GIT_DIR=.git git status",
     ):  # fmt: skip
         guard.check(command)
     with pytest.raises(CommandDenied, match="whole workspace"):
