@@ -83,6 +83,7 @@ from agcore.tools._command_reach import (
     check_listing_piped_to_xargs,
     check_recursive_read,
     check_xargs_program,
+    cmake_runs,
     find_exec_commands,
 )
 from agcore.tools._command_rules import (
@@ -312,6 +313,14 @@ class CommandGuard:
             argv, words, state.cwd, self.workspace, from_xargs=state.dynamic_arguments, shown=shown
         )
         check_recursive_read(argv, words, state.cwd, state.check.homes, shown)
+        ran = cmake_runs(argv)  # cmake -E env/chdir runs a command
+        if ran is not None:
+            directory, inner_command = ran
+            child = _child(state)
+            if directory is not None:
+                child.cwd = resolve_path(directory, state.cwd)
+            if inner_command:
+                self._check_argv(inner_command, child, shlex.join(inner_command), None)
         if makes_outside_link(argv, words, state.cwd, self.workspace, shown):
             state.check.outside_link = shown
         wrapped = unwrap(argv)

@@ -25,6 +25,7 @@ from agcore.tools._shell_syntax import Word
 
 __all__ = [
     "XARGS_WRITERS",
+    "cmake_runs",
     "check_git_directories",
     "check_git_variable",
     "check_listing_piped_to_xargs",
@@ -71,13 +72,7 @@ def option_write_targets(argv: Sequence[str]) -> list[str]:
     args = list(argv[1:])
     found: list[str] = []
     if program == "sort":
-        for i, arg in enumerate(args):
-            if arg in ("-o", "--output") and i + 1 < len(args):
-                found.append(args[i + 1])
-            elif arg.startswith("--output="):
-                found.append(arg.split("=", 1)[1])
-            elif arg.startswith("-o") and len(arg) > 2:
-                found.append(arg[2:])
+        found = _sort_outputs(args)
     elif program == "find":
         found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _FIND_WRITE_OPTIONS]
     elif program == "cmake" and args[:1] == ["-E"] and len(args) > 1:
@@ -87,6 +82,48 @@ def option_write_targets(argv: Sequence[str]) -> list[str]:
         elif sub in _CMAKE_DESTINATION and len(rest) >= 2:
             found = rest[-1:]
     return found
+
+
+def _sort_outputs(args: Sequence[str]) -> list[str]:
+    """``sort -o F``, ``-oF``, ``-uo F``, ``--output[=]F`` (``-t``/``-k``/``-S``/``-T`` take values too)."""
+    found: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        following = args[i + 1] if i + 1 < len(args) else ""
+        if arg == "--":
+            break
+        if arg == "--output":
+            found.append(following)
+            i += 1
+        elif arg.startswith("--output="):
+            found.append(arg.split("=", 1)[1])
+        elif arg.startswith("-") and not arg.startswith("--"):
+            for position, letter in enumerate(arg[1:], start=2):
+                if letter in "ktSTo":
+                    value = arg[position:] or following
+                    if letter == "o":
+                        found.append(value)
+                    i += 0 if arg[position:] else 1
+                    break
+        i += 1
+    return [f for f in found if f]
+
+
+def cmake_runs(argv: Sequence[str]) -> tuple[str | None, tuple[str, ...]] | None:
+    """``cmake -E env [NAME=V...] CMD`` and ``cmake -E chdir DIR CMD``: (the directory it runs in, if
+    changed; the command); else None."""
+    args = list(argv[1:])
+    if _name(argv) != "cmake" or args[:1] != ["-E"] or len(args) < 2:
+        return None
+    if args[1] == "env":
+        rest = args[2:]
+        while rest and (rest[0].startswith("-") or "=" in rest[0]):
+            rest.pop(0)
+        return None, tuple(rest)
+    if args[1] == "chdir" and len(args) >= 3:
+        return args[2], tuple(args[3:])
+    return None
 
 
 def option_deletions(argv: Sequence[str]) -> tuple[bool, list[str]] | None:

@@ -321,7 +321,7 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
         return ("script", (" ".join(rest),))
     if program == "xargs":
         # -i, -l and -e take their value attached only (-i{} -l1): "xargs -i rm {}" runs rm
-        rest = _after_options(args, {"-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--delimiter"})
+        rest = _after_options(args, _XARGS_VALUES)
         return ("xargs", rest or ("echo",))
     if program == "find":
         for i, arg in enumerate(args):
@@ -330,6 +330,12 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
                 return ("xargs", args[i + 1 : end])
         return None
     return None
+
+
+_XARGS_VALUES = frozenset({
+    "-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--delimiter", "--max-args", "--max-procs",
+    "--arg-file", "--max-chars", "--process-slot-var",
+})  # fmt: skip
 
 
 def _after_options(args: Sequence[str], takes_value: Collection[str]) -> tuple[str, ...]:

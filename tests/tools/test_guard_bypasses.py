@@ -261,7 +261,8 @@ def test_environment_scrubbing_covers_connection_strings_and_agents() -> None:
         "echo {out}/f | xargs rm", "echo {out}/f | xargs -0 rm -f", "echo x | xargs -I {{}} cp a {{}}",
         "echo x | xargs -n1 chmod 000", "echo x | xargs -n 1 mv -t {out}", "echo x | xargs -i rm {{}}",
         "echo x | xargs shred -u", "echo x | xargs tee", "echo x | xargs env rm", "xargs -a list.txt rm -f",
-        "echo x | xargs sed -i s/a/b/", "echo x | xargs -I{{}} sort -o {{}} a",
+        "echo x | xargs sed -i s/a/b/", "echo x | xargs --max-args 1 rm",
+        "echo x | xargs -I{{}} sort -o {{}} a",
     ],
 )  # fmt: skip
 def test_xargs_running_a_program_that_changes_files_is_refused(
@@ -278,6 +279,9 @@ def test_xargs_running_a_program_that_changes_files_is_refused(
         ("sort -o {out}/f /dev/null", "'sort' writes to"),
         ("sort --output={out}/f a", "'sort' writes to"),
         ("sort -o{out}/f a", "'sort' writes to"),
+        ("sort -uo {out}/f a", "'sort' writes to"),
+        ("cmake -E env FOO=1 rm -f {out}/f", "outside the workspace"),
+        ("cmake -E chdir {out} rm -f f", "outside the workspace"),
         ("find . -maxdepth 0 -fprint {out}/f", "'find' writes to"),
         ("find . -fprint0 {out}/f", "'find' writes to"),
         ("find . -fprintf {out}/f %p", "'find' writes to"),
@@ -372,6 +376,7 @@ def test_the_benign_neighbours_of_these_refusals_still_pass(guard: CommandGuard)
         "find . -name x -exec cat {} +", "tar czf src.tgz src", "cp -r src copy", "zip -r s.zip src",
         "cmake -E remove build/x", "cmake -E make_directory build", "cmake -E copy a b",
         "find . -maxdepth 1 -fprint listing.txt", "GIT_DIR=.git git status",
+        "sort -t o -k1 a", "sort -uo out.txt a", "cmake -E chdir src ls", "cmake -E env A=1 ls",
     ):  # fmt: skip
         guard.check(command)
     with pytest.raises(CommandDenied, match="whole workspace"):
