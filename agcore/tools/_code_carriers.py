@@ -41,7 +41,11 @@ _GIT_CODE_KEY = re.compile(
     re.IGNORECASE,
 )
 _AWK = re.compile(r"^(awk|gawk|mawk|nawk|busybox-awk)$")
-_AWK_RUNS = re.compile(r"system\s*\(|\|\s*\"|\"\s*\||\|&")
+# awk code that runs commands or writes files: system(), pipes to/from commands, and print/printf
+# output redirection ("print x > FILE", "printf ... >> FILE", "print | CMD").
+_AWK_RUNS = re.compile(
+    r"system\s*\(|\|\s*\"|\"\s*\||\|&|\bprintf?\b[^;{}\n]*(>|\|)|\|\s*getline|\bgetline\b[^;{}\n]*<"
+)
 _STDIN_NAMES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
@@ -68,8 +72,8 @@ def one_liner(argv: Sequence[str]) -> str | None:
                 return None  # a script file: what follows are its arguments
         return None
     if _AWK.match(program):
-        program_text = next((a for a in args if not a.startswith("-")), "")
-        return program_text if _AWK_RUNS.search(program_text) else None
+        # any argument, not just the first operand: "awk -v x=1 'PROGRAM'", "gawk -e 'PROGRAM'"
+        return next((a for a in args if _AWK_RUNS.search(a)), None)
     return None
 
 

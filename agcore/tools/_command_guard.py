@@ -21,14 +21,20 @@ Choices worth knowing:
 - With a ``workspace``, commands that write files (``rm``, ``mv``, ``cp``, ``touch``, ``tee``, ``dd of=``,
   ``chmod``, redirections ...) must write inside it, and recursive deletion of the workspace root is
   refused. Without one, only system paths and the home directory are protected.
+- Files written through options (``sort -o``, ``find -fprint``, ``cmake -E copy``) are writes;
+  ``xargs`` running a program that changes files is refused (its operands arrive at run time);
+  ``git -C``/``--git-dir``/``--work-tree`` outside the workspace is refused (``_command_reach``).
+- Recursive readers (``grep -r``, ``rg``, ``tar c``, ``cp -r``, ``find -exec``) over a directory that
+  holds a credential (``~``, ``/``) are refused like naming the credential.
 - Naming a credential (``~/.ssh/id_ed25519``, ``.netrc``, ``/etc/shadow``, ``*.pem``, ``.env``...; the
   list is ``agcore.tools._secrets``) as an operand or redirection is refused, for reading too.
 - Anything piped into a shell or interpreter that reads its program from standard input
   (``... | sh``, ``| python3``, ``| source /dev/stdin``) is refused wherever the pipe comes from, and so
   is running the output of another command as a program (``bash <(...)``, ``eval "$(...)"``).
-- An interpreter one-liner (``python3 -c``, ``perl -e``, ``node -e``, awk calling ``system``) is a
-  program the guard cannot read: it needs confirmation (``check(..., confirmed=True)``; the workspace
-  passes its ``confirm_commands``), else ``CommandNeedsConfirmation``.
+- An interpreter one-liner (``python3 -c``, ``perl -e``, ``node -e``, awk calling ``system`` or
+  redirecting its output) is a program the guard cannot read: it needs confirmation
+  (``check(..., confirmed=True)``; the workspace passes its ``confirm_commands``), else
+  ``CommandNeedsConfirmation``.
 - A hard link to a file outside the workspace is refused (writing it would write that file), and so is
   using anything after making a symbolic link that points outside in the same command (every path
   is resolved before any part runs, so the guard cannot follow that link): make the link first.
@@ -71,6 +77,15 @@ from agcore.tools._command_denied import (
     needs_confirmation,
     program_name,
 )
+from agcore.tools._command_reach import (
+    check_git_directories,
+    check_git_variable,
+    check_listing_piped_to_xargs,
+    check_recursive_read,
+    check_xargs_program,
+    cmake_runs,
+    find_exec_commands,
+)
 from agcore.tools._command_rules import (
     DOWNLOADERS,
     is_interpreter,
@@ -109,6 +124,7 @@ class _State:
     check: _Check
     depth: int = 0
     dynamic_arguments: bool = False  # xargs: more operands arrive at run time
+    unseen_operands: bool = False  # xargs (not find -exec): every operand may arrive at run time
 
 
 class CommandGuard:
@@ -195,11 +211,16 @@ class CommandGuard:
             check_feeding(substitution)
             self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
         in_download_pipe = False
+        lister: tuple[str, ...] = ()  # the last find in this pipeline, whose names xargs may read
         for simple in parsed.commands:
             if simple.joiner not in ("|", "|&"):
                 in_download_pipe = False
+                lister = ()
             argv = effective_argv(without_reserved(simple.argv))
             program = program_name(argv)
+            if program == "xargs" and lister:
+                check_listing_piped_to_xargs(lister, state.cwd, state.check.homes, _shown(simple))
+            lister = argv if program == "find" else lister
             if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
                 deny(
                     _shown(simple),
@@ -251,6 +272,10 @@ class CommandGuard:
         self._check_argv(tuple(w.text for w in words), state, shown, words)
 
     def _check_assignment(self, word: Word, state: _State, shown: str) -> None:
+        name, _, value = word.text.partition("=")
+        check_git_variable(
+            name, value, dynamic=word.dynamic, cwd=state.cwd, workspace=self.workspace, shown=shown
+        )
         code = assignment_code(word, shown)
         if code is not None:
             self._check_script(code, _child(state))
@@ -259,6 +284,13 @@ class CommandGuard:
         program = program_name(argv)
         for code in code_in_arguments(argv):
             self._check_script(code, _child(state))
+        if program in ("env", "export", "declare", "typeset", "local", "readonly"):
+            for arg in argv[1:]:
+                name, equals, value = arg.partition("=")
+                if equals:
+                    check_git_variable(
+                        name, value, dynamic=False, cwd=state.cwd, workspace=self.workspace, shown=shown
+                    )
         for entry in self.deny:
             if _entry_matches(entry, argv):
                 deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
@@ -274,9 +306,21 @@ class CommandGuard:
             reason = network_reason(argv)
             if reason:
                 deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
+        if state.unseen_operands:
+            check_xargs_program(argv, shown)
+        check_git_directories(argv, words, state.cwd, self.workspace, shown)
         check_write_targets(
             argv, words, state.cwd, self.workspace, from_xargs=state.dynamic_arguments, shown=shown
         )
+        check_recursive_read(argv, words, state.cwd, state.check.homes, shown)
+        ran = cmake_runs(argv)  # cmake -E env/chdir runs a command
+        if ran is not None:
+            directory, inner_command = ran
+            child = _child(state)
+            if directory is not None:
+                child.cwd = resolve_path(directory, state.cwd)
+            if inner_command:
+                self._check_argv(inner_command, child, shlex.join(inner_command), None)
         if makes_outside_link(argv, words, state.cwd, self.workspace, shown):
             state.check.outside_link = shown
         wrapped = unwrap(argv)
@@ -287,8 +331,11 @@ class CommandGuard:
             else:
                 child = _child(state)
                 child.dynamic_arguments = kind == "xargs"
+                child.unseen_operands = state.unseen_operands or program == "xargs"
                 if inner:
                     self._check_argv(inner, child, shlex.join(inner), None)
+                for more in find_exec_commands(argv)[1:]:  # find may run several -exec commands
+                    self._check_argv(more, child, shlex.join(more), None)
             if (
                 self.mode == "allow"
                 and program not in _TRANSPARENT
@@ -316,6 +363,7 @@ class CommandGuard:
             deny(shown, "'cd -' goes back to a directory the guard cannot know; write the directory")
         state.cwd = resolve_path(target, state.cwd)
 
+
 # ------------------------------------------------------------------------------------- helpers
 
 _TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
@@ -330,7 +378,11 @@ def _shown(simple: SimpleCommand) -> str:
 
 def _child(state: _State) -> _State:
     return _State(
-        cwd=state.cwd, check=state.check, depth=state.depth + 1, dynamic_arguments=state.dynamic_arguments
+        cwd=state.cwd,
+        check=state.check,
+        depth=state.depth + 1,
+        dynamic_arguments=state.dynamic_arguments,
+        unseen_operands=state.unseen_operands,
     )
 
 

@@ -69,6 +69,8 @@ _NETWORK_SUBCOMMANDS: dict[str, frozenset[str]] = {
     "docker": frozenset({"pull", "push", "login", "search"}),
     "podman": frozenset({"pull", "push", "login", "search"}),
 }  # fmt: skip
+# openssl sub-commands that open connections (or listen for them).
+_OPENSSL_NETWORK = frozenset({"s_client", "s_server", "s_time", "ocsp"})
 PROTECTED_BRANCHES = (
     "main", "master", "develop", "dev", "trunk", "production", "prod", "staging", "release/*",
 )  # fmt: skip
@@ -245,6 +247,8 @@ def network_reason(argv: Sequence[str]) -> str | None:
     args = list(argv[1:])
     if program in NETWORK_PROGRAMS:
         return f"'{program}' uses the network"
+    if program == "openssl" and args[:1] and args[0] in _OPENSSL_NETWORK:
+        return f"'openssl {args[0]}' connects to or listens on the network"
     if program == "rsync" and any(re.match(r"^(rsync://|[\w.@-]+::?)", a) for a in operands(args, {"-e"})):
         return "'rsync' to or from a remote host uses the network"
     if is_interpreter(program) and args[:2] == ["-m", "pip"]:
@@ -316,9 +320,8 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
         rest = _after_options(args, {"-n", "--interval", "-d"})
         return ("script", (" ".join(rest),))
     if program == "xargs":
-        rest = _after_options(
-            args, {"-I", "-i", "-n", "-P", "-d", "-L", "-l", "-s", "-a", "-E", "-e", "--delimiter"}
-        )
+        # -i, -l and -e take their value attached only (-i{} -l1): "xargs -i rm {}" runs rm
+        rest = _after_options(args, _XARGS_VALUES)
         return ("xargs", rest or ("echo",))
     if program == "find":
         for i, arg in enumerate(args):
@@ -327,6 +330,12 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
                 return ("xargs", args[i + 1 : end])
         return None
     return None
+
+
+_XARGS_VALUES = frozenset({
+    "-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--delimiter", "--max-args", "--max-procs",
+    "--arg-file", "--max-chars", "--process-slot-var",
+})  # fmt: skip
 
 
 def _after_options(args: Sequence[str], takes_value: Collection[str]) -> tuple[str, ...]:

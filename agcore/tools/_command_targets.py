@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agcore.tools._command_code import check_not_secret
 from agcore.tools._command_denied import deny, program_name
+from agcore.tools._command_reach import find_selects, option_deletions, option_write_targets
 from agcore.tools._command_rules import (
     ALLOWED_DEVICES,
     is_inside,
@@ -65,7 +66,10 @@ def check_write_targets(
     the system and home paths)."""
     program = program_name(argv)
     recursive, deleted = rm_like_targets(argv)
-    written = write_targets(argv)
+    removed = option_deletions(argv)  # cmake -E rm/remove_directory/rename
+    if removed is not None:
+        recursive, deleted = removed
+    written = write_targets(argv) + option_write_targets(argv)
     if recursive is not None or written:
         computed = (
             [w.text for w in words[1:] if w.dynamic] if words is not None else [a for a in argv if "$" in a]
@@ -79,13 +83,17 @@ def check_write_targets(
     if recursive is not None:
         if recursive and from_xargs:
             deny(shown, f"recursive '{program}' with operands from xargs cannot be checked; list the paths")
+        # find -name X -delete removes matches only, so the workspace root may be its starting point.
+        selective = program == "find" and find_selects(argv)
         for target in deleted:
-            check_deletion(target, cwd, workspace, shown, recursive=recursive)
+            check_deletion(target, cwd, workspace, shown, recursive=recursive, selective=selective)
     for target in written:
         check_write_path(target, cwd, workspace, shown, what=f"'{program}'")
 
 
-def check_deletion(target: str, cwd: Path, workspace: Path | None, shown: str, *, recursive: bool) -> None:
+def check_deletion(
+    target: str, cwd: Path, workspace: Path | None, shown: str, *, recursive: bool, selective: bool = False
+) -> None:
     path = resolve_glob(target, cwd)
     text = str(path)
     if recursive and is_vital(text):
@@ -95,7 +103,7 @@ def check_deletion(target: str, cwd: Path, workspace: Path | None, shown: str, *
             "only work on paths inside the workspace",
         )
     if workspace is not None:
-        if recursive and (path == workspace or workspace.is_relative_to(path)):
+        if recursive and not selective and (path == workspace or workspace.is_relative_to(path)):
             deny(
                 shown,
                 f"this would recursively affect the whole workspace ('{target}' is the workspace root "

@@ -3,7 +3,7 @@
 Each case is ``(command, guard)``: ``guard=True`` when ``CommandGuard`` alone is meant to refuse it
 (so guard-only mode is safe against it); ``guard=False`` when only the sandbox can stop it, because the
 harm is in something the guard cannot read: a script file's contents, a program's own behaviour
-(``git -C``, ``make``, ``tar``), computed paths (``$HOME``, globs), process lifetime, or a PID.
+(``make``, ``tar``), computed paths (``$HOME``, globs), process lifetime, or a PID.
 
 Placeholders: ``{OUT}`` a directory outside the workspace holding canaries; ``{HOME}`` a fake home
 with fake credentials; ``{M}`` a unique marker (used as a ``sleep`` duration so its processes can
@@ -190,7 +190,7 @@ _SECRETS: list[Case] = [  # credentials read by command
     ("{PY} -c 'import os; print(open(os.path.expanduser(\"~/.ssh/id_ed25519\")).read())'", True),
     ("perl -e 'open F, \"$ENV{{HOME}}/.netrc\"; print <F>'", True),
     ("bash -c 'find ~ -name \"id_*\" -exec cat {{}} +'", True),
-    ("bash -c 'grep -r PASSWORD ~ 2>/dev/null'", False),
+    ("bash -c 'grep -r PASSWORD ~ 2>/dev/null'", True),
     ("env", False),
     ("printenv", False),
     ("bash -c 'cat /proc/self/environ'", False),
@@ -253,7 +253,7 @@ _BY_PROGRAM: list[Case] = [  # harm done by what a program does, not by what the
     ("sh evil.sh", False),
     ("make", False),
     ("make -f Makefile all", False),
-    ("git -C {OUT} init -q", False),
+    ("git -C {OUT} init -q", True),
     ("tar -C {OUT} -cf {OUT}/x.tar a.txt", False),
     ("tar -cf x.tar a.txt && tar -C {OUT} -xf x.tar", True),
     ("rsync -a a.txt {OUT}/", True),
@@ -302,8 +302,8 @@ _FOUND: list[Case] = [  # found reading bash's assignment, tilde and substitutio
     ("tar -cf x.tar a.txt && tar -xf x.tar --to-command='rm -rf {OUT}'", False),
     ("tar -cf x.tar a.txt && tar -xf x.tar --checkpoint=1 --checkpoint-action=exec='rm -rf {OUT}'", False),
     ("env BASH_ENV=evil.sh bash -c true", False),
-    ("xargs -a list.txt rm -f", False),
-    ("find . -name a.txt -fprint {OUT}/found.txt", False),
+    ("xargs -a list.txt rm -f", True),
+    ("find . -name a.txt -fprint {OUT}/found.txt", True),
     ("git -c core.hooksPath={OUT} status", False),
 ]
 
@@ -326,8 +326,72 @@ _GIT_TRAPS: list[Case] = [  # tryout findings 3 and 4: git metadata that the use
     ("bash plant_gitfile.sh", False),
 ]
 
+_REACH: list[Case] = [  # harm through options, xargs, recursive reads and network programs (issue guard2)
+    ("echo {OUT}/canary.txt | xargs rm", True),
+    ("echo {OUT}/canary.txt | xargs -0 rm -f", True),
+    ("echo {OUT}/canary.txt | xargs -I {{}} rm -f {{}}", True),
+    ("echo {OUT}/canary.txt | xargs -n1 chmod 000", True),
+    ("echo {OUT}/canary.txt | xargs -i truncate -s 0 {{}}", True),
+    ("echo {OUT}/canary.txt | xargs shred -u", True),
+    ("echo {OUT}/canary.txt | xargs -I{{}} cp a.txt {{}}", True),
+    ("echo {OUT}/canary.txt | xargs env rm -f", True),
+    ("sort -o {OUT}/canary.txt /dev/null", True),
+    ("sort --output={OUT}/canary.txt a.txt", True),
+    ("sort -o{OUT}/canary.txt a.txt", True),
+    ("sort -uo {OUT}/canary.txt a.txt", True),
+    ("echo {OUT}/canary.txt | xargs --max-args 1 rm", True),
+    ("cmake -E env FOO=1 rm -f {OUT}/canary.txt", True),
+    ("cmake -E chdir {OUT} rm -f canary.txt", True),
+    ("awk 'BEGIN{{print \"X\" > \"{OUT}/canary.txt\"}}'", True),
+    ("awk 'BEGIN{{printf \"X\" >> \"{OUT}/sub/inner.txt\"}}'", True),
+    ("awk -v f={OUT}/canary.txt 'BEGIN{{print \"X\" > f}}'", True),
+    ("mawk 'BEGIN{{print \"X\" | \"tee {OUT}/canary.txt\"}}'", True),
+    ("find . -maxdepth 0 -fprint {OUT}/canary.txt", True),
+    ("find . -maxdepth 0 -fprint0 {OUT}/canary.txt", True),
+    ("find . -maxdepth 0 -fprintf {OUT}/canary.txt %p", True),
+    ("find . -maxdepth 0 -fls {OUT}/canary.txt", True),
+    ("find {OUT} -name canary.txt -delete", True),
+    ("find . -maxdepth 0 -exec true \\; -exec rm -f {OUT}/canary.txt \\;", True),
+    ("cmake -E remove {OUT}/canary.txt", True),
+    ("cmake -E rm -rf {OUT}/sub", True),
+    ("cmake -E remove_directory {OUT}/sub", True),
+    ("cmake -E rename {OUT}/canary.txt moved.txt", True),
+    ("cmake -E copy a.txt {OUT}/canary.txt", True),
+    ("cmake -E copy_directory . {OUT}/sub", True),
+    ("cmake -E touch {OUT}/canary.txt", True),
+    ("cmake -E make_directory {OUT}/newdir", True),
+    ("cmake -E create_symlink a.txt {OUT}/link", True),
+    ("git --git-dir={OUT}/.git init -q", True),
+    ("git --work-tree={OUT} --git-dir={OUT}/.git init -q", True),
+    ("git -C . -C {OUT} init -q", True),
+    ("cd {OUT} && git init -q", True),
+    ("grep -r FAKE $HOME", True),
+    ("grep -r FAKE {HOME}", True),
+    ("grep -R FAKE ~", True),
+    ("grep -rl FAKE ${{HOME}}/", True),
+    ("rg FAKE {HOME}", True),
+    ("find {HOME} -type f -exec cat {{}} +", True),
+    ("tar cf - {HOME}", True),
+    ("cp -r {HOME} stolen && cat stolen/.netrc", True),
+    ("zip -qr stolen.zip {HOME} && unzip -p stolen.zip", True),
+    ("bash -c 'cd {HOME} && grep -r FAKE .'", True),
+    ("find {HOME} -type f | xargs cat", True),
+    ("find ~ -name 'id_*' -print0 | xargs -0 cat", True),
+    ("GIT_DIR={OUT}/.git git init -q", True),
+    ("env GIT_DIR={OUT}/.git git init -q", True),
+    ("openssl s_client -connect 127.0.0.1:{PORT} < a.txt", True),
+    ("socat - TCP:127.0.0.1:{PORT} < a.txt", True),
+    ("telnet 127.0.0.1 {PORT} < a.txt", True),
+    ("ssh -p {PORT} -o BatchMode=yes 127.0.0.1 true", True),
+    ("scp -P {PORT} -o BatchMode=yes a.txt 127.0.0.1:x", True),
+    ("sftp -P {PORT} -o BatchMode=yes 127.0.0.1", True),
+    ("ftp 127.0.0.1 {PORT}", True),
+    ("rsync a.txt rsync://127.0.0.1:{PORT}/m/", True),
+]
+
 CORPUS: list[Case] = (
     _QUOTING + _LINKS + _LIFETIME + _SECRETS + _PIPES + _ONE_LINERS + _BY_PROGRAM + _FOUND + _GIT_TRAPS
+    + _REACH
 )
 
 # The case that needs a short timeout to show a timed-out command leaves nothing behind.

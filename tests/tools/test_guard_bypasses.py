@@ -250,3 +250,134 @@ def test_environment_scrubbing_covers_connection_strings_and_agents() -> None:
     assert kept["DATABASE_URL"] == "postgres://u:pw@db/x"
     assert kept["SSH_AUTH_SOCK"] == "/run/agent"
     assert "REDIS_URL" not in kept
+
+
+# ---------------------------------------------- options, xargs, recursive reads, network (guard2)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo {out}/f | xargs rm", "echo {out}/f | xargs -0 rm -f", "echo x | xargs -I {{}} cp a {{}}",
+        "echo x | xargs -n1 chmod 000", "echo x | xargs -n 1 mv -t {out}", "echo x | xargs -i rm {{}}",
+        "echo x | xargs shred -u", "echo x | xargs tee", "echo x | xargs env rm", "xargs -a list.txt rm -f",
+        "echo x | xargs sed -i s/a/b/", "echo x | xargs --max-args 1 rm",
+        "echo x | xargs -I{{}} sort -o {{}} a",
+    ],
+)  # fmt: skip
+def test_xargs_running_a_program_that_changes_files_is_refused(
+    guard: CommandGuard, tmp_path: Path, command: str
+) -> None:
+    with pytest.raises(CommandDenied, match=r"'xargs' would run .* which changes files") as info:
+        guard.check(command.format(out=tmp_path / "outside"))
+    assert "list them" in info.value.reason
+
+
+@pytest.mark.parametrize(
+    ("command", "phrase"),
+    [
+        ("sort -o {out}/f /dev/null", "'sort' writes to"),
+        ("sort --output={out}/f a", "'sort' writes to"),
+        ("sort -o{out}/f a", "'sort' writes to"),
+        ("sort -uo {out}/f a", "'sort' writes to"),
+        ("cmake -E env FOO=1 rm -f {out}/f", "outside the workspace"),
+        ("cmake -E chdir {out} rm -f f", "outside the workspace"),
+        ("find . -maxdepth 0 -fprint {out}/f", "'find' writes to"),
+        ("find . -fprint0 {out}/f", "'find' writes to"),
+        ("find . -fprintf {out}/f %p", "'find' writes to"),
+        ("find . -fls {out}/f", "'find' writes to"),
+        ("find {out} -name f -delete", "outside the workspace"),
+        ("find . -exec true \\; -exec rm {out}/f \\;", "outside the workspace"),
+        ("cmake -E remove {out}/f", "outside the workspace"),
+        ("cmake -E rm -rf {out}", "outside the workspace"),
+        ("cmake -E remove_directory {out}", "outside the workspace"),
+        ("cmake -E rename {out}/f g", "outside the workspace"),
+        ("cmake -E copy a {out}/f", "'cmake' writes to"),
+        ("cmake -E copy_directory . {out}", "'cmake' writes to"),
+        ("cmake -E touch {out}/f", "'cmake' writes to"),
+        ("cmake -E make_directory {out}/d", "'cmake' writes to"),
+        ("cmake -E create_symlink a {out}/l", "'cmake' writes to"),
+        ("git -C {out} init", "'git' would work on"),
+        ("git --git-dir={out}/.git init", "'git' would work on"),
+        ("git --work-tree {out} status", "'git' would work on"),
+        ("git -C src -C ../.. init", "'git' would work on"),
+        ("cd {out} && git init", "'git' would run in"),
+        ("GIT_DIR={out}/.git git init", "points git outside the workspace"),
+        ("env GIT_WORK_TREE={out} git status", "points git outside the workspace"),
+        ("export GIT_DIR={out}; git init", "points git outside the workspace"),
+        ('git -C "$D" init', "computed at run time"),
+    ],
+)
+def test_files_written_or_repositories_reached_through_options_stay_in_the_workspace(
+    guard: CommandGuard, tmp_path: Path, command: str, phrase: str
+) -> None:
+    with pytest.raises(CommandDenied, match=phrase):
+        guard.check(command.format(out=tmp_path / "outside"))
+
+
+def test_awk_programs_that_write_files_or_run_commands_need_confirmation(guard: CommandGuard) -> None:
+    for command in (
+        "awk 'BEGIN{print \"X\" > \"/o/f\"}'", "gawk '{print >> \"/o/f\"}' a",
+        "mawk '{printf \"%s\", $1 > f}'",
+        "nawk 'BEGIN{print \"X\" | \"sh\"}'", "awk -v f=/o/f 'BEGIN{print 1 > f}'",
+        "awk 'BEGIN{\"id\" | getline x}'", "awk 'BEGIN{system(\"rm x\")}'",
+    ):  # fmt: skip
+        with pytest.raises(CommandNeedsConfirmation, match="needs confirmation"):
+            guard.check(command)
+        guard.check(command, confirmed=True)
+    for benign in ("awk '{print $1}' file", "awk -F, '$3 > 10 {print $1}' a.csv", "awk 'NR>1' a"):
+        guard.check(benign)
+
+
+def test_recursive_readers_of_a_directory_holding_credentials_are_refused(
+    tmp_path: Path, home: Path
+) -> None:
+    guard = CommandGuard(workspace=tmp_path / "ws")
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    for command in (
+        "grep -r MARKER $HOME", f"grep -r MARKER {home}", "grep -R MARKER ~", "grep -rl x ${HOME}/",
+        f"grep --recursive x {home}", f"rg x {home}", f"tar cf - {home}", f"tar -czf o.tgz {home}",
+        f"cp -r {home} stolen", f"zip -r s.zip {home}", "bash -c 'cd ~ && grep -r x .'", "grep -r x /",
+        "grep -r x /etc",
+    ):  # fmt: skip
+        with pytest.raises(CommandDenied, match="holds the credential") as info:
+            guard.check(command)
+        assert "agents may not read credentials" in info.value.reason
+    with pytest.raises(CommandDenied, match="computed at run time"):
+        guard.check('grep -r x "$SOMEDIR"')
+    for command in ("find ~ -name 'id_*' | xargs cat", "find $HOME -type f -print0 | xargs -0 head"):
+        with pytest.raises(CommandDenied, match="'xargs' would read the files 'find' lists"):
+            guard.check(command)
+    guard.check("find . -name '*.py' | sort | xargs cat")
+    unguarded = CommandGuard()  # no workspace: find -exec over the home is refused for the credentials
+    with pytest.raises(CommandDenied, match="holds the credential"):
+        unguarded.check(f"find {home} -exec cat {{}} +")
+
+
+def test_network_programs_are_refused_unless_network_is_allowed(tmp_path: Path, home: Path) -> None:
+    guard = CommandGuard(workspace=tmp_path)
+    for command in (
+        "openssl s_client -connect 127.0.0.1:1", "openssl s_server -accept 1", "socat - TCP:h:1",
+        "telnet h 1", "ssh h", "scp a h:b", "sftp h", "ftp h", "rsync a h:b", "rsync a rsync://h/m",
+    ):  # fmt: skip
+        with pytest.raises(CommandDenied, match="network"):
+            guard.check(command)
+    CommandGuard(workspace=tmp_path, allow_network=True).check("openssl s_client -connect h:443")
+    guard.check("openssl x509 -in cert.crt -noout -text")
+    guard.check("openssl rand -hex 8")
+
+
+def test_the_benign_neighbours_of_these_refusals_still_pass(guard: CommandGuard) -> None:
+    for command in (
+        "sort -o out.txt in.txt", "sort a.txt > b.txt", "find . -name '*.py' -delete",
+        "find src -type f -name '*.pyc' -delete", "echo a | xargs grep foo", "xargs -a list.txt wc -l",
+        "find . -name '*.py' | xargs grep -n def", "awk '{print $1}' file", "git -C src status",
+        "git status", "grep -r foo .", "grep -rn foo src", "rg foo", "rg foo src",
+        "find . -name x -exec cat {} +", "tar czf src.tgz src", "cp -r src copy", "zip -r s.zip src",
+        "cmake -E remove build/x", "cmake -E make_directory build", "cmake -E copy a b",
+        "find . -maxdepth 1 -fprint listing.txt", "GIT_DIR=.git git status",
+        "sort -t o -k1 a", "sort -uo out.txt a", "cmake -E chdir src ls", "cmake -E env A=1 ls",
+    ):  # fmt: skip
+        guard.check(command)
+    with pytest.raises(CommandDenied, match="whole workspace"):
+        guard.check("find . -delete")  # no test: the whole tree

@@ -54,6 +54,16 @@ BENIGN: list[tuple[str, str]] = [
     ("sed -i s/add/plus/ src/calc.py && grep -n plus src/calc.py", "1:def plus"),
     ("mkdir -p out/deep && cp -r src out/deep/ && ls out/deep/src", "calc.py"),
     ("rm -rf out build && ls", "src"),
+    # near the guard's refusals of xargs/sort -o/awk/find/git -C/grep -r, and still fine
+    ("sort -o sorted.txt counts.txt && cat sorted.txt", "2 b"),
+    ("awk '{print $1}' counts.txt", "2"),
+    ("printf 'src/calc.py\\n' | xargs grep -n def", "def plus"),
+    ("grep -rn plus .", "calc.py"),
+    ("rg -n plus src", "calc.py"),
+    ("git -C src status --short", "exit code: 0"),
+    ("find . -name '*.pyc' -delete && echo deleted", "deleted"),
+    ("find . -name '*.py' -not -path './.git/*' -exec grep -l plus {} +", "calc.py"),
+    ("cmake -E make_directory made && cmake -E touch made/x && ls made", "x"),
 ]
 
 
