@@ -11,6 +11,7 @@ process reported is in it, and the session takes another turn.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import random
@@ -95,7 +96,8 @@ async def drive(run: Run, db: Path) -> None:
                 await ready.wait()
                 if run.delay is not None:
                     await anyio.sleep(run.delay)
-                    process.send_signal(signal.SIGKILL)
+                    with contextlib.suppress(ProcessLookupError):  # it ended before the kill point
+                        process.send_signal(signal.SIGKILL)
                 run.returncode = await process.wait()
 
 
@@ -136,7 +138,11 @@ async def test_killed_sessions_reload_valid_and_lose_nothing_saved(tmp_path: Pat
     assert finishing.returncode == 0, f"the unkilled run failed: {finishing.lines[-5:]} {context}"
     assert finishing.lines[-1] == "FINISHED"
     killed = [run for chain in chains for run in chain]
-    assert all(r.returncode == -signal.SIGKILL for r in killed), context
+    # A run on a busy machine may reach its end before its kill point: then it must have finished.
+    assert all(
+        r.returncode == -signal.SIGKILL or (r.returncode == 0 and r.lines[-1:] == ["FINISHED"])
+        for r in killed
+    ), f"{[(r.returncode, r.lines[-3:]) for r in killed]} {context}"
     agent = BasicAgent(name="worker", system_prompt="You work.")
 
     async with SqliteSessionStore(db) as store:
