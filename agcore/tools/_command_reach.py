@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
-from agcore.tools._command_denied import deny
+from agcore.tools._command_denied import deny, program_name
 from agcore.tools._command_rules import (
+    _short_flags,
     is_inside,
     operands,
     resolve_glob,
@@ -68,7 +69,7 @@ _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "ack-grep"})
 def option_write_targets(argv: Sequence[str]) -> list[str]:
     """Files written through an option or a sub-command: ``sort -o F``, ``find -fprint F``, ``cmake -E
     copy A F``/``touch F``/``make_directory D``."""
-    program = _name(argv)
+    program = program_name(argv)
     args = list(argv[1:])
     found: list[str] = []
     if program == "sort":
@@ -114,7 +115,7 @@ def cmake_runs(argv: Sequence[str]) -> tuple[str | None, tuple[str, ...]] | None
     """``cmake -E env [NAME=V...] CMD`` and ``cmake -E chdir DIR CMD``: (the directory it runs in, if
     changed; the command); else None."""
     args = list(argv[1:])
-    if _name(argv) != "cmake" or args[:1] != ["-E"] or len(args) < 2:
+    if program_name(argv) != "cmake" or args[:1] != ["-E"] or len(args) < 2:
         return None
     if args[1] == "env":
         rest = args[2:]
@@ -129,7 +130,7 @@ def cmake_runs(argv: Sequence[str]) -> tuple[str | None, tuple[str, ...]] | None
 def option_deletions(argv: Sequence[str]) -> tuple[bool, list[str]] | None:
     """``cmake -E rm/remove/remove_directory/rename``: (recursive, the paths removed); else None."""
     args = list(argv[1:])
-    if _name(argv) != "cmake" or args[:1] != ["-E"] or len(args) < 2 or args[1] not in _CMAKE_DELETES:
+    if program_name(argv) != "cmake" or args[:1] != ["-E"] or len(args) < 2 or args[1] not in _CMAKE_DELETES:
         return None
     rest = operands(args[2:])
     recursive = args[1] == "remove_directory" or any(
@@ -146,7 +147,7 @@ def find_selects(argv: Sequence[str]) -> bool:
 
 def find_exec_commands(argv: Sequence[str]) -> list[tuple[str, ...]]:
     """Every command ``find -exec/-execdir/-ok/-okdir ... ;`` runs (there may be several)."""
-    if _name(argv) != "find":
+    if program_name(argv) != "find":
         return []
     args = list(argv[1:])
     commands: list[tuple[str, ...]] = []
@@ -164,7 +165,7 @@ def find_exec_commands(argv: Sequence[str]) -> list[tuple[str, ...]]:
 def git_directories(argv: Sequence[str]) -> list[str]:
     """The directories git is pointed at before its sub-command: ``-C DIR`` (each one, in order),
     ``--git-dir``, ``--work-tree``."""
-    if _name(argv) != "git":
+    if program_name(argv) != "git":
         return []
     args = list(argv[1:])
     found: list[str] = []
@@ -187,9 +188,9 @@ def recursive_read_roots(argv: Sequence[str]) -> list[str] | None:
     """For programs that read the contents of every file under a directory (``grep -r``, ``rg``,
     ``find -exec``, ``tar c``, ``cp -r``, ``zip -r``, ``rsync -r``): the paths they walk (``.`` when
     none is named); None for anything else."""
-    program = _name(argv)
+    program = program_name(argv)
     args = list(argv[1:])
-    flags = _flags(args)
+    flags = _short_flags(args)
     if program in _GREPS and ({"-r", "-R", "--recursive", "--dereference-recursive"} & flags):
         found = operands(args, {"-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--include", "--exclude"})
         explicit = any(a in ("-e", "-f") or a.startswith(("--regexp", "--file")) for a in args)
@@ -235,28 +236,12 @@ def secret_inside(directory: Path, home_dirs: Iterable[Path]) -> str | None:
     return None
 
 
-def _flags(args: Sequence[str]) -> set[str]:
-    flags: set[str] = set()
-    for arg in args:
-        if arg == "--":
-            break
-        if arg.startswith("--"):
-            flags.add(arg.split("=", 1)[0])
-        elif arg.startswith("-") and len(arg) > 1:
-            flags.update(f"-{c}" for c in arg[1:])
-    return flags
-
-
-def _name(argv: Sequence[str]) -> str:
-    return (PurePosixPath(argv[0]).name or argv[0]) if argv else ""
-
-
 # ------------------------------------------------------------------------------------------ checks
 
 
 def check_xargs_program(argv: Sequence[str], shown: str) -> None:
     """``... | xargs rm``: a program that changes files, run on operands read at run time."""
-    program = _name(argv)
+    program = program_name(argv)
     changes = (
         program in XARGS_WRITERS
         or rm_like_targets(argv)[0] is not None
@@ -278,7 +263,7 @@ def check_git_directories(
 ) -> None:
     """``git -C DIR``, ``--git-dir``, ``--work-tree`` (and git run from a directory) outside the
     workspace: git would create, change or run the configuration of a repository out there."""
-    if workspace is None or _name(argv) != "git":
+    if workspace is None or program_name(argv) != "git":
         return
     computed = {w.text for w in words if w.dynamic} if words is not None else set()
     where = cwd
@@ -323,7 +308,7 @@ def check_listing_piped_to_xargs(
 ) -> None:
     """``find ~ -name 'id_*' | xargs cat``: names listed under a directory that holds a credential,
     handed to a program that reads them."""
-    if _name(lister) != "find":
+    if program_name(lister) != "find":
         return
     roots = recursive_read_roots([*lister, "-exec"]) or ["."]
     home_dirs = list(home_dirs)
@@ -351,7 +336,7 @@ def check_recursive_read(
     if roots is None:
         return
     home_dirs = list(home_dirs)
-    program = _name(argv)
+    program = program_name(argv)
     computed = {w.text for w in words if w.dynamic} if words is not None else set()
     for root in roots:
         text = root
