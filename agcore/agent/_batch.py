@@ -24,6 +24,7 @@ __all__ = [
     "CANCELLED",
     "UNANSWERED_CLIENT",
     "Batch",
+    "check_client_results",
     "CallOutcome",
     "answer_open_calls",
     "error_result",
@@ -157,3 +158,26 @@ def answer_open_calls(
     record = open_batch.record(reason)
     messages.append(record)
     return record
+
+
+def check_client_results(
+    waiting: set[str], tool_results: Iterable[ToolResultBlock], *, how_to_check: str
+) -> list[ToolResultBlock]:
+    """The results given to ``resume()``, checked against the client calls ``waiting`` (their ids):
+    ``RuntimeError`` when nothing waits (``how_to_check`` says how the caller can tell), ``ValueError``
+    for a result that answers no waiting call, or one twice."""
+    if not waiting:
+        raise RuntimeError(
+            "resume() needs a turn paused for client tools, and none is: check "
+            f"TurnResult.stop == 'client_tools' (or {how_to_check}) first"
+        )
+    given = list(tool_results)
+    seen: set[str] = set()
+    for result in given:
+        if result.tool_use_id not in waiting or result.tool_use_id in seen:
+            raise ValueError(
+                f"tool result for {result.tool_use_id!r} answers no pending client call (or answers "
+                f"one twice); the pending call ids are {sorted(waiting)}"
+            )
+        seen.add(result.tool_use_id)
+    return given

@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import TYPE_CHECKING, Any, Literal
 
 from agcore._clock import new_id, now
+from agcore.agent._batch import check_client_results
 from agcore.agent._cost import CostTracker
 from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
@@ -215,21 +216,7 @@ class AgentSession:
     def _check_resume(self, tool_results: Iterable[ToolResultBlock]) -> list[ToolResultBlock]:
         self._check_idle()
         waiting = {c.id for c in self.pending_client_calls}
-        if not waiting:
-            raise RuntimeError(
-                "resume() needs a turn paused for client tools, and none is: check "
-                "TurnResult.stop == 'client_tools' (or session.pending_client_calls) first"
-            )
-        given = list(tool_results)
-        seen: set[str] = set()
-        for result in given:
-            if result.tool_use_id not in waiting or result.tool_use_id in seen:
-                raise ValueError(
-                    f"tool result for {result.tool_use_id!r} answers no pending client call (or answers "
-                    f"one twice); the pending call ids are {sorted(waiting)}"
-                )
-            seen.add(result.tool_use_id)
-        return given
+        return check_client_results(waiting, tool_results, how_to_check="session.pending_client_calls")
 
     def _check_idle(self) -> None:
         if self._running is not None:

@@ -19,6 +19,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability
 
 from agcore.agent import AgentEvent, AgentMessage, AgentSession, LimitExceeded, TurnResult
+from agcore.agent._batch import check_client_results
 from agcore.agent._loop import _failed, _report_result
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
 from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
@@ -124,21 +125,9 @@ class GraphSession:
     async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult:
         """Continue a turn paused for client tools with their results (one per pending call)."""
         pending = await self.pending()
-        if pending is None or pending.get("type") != CLIENT_TOOLS:
-            raise RuntimeError(
-                "resume() needs a turn paused for client tools, and none is: check "
-                "TurnResult.stop == 'client_tools' (or await session.pending()) first"
-            )
-        waiting = {c["id"] for c in pending["calls"]}
-        given = list(tool_results)
-        seen: set[str] = set()
-        for result in given:
-            if result.tool_use_id not in waiting or result.tool_use_id in seen:
-                raise ValueError(
-                    f"tool result for {result.tool_use_id!r} answers no pending client call (or answers "
-                    f"one twice); the pending call ids are {sorted(waiting)}"
-                )
-            seen.add(result.tool_use_id)
+        paused = pending is not None and pending.get("type") == CLIENT_TOOLS
+        waiting = {c["id"] for c in pending["calls"]} if pending is not None and paused else set()
+        given = check_client_results(waiting, tool_results, how_to_check="await session.pending()")
         return await self._run(Command(resume=[r.model_dump(mode="json") for r in given]))
 
     async def approve(self, answer: bool | Literal["always"]) -> TurnResult:
