@@ -55,6 +55,7 @@ from agcore.llm.providers._anthropic_wire import (
     tool_use_block,
     usage_from,
 )
+from agcore.llm.providers._responses import is_json
 from agcore.llm.retry import RetryPolicy
 from agcore.llm.types import LLMRequest, LLMResponse, ThinkingBlock, Usage
 
@@ -124,10 +125,6 @@ def _merge_usage(usage: Usage, update: dict[str, Any] | None) -> Usage | None:
         cache_write_tokens=_count(update, "cache_creation_input_tokens", usage.cache_write_tokens),
     )
     return None if merged == usage else merged
-
-
-def _is_json(headers: Mapping[str, str]) -> bool:
-    return (headers.get("content-type") or "").split(";")[0].strip().lower() == "application/json"
 
 
 def _count(update: dict[str, Any], key: str, default: int) -> int:
@@ -226,7 +223,7 @@ class AnthropicProvider(BaseProvider):
         stream = await self._client.messages.create(**self._params(request), stream=True)
         response = stream.response
         request_id = response.headers.get("request-id")
-        if _is_json(response.headers):
+        if is_json(response.headers):
             # A gateway that ignores "stream": true sends the whole message as JSON: take it as it is
             # (reading it as SSE would find no events and report a broken stream, retried in vain).
             try:

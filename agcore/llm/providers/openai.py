@@ -44,6 +44,7 @@ from agcore.llm.providers._openai_wire import (
     error_from_body,
     message_from_completion,
 )
+from agcore.llm.providers._responses import is_json
 from agcore.llm.retry import RetryPolicy
 from agcore.llm.types import LLMRequest, LLMResponse
 
@@ -174,7 +175,7 @@ class OpenAIProvider(BaseProvider):
             _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any]
         )
         response = stream.response
-        if (response.headers.get("content-type") or "").split(";")[0].strip().lower() == "application/json":
+        if is_json(response.headers):
             # Some compatible servers ignore "stream": true (with tools, say) and send the whole
             # completion: take it as it is (read as SSE it would be a broken stream, retried in vain).
             try:
