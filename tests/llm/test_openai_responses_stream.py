@@ -279,3 +279,47 @@ async def test_a_json_answer_to_a_stream_request_is_the_whole_reply(api: respx.M
     assert any(isinstance(e, ToolCallEnd) for e in events)
     assert done.message.stop_reason is StopReason.TOOL_USE
     assert done.message.thinking[0].redacted_data == ENCRYPTED
+
+
+# ------------------------------------------------------------------ stop sequences (applied here)
+
+STOP = "\nObservation:"
+RAMBLING = response_body([reasoning_item(), message_item(
+    "I'll look it up.\nAction: get_weather Paris\nObservation: 18°C (made up)\nFinal: 18°C"),
+    call_item()])
+
+
+async def test_stop_sequences_cut_a_complete_reply(api: respx.MockRouter) -> None:
+    route = api.post(RESPONSES).mock(return_value=respond_json(RAMBLING))
+    message = (await make().complete(LLMRequest.build(HI, stop_sequences=["STOP", STOP]))).message
+    assert "stop" not in sent(route)  # the API has none
+    assert message.text == "I'll look it up.\nAction: get_weather Paris"
+    assert message.stop_reason is StopReason.STOP_SEQUENCE
+    assert message.tool_calls == []  # what came after the stop sequence is dropped
+    assert isinstance(message.content[0], ThinkingBlock)  # what came before is kept
+    assert message.usage.output_tokens == 148  # the model wrote it all
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 200])
+async def test_a_stream_never_shows_what_follows_a_stop_sequence(api: respx.MockRouter, size: int) -> None:
+    """Whatever the delta boundaries, no piece of the stop sequence or of what follows is shown."""
+    events = stream_events(RAMBLING)
+    text = RAMBLING["output"][1]["content"][0]["text"]
+    deltas = [e for e in events if e["type"] == "response.output_text.delta"]
+    for event in deltas:  # re-split the text deltas at `size`
+        events.remove(event)
+    at = next(i for i, e in enumerate(events) if e["type"] == "response.content_part.added")
+    events[at + 1:at + 1] = [{**deltas[0], "delta": text[i:i + size]} for i in range(0, len(text), size)]
+    api.post(RESPONSES).mock(side_effect=[respond_sse(sse(events)), respond_json(RAMBLING)])
+    provider = make()
+    request = LLMRequest.build(HI, stop_sequences=[STOP])
+    streamed = await collect(provider.stream(request))
+    shown = "".join(e.text for e in streamed if isinstance(e, TextDelta))
+    assert shown == "I'll look it up.\nAction: get_weather Paris"
+    assert TextEnd(index=1, text=shown) in streamed
+    assert not any(isinstance(e, ToolCallStart | ToolCallEnd) for e in streamed)
+    assert any(isinstance(e, UsageEvent) for e in streamed)  # read to the end, for the usage
+    done = streamed[-1]
+    assert isinstance(done, DoneEvent)
+    assert done.message.stop_reason is StopReason.STOP_SEQUENCE
+    assert done.message == (await provider.complete(request)).message

@@ -6,6 +6,7 @@ SDK's retries off), the same mapping of HTTP and transport failures to ``LLMErro
 check; only the endpoint, the wire format (``_responses_wire``) and the stream
 (``_responses_stream``) differ. The API is used statelessly (``store: false``): each request sends
 the whole history, with this provider's reasoning items replayed from their encrypted content.
+The API has no stop sequences: ``_responses_stops`` applies them to the reply.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agcore.llm.models import default_registry
 from agcore.llm.providers._openai_stream import SSEDecoder
 from agcore.llm.providers._openai_wire import error_detail
 from agcore.llm.providers._responses import is_json
+from agcore.llm.providers._responses_stops import StopSequenceCutter, cut_at_stop
 from agcore.llm.providers._responses_stream import ResponseEventReader
 from agcore.llm.providers._responses_wire import ENCRYPTED_REASONING, build_body, message_from_response
 from agcore.llm.providers.openai import _TRANSPORT_ERRORS, OpenAIProvider
@@ -128,6 +130,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise self._unreadable(raw.content[:200]) from exc
         message = message_from_response(body, provider=self.provider_name, model=self.model_id)
+        message = cut_at_stop(message, request.stop_sequences)
         return LLMResponse(message=message, request_id=raw.headers.get("x-request-id"))
 
     async def _stream_once(
@@ -150,21 +153,23 @@ class OpenAIResponsesProvider(OpenAIProvider):
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise self._unreadable(raw[:200]) from exc
             message = message_from_response(body, provider=self.provider_name, model=self.model_id)
+            message = cut_at_stop(message, request.stop_sequences)
             for event in message_to_events(message, request_id=request_id):
                 yield event
             return
         reader = ResponseEventReader(self.provider_name, self.model_id)
+        stops = StopSequenceCutter(request.stop_sequences)
         decoder = SSEDecoder()
         try:
             async for piece in response.aiter_bytes():
                 for payload in decoder.feed(piece):
-                    for event in reader.read(payload):
+                    for event in stops.filter(reader.read(payload)):
                         yield event
                 if reader.finished:
                     break  # nothing follows response.completed: release the connection now
             else:
                 for payload in decoder.flush():
-                    for event in reader.read(payload):
+                    for event in stops.filter(reader.read(payload)):
                         yield event
         except _TRANSPORT_ERRORS as exc:
             if not reader.finished:
@@ -182,8 +187,8 @@ class OpenAIResponsesProvider(OpenAIProvider):
                 "the stream ended before the server finished the response (no response.completed); "
                 "try the call again", provider=self.provider_name, model=self.model_id,
             )
-        message = assembler.message(stop_reason=reader.stop_reason(), model=self.model_id,
-                                    provider=self.provider_name)
+        message = assembler.message(stop_reason=stops.stop_reason(reader.stop_reason()),
+                                    model=self.model_id, provider=self.provider_name)
         yield DoneEvent(message=message, request_id=request_id)
 
     def _unreadable(self, what: object) -> ResponseFormatError:
