@@ -337,13 +337,14 @@ async def test_text_reply(api: respx.MockRouter) -> None:
     assert (message.stop_reason, message.provider, message.model) == (StopReason.END_TURN, "openai-responses",
                                                                       REASONER)
     # input_tokens counts the cached part; agcore counts it apart. Output includes reasoning.
-    assert message.usage == Usage(input_tokens=176, output_tokens=300, cache_read_tokens=1024)
+    assert message.usage == Usage(input_tokens=176, output_tokens=300, cache_read_tokens=1024,
+                                  reasoning_tokens=256)
     assert response.request_id == REQUEST_ID
 
 
 @pytest.mark.anyio
 async def test_cache_writes_are_counted_apart(api: respx.MockRouter) -> None:
-    ok_route(api, usage=wire_usage(inp=5000, out=10, cached=1000, written=3000))
+    ok_route(api, usage=wire_usage(inp=5000, out=10, cached=1000, written=3000, reasoning=0))
     usage = (await make().complete(LLMRequest.build(HI))).usage
     assert usage == Usage(input_tokens=1000, output_tokens=10, cache_read_tokens=1000,
                           cache_write_tokens=3000)

@@ -109,9 +109,10 @@ async def test_a_tool_turn_replays_the_reasoning(api: respx.MockRouter, streamin
     assert requests[0]["tools"][0]["name"] == "get_weather"
     assert requests[0]["tools"][0]["strict"] is False
     check_second_request(requests[1])
-    # Both calls' usage is counted; the cached input apart.
-    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.cache_read_tokens) == (
-        300 + 420 - 256, 90 + 40, 256)
+    # Both calls' usage is counted; the cached input and the reasoning part of the output apart.
+    usage = result.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.reasoning_tokens) == (
+        300 + 420 - 256, 90 + 40, 256, 64 + 16)
     await session.close()
 
 

@@ -240,19 +240,22 @@ def _count(value: object) -> int:
 
 def usage_of(usage: object) -> Usage:
     """agcore ``Usage`` from a response's ``usage``: input excludes cached and cache-written tokens
-    (the API counts them in ``input_tokens``); output includes the reasoning tokens, which are billed
-    as output."""
+    (the API counts them in ``input_tokens``); output includes the reasoning tokens (billed as output),
+    which ``reasoning_tokens`` also gives apart."""
     if not isinstance(usage, dict):
         return Usage()
     details = usage.get("input_tokens_details")
     cached = written = 0
     if isinstance(details, dict):
         cached, written = _count(details.get("cached_tokens")), _count(details.get("cache_write_tokens"))
+    output_details = usage.get("output_tokens_details")
+    reasoning = _count(output_details.get("reasoning_tokens")) if isinstance(output_details, dict) else 0
     return Usage(
         input_tokens=max(0, _count(usage.get("input_tokens")) - cached - written),
         output_tokens=_count(usage.get("output_tokens")),
         cache_read_tokens=cached,
         cache_write_tokens=written,
+        reasoning_tokens=reasoning,
     )
 
 
