@@ -193,6 +193,8 @@ def test_encrypted_reasoning_is_asked_of_reasoning_models_only() -> None:
     assert make("o3").encrypted_reasoning  # in the registry, supports_thinking
     assert make("gpt-5.4-mini").encrypted_reasoning
     assert make("o9-preview").encrypted_reasoning  # not registered: read from the id
+    assert make("ft:o4-mini-2025-04-16:acme::BxQ1").encrypted_reasoning
+    assert make("openai/gpt-5-mini", base_url=COMPAT).encrypted_reasoning  # a gateway's name for it
     assert not make(PLAIN).encrypted_reasoning
     assert not make("gpt-4o-mini").encrypted_reasoning
     assert not make("llama-3.3-70b", base_url=COMPAT).encrypted_reasoning

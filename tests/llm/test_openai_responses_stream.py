@@ -238,6 +238,16 @@ async def test_error_event_mid_stream_keeps_the_partial_text(api: respx.MockRout
     assert error.partial.text == "It is 18°C and"
 
 
+async def test_nested_error_event_from_a_gateway(api: respx.MockRouter) -> None:
+    events = [*stream_events(TOOL_TURN)[:3], {"type": "error", "sequence_number": 3, "error": {
+        "type": "server_error", "code": "server_error", "message": "upstream overloaded"}}]
+    api.post(RESPONSES).mock(return_value=respond_sse(sse(events)))
+    error = (await collect(make().stream(LLMRequest.build(HI))))[-1]
+    assert isinstance(error, ErrorEvent)
+    assert isinstance(error.to_exception(), ServerError)
+    assert "upstream overloaded" in error.message
+
+
 async def test_failed_response(api: respx.MockRouter) -> None:
     failed = response_body([], status="failed", error={"code": "server_error",
                                                        "message": "The model failed to generate a response."})

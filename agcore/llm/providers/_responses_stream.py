@@ -104,7 +104,10 @@ class ResponseEventReader:
             if failure is not None:
                 raise failure
         elif kind == "error":  # a failure after the stream started: rate limits, server errors
-            raise error_from_body(event, provider=self._provider, model=self._model)
+            # Flat (code, message, param) as the API documents it; some gateways nest an error object.
+            nested = event.get("error")
+            raise error_from_body(nested if isinstance(nested, dict) else event, provider=self._provider,
+                                  model=self._model)
         # response.created / in_progress / content_part.* / *.done of parts carry nothing new here.
         return events
 

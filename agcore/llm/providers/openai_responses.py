@@ -51,7 +51,8 @@ def _is_reasoning_model(model_id: str) -> bool:
     info = default_registry.get(model_id)
     if info is not None:
         return info.supports_thinking
-    return bool(_REASONING_MODEL.match(model_id.rsplit("/", 1)[-1]))
+    # "openai/o4-mini" behind a gateway, "ft:o4-mini-2025-04-16:org::id" fine-tuned
+    return bool(_REASONING_MODEL.match(model_id.rsplit("/", 1)[-1].removeprefix("ft:")))
 
 
 def _refuses_encrypted_reasoning(error: openai.APIStatusError) -> bool:
