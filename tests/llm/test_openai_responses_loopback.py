@@ -4,7 +4,10 @@ replies first, so the fake is held to the API's shapes, not to what agcore expec
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from openai import AsyncOpenAI
@@ -15,8 +18,6 @@ from agcore.llm.providers.openai_responses import OpenAIResponsesProvider
 from agcore.llm.retry import NO_RETRY
 from agcore.llm.types import LLMRequest, StopReason, ToolDefinition, ToolResultBlock, UserMessage
 from bench.fake_vendor import ANSWER_TEXT, TOOL_ARGUMENTS, TOOL_NAME, FakeVendor
-
-pytestmark = pytest.mark.anyio
 
 TOOLS = [ToolDefinition(name=TOOL_NAME, description="Weather for a city.",
                         input_schema={"type": "object", "properties": {"city": {"type": "string"}}})]
@@ -29,6 +30,7 @@ def server() -> Iterator[FakeVendor]:
         yield vendor
 
 
+@pytest.mark.anyio
 async def test_the_sdk_parses_the_fake_responses(server: FakeVendor) -> None:
     client = AsyncOpenAI(base_url=server.openai_base_url, api_key="x", max_retries=0)
     first = await client.responses.create(model="o4-mini", input="Weather in Paris?",
@@ -49,6 +51,7 @@ async def test_the_sdk_parses_the_fake_responses(server: FakeVendor) -> None:
     await client.close()
 
 
+@pytest.mark.anyio
 @pytest.mark.parametrize("streaming", [False, True], ids=["complete", "stream"])
 async def test_a_tool_exchange_over_loopback(server: FakeVendor, streaming: bool) -> None:
     provider = OpenAIResponsesProvider("o4-mini", base_url=server.openai_base_url, api_key="x",
@@ -77,3 +80,14 @@ async def test_a_tool_exchange_over_loopback(server: FakeVendor, streaming: bool
     if streaming:
         assert deltas > 1  # the arguments arrived in fragments
     await provider.aclose()
+
+
+def test_the_overhead_bench_runs() -> None:
+    """``bench/responses_overhead.py --quick`` checks the exchange and reports both ratios."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, str(root / "bench" / "responses_overhead.py"), "--quick"],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("responses ")]
+    assert [row[:2] for row in rows] == [["responses", "complete"], ["responses", "stream"]]
+    assert all(float(row[4]) > 0 for row in rows)
