@@ -40,6 +40,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/llm_overhead.py
+	$(PY) bench/responses_overhead.py
 
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache

@@ -1,4 +1,5 @@
-"""A loopback fake of the Anthropic Messages and OpenAI Chat Completions APIs, for benchmarks and tests.
+"""A loopback fake of the Anthropic Messages and OpenAI Chat Completions APIs, for benchmarks and tests
+(and of OpenAI's Responses API, ``POST /v1/responses``).
 
 Standard library only, so it runs in a bare subprocess (``python bench/fake_vendor.py`` prints its
 port on the first stdout line) or in-process (``with FakeVendor() as server: server.base_url``).
@@ -217,6 +218,73 @@ def _openai_chunks(body: dict[str, Any], raw: bytes) -> Iterator[dict[str, Any]]
         yield dict(head, choices=[], usage=final["usage"])
 
 
+# ---------------------------------------------------------------- OpenAI Responses
+
+
+def _responses_wants_text(body: dict[str, Any]) -> bool:
+    items = body.get("input")
+    return isinstance(items, list) and bool(items) and isinstance(items[-1], dict) and (
+        items[-1].get("type") == "function_call_output")
+
+
+def _responses_object(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
+    item: dict[str, Any]
+    if _responses_wants_text(body):
+        item = {"id": "msg_" + _rand(48).lower(), "type": "message", "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": ANSWER_TEXT, "annotations": [], "logprobs": []}]}
+        tokens = 52
+    else:
+        item = {"id": "fc_" + _rand(48).lower(), "type": "function_call", "status": "completed",
+                "arguments": _ARG_JSON, "call_id": "call_" + _rand(24), "name": TOOL_NAME}
+        tokens = 18
+    prompt = _input_tokens(raw)
+    return {
+        "id": "resp_" + _rand(48).lower(), "object": "response", "created_at": int(time.time()),
+        "status": "completed", "background": False, "error": None, "incomplete_details": None,
+        "instructions": body.get("instructions"), "max_output_tokens": body.get("max_output_tokens"),
+        "model": body.get("model", MODELS[2]), "output": [item], "parallel_tool_calls": True,
+        "previous_response_id": None, "reasoning": {"effort": None, "summary": None},
+        "service_tier": "default", "store": bool(body.get("store", True)), "temperature": 1.0,
+        "text": {"format": {"type": "text"}, "verbosity": "medium"}, "tool_choice": "auto",
+        "tools": body.get("tools", []), "top_p": 1.0, "truncation": "disabled",
+        "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": tokens, "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": prompt + tokens},
+        "user": None, "metadata": {},
+    }
+
+
+def _responses_events(body: dict[str, Any], raw: bytes) -> Iterator[dict[str, Any]]:
+    final = _responses_object(body, raw)
+    opening = dict(final, status="in_progress", output=[], usage=None)
+    item = final["output"][0]
+    where = {"item_id": item["id"], "output_index": 0}
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": opening},
+                                    {"type": "response.in_progress", "response": opening}]
+    if item["type"] == "function_call":
+        events.append({"type": "response.output_item.added", "output_index": 0,
+                       "item": dict(item, arguments="", status="in_progress")})
+        events += [{"type": "response.function_call_arguments.delta", **where, "delta": piece}
+                   for piece in _ARG_FRAGMENTS]
+        events.append({"type": "response.function_call_arguments.done", **where, "arguments": _ARG_JSON})
+    else:
+        part = item["content"][0]
+        events.append({"type": "response.output_item.added", "output_index": 0,
+                       "item": dict(item, content=[], status="in_progress")})
+        events.append({"type": "response.content_part.added", **where, "content_index": 0,
+                       "part": dict(part, text="")})
+        events += [{"type": "response.output_text.delta", **where, "content_index": 0, "delta": piece,
+                    "logprobs": []} for piece in _ANSWER_FRAGMENTS]
+        events.append({"type": "response.output_text.done", **where, "content_index": 0, "text": ANSWER_TEXT,
+                       "logprobs": []})
+        events.append({"type": "response.content_part.done", **where, "content_index": 0, "part": part})
+    events.append({"type": "response.output_item.done", "output_index": 0, "item": item})
+    events.append({"type": "response.completed", "response": final})
+    for number, event in enumerate(events):
+        yield dict(event, sequence_number=number)
+
+
 # ---------------------------------------------------------------- HTTP
 
 
@@ -252,7 +320,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path.rstrip("/")
         self.server.record(self.command, path, {k.lower(): v for k, v in self.headers.items()}, raw)
         anthropic = path == "/v1/messages"
-        if not anthropic and path not in ("/v1/chat/completions", "/chat/completions"):
+        responses = path in ("/v1/responses", "/responses")
+        if not anthropic and not responses and path not in ("/v1/chat/completions", "/chat/completions"):
             self._error(404, "not_found_error", f"no route for POST {path}", self._is_anthropic())
             return
         try:
@@ -261,6 +330,15 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ValueError("the request body must be a JSON object")
         except ValueError as exc:
             self._error(400, "invalid_request_error", f"invalid JSON body: {exc}", anthropic)
+            return
+        if responses:
+            if not body.get("input"):
+                self._error(400, "invalid_request_error", "input: at least one item is required", False)
+            elif body.get("stream"):
+                self._sse((f"event: {event['type']}\ndata: {_dumps(event).decode()}\n\n".encode()
+                           for event in _responses_events(body, raw)), anthropic=False)
+            else:
+                self._json(200, _responses_object(body, raw), anthropic=False)
             return
         if not body.get("messages"):
             self._error(400, "invalid_request_error", "messages: at least one message is required", anthropic)

@@ -78,10 +78,12 @@ if TYPE_CHECKING:
     from agcore.llm.providers.anthropic import AnthropicProvider
     from agcore.llm.providers.ollama import OllamaProvider
     from agcore.llm.providers.openai import OpenAIProvider
+    from agcore.llm.providers.openai_responses import OpenAIResponsesProvider
 
 _LAZY = {
     "AnthropicProvider": "agcore.llm.providers.anthropic",
     "OpenAIProvider": "agcore.llm.providers.openai",
+    "OpenAIResponsesProvider": "agcore.llm.providers.openai_responses",
     "OllamaProvider": "agcore.llm.providers.ollama",
 }
 
@@ -118,6 +120,7 @@ __all__ = [
     "ModelRegistry",
     "OllamaProvider",
     "OpenAIProvider",
+    "OpenAIResponsesProvider",
     "OverloadedError",
     "RateLimitError",
     "RequestTimeoutError",

@@ -4,6 +4,7 @@ Specs:
 
 * ``anthropic:<model>``           Anthropic Messages (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``)
 * ``openai:<model>``              OpenAI Chat Completions (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``)
+* ``openai-responses:<model>``    OpenAI Responses API, reasoning items replayed (same variables)
 * ``openai-compatible:<model>``   any server speaking Chat Completions; needs ``base_url=``
   (or ``OPENAI_BASE_URL``); ``openai:<model>`` with a ``base_url`` means the same
 * ``ollama:<model>``              Ollama's native API (``OLLAMA_HOST``)
@@ -61,6 +62,12 @@ def _openai_compatible(model: str, **options: Any) -> LLMProvider:
     return _openai(model, **options)
 
 
+def _openai_responses(model: str, **options: Any) -> LLMProvider:
+    from agcore.llm.providers.openai_responses import OpenAIResponsesProvider
+
+    return OpenAIResponsesProvider(model, **options)
+
+
 def _ollama(model: str, **options: Any) -> LLMProvider:
     from agcore.llm.providers.ollama import OllamaProvider
 
@@ -73,6 +80,7 @@ _factories: dict[str, ProviderFactory] = {
     "anthropic": _anthropic,
     "openai": _openai,
     "openai-compatible": _openai_compatible,
+    "openai-responses": _openai_responses,
     "ollama": _ollama,
 }
 
