@@ -148,6 +148,9 @@ class ErrorEvent(_Event):
     model: str | None = None
     request_id: str | None = None
     partial: AssistantMessage | None = None
+    vendor_type: str | None = None
+    vendor_code: str | None = None
+    vendor_param: str | None = None
     _exception: LLMError | None = PrivateAttr(default=None)
 
     @classmethod
@@ -164,6 +167,9 @@ class ErrorEvent(_Event):
             model=error.model,
             request_id=error.request_id,
             partial=partial,
+            vendor_type=error.vendor_type,
+            vendor_code=error.vendor_code,
+            vendor_param=error.vendor_param,
         )
         event._exception = error
         return event
@@ -182,6 +188,9 @@ class ErrorEvent(_Event):
             status_code=self.status_code,
             request_id=self.request_id,
             retry_after=self.retry_after,
+            vendor_type=self.vendor_type,
+            vendor_code=self.vendor_code,
+            vendor_param=self.vendor_param,
         )
 
 

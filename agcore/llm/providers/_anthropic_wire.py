@@ -276,12 +276,15 @@ def status_for_error_type(error_type: str | None) -> int:
 
 
 def error_detail(body: object) -> tuple[str | None, str | None]:
-    """``(error.type, error.message)`` from an Anthropic error body, when it has that shape."""
+    """``(error.type, error.message)`` from an Anthropic error body (``{"type": "error", "error":
+    {...}}``), or from the inner error object alone (the SDK hands that over as ``APIStatusError.body``)."""
     if not isinstance(body, Mapping):
         return None, None
     error = body.get("error")
     if not isinstance(error, Mapping):
-        return None, None
+        if not ("type" in body and "message" in body):
+            return None, None
+        error = body
     kind, message = error.get("type"), error.get("message")
     return (kind if isinstance(kind, str) else None,
             message if isinstance(message, str) else None)

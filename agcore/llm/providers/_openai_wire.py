@@ -13,7 +13,7 @@ from typing import Any
 
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._identifiers import fit_identifier, new_call_id
-from agcore.llm.errors import LLMError, ResponseFormatError, error_from_status
+from agcore.llm.errors import LLMError, ResponseFormatError, error_from_status, vendor_fields
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -336,7 +336,9 @@ def error_from_body(body: object, *, provider: str, model: str) -> LLMError:
     detail = error_detail(body, "the server reported an error without a message")
     if isinstance(body, Mapping) and isinstance(body.get("code"), str) and body["code"] not in detail:
         detail = f"{detail} (code {body['code']})"
+    vendor_type, vendor_code, vendor_param = vendor_fields(body)
     error = error_from_status(inferred, f"{detail} (sent inside the response)", provider=provider,
-                              model=model)
+                              model=model, vendor_type=vendor_type, vendor_code=vendor_code,
+                              vendor_param=vendor_param)
     error.status_code = status
     return error

@@ -26,8 +26,9 @@ from agcore.llm.errors import (
     MissingCredentialsError,
     RequestTimeoutError,
     ResponseFormatError,
-    StreamInterruptedError,
+    connection_broke_off,
     error_from_status,
+    stream_broke_off,
 )
 from agcore.llm.events import (
     DoneEvent,
@@ -314,9 +315,10 @@ class AnthropicProvider(BaseProvider):
 
     def _map_error(self, error: Exception) -> LLMError | None:
         if isinstance(error, anthropic.APIStatusError):
-            _, api_message = error_detail(error.body)
+            error_type, api_message = error_detail(error.body)
             return self._error(error.status_code, api_message or error.message,
-                               headers=error.response.headers, request_id=error.request_id)
+                               headers=error.response.headers, request_id=error.request_id,
+                               vendor_type=error_type)
         base_url = self._client.base_url
         if isinstance(error, anthropic.APITimeoutError):
             return RequestTimeoutError(
@@ -327,12 +329,7 @@ class AnthropicProvider(BaseProvider):
         cause = error.__cause__
         if isinstance(error, anthropic.APIConnectionError) and isinstance(cause, _BROKE_OFF):
             # The server was reached, then the connection broke (a reset, a body cut short).
-            return LLMConnectionError(
-                f"the connection to {base_url} broke off before the reply was complete "
-                f"({type(cause).__name__}{f': {cause}' if str(cause) else ''}); try the call again "
-                "(a proxy or load balancer cutting connections does this)",
-                provider=PROVIDER, model=self.model_id,
-            )
+            return connection_broke_off(str(base_url), cause, provider=PROVIDER, model=self.model_id)
         if isinstance(error, anthropic.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to the Anthropic API at {base_url}: {error.__cause__ or error}. "
@@ -346,16 +343,14 @@ class AnthropicProvider(BaseProvider):
                 provider=PROVIDER, model=self.model_id,
             )
         if isinstance(error, httpx2.TransportError | httpx2.StreamError):
-            return StreamInterruptedError(
-                f"the stream from {base_url} broke off: {error!r}; try the call again",
-                provider=PROVIDER, model=self.model_id,
-            )
+            return stream_broke_off(str(base_url), error, provider=PROVIDER, model=self.model_id)
         return None
 
     def _error(self, status: int, detail: str, *, headers: Mapping[str, str] | None,
-               request_id: str | None) -> LLMError:
+               request_id: str | None, vendor_type: str | None = None) -> LLMError:
         return error_from_status(status, detail, provider=PROVIDER, model=self.model_id, headers=headers,
-                                 request_id=request_id, credentials_hint=_CREDENTIALS_HINT)
+                                 request_id=request_id, credentials_hint=_CREDENTIALS_HINT,
+                                 vendor_type=vendor_type)
 
     def _stream_error(self, payload: str, headers: Mapping[str, str], request_id: str | None) -> LLMError:
         """The error for an SSE ``error`` event. It arrives inside a 200 response (e.g. an
@@ -366,7 +361,7 @@ class AnthropicProvider(BaseProvider):
             body = None
         error_type, message = error_detail(body)
         return self._error(status_for_error_type(error_type), message or payload, headers=headers,
-                           request_id=request_id)
+                           request_id=request_id, vendor_type=error_type)
 
     def _format_error(self, what: str, exc: Exception, request_id: str | None) -> ResponseFormatError:
         return ResponseFormatError(

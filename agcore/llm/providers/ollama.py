@@ -9,6 +9,7 @@ arrives as an NDJSON line ``{"error": "..."}`` with status 200, not as an HTTP s
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -25,7 +26,10 @@ from agcore.llm.errors import (
     ResponseFormatError,
     ServerError,
     StreamInterruptedError,
+    connection_broke_off,
     error_from_status,
+    stream_broke_off,
+    vendor_fields,
 )
 from agcore.llm.events import DoneEvent, StreamEvent
 from agcore.llm.provider import BaseProvider
@@ -41,6 +45,9 @@ from agcore.llm.retry import RetryPolicy
 from agcore.llm.types import LLMRequest, LLMResponse
 
 __all__ = ["OllamaProvider", "resolve_ollama_host"]
+
+# The server was reached, then the connection broke (a reset, a keep-alive connection it had closed).
+_BROKE_OFF = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 def _is_missing_model(detail: str) -> bool:
@@ -123,11 +130,8 @@ class OllamaProvider(BaseProvider):
             except httpx.TimeoutException:
                 raise  # _map_error makes it a RequestTimeoutError
             except httpx.TransportError as exc:
-                raise StreamInterruptedError(
-                    f"the connection to Ollama at {self.host} broke during the reply ({exc!r}); "
-                    "try the call again",
-                    provider=PROVIDER, model=self.model_id,
-                ) from exc
+                raise stream_broke_off(f"Ollama at {self.host}", exc, provider=PROVIDER,
+                                       model=self.model_id) from exc
         raise StreamInterruptedError(
             "the Ollama stream ended before its final `done` line (the server may have stopped or "
             "unloaded the model); try the call again",
@@ -175,6 +179,10 @@ class OllamaProvider(BaseProvider):
                 "A large model may still be loading: try again, or pass a longer `timeout=`.",
                 provider=PROVIDER, model=self.model_id,
             )
+        if isinstance(error, _BROKE_OFF):
+            # Reached, then dropped: e.g. a keep-alive connection the server had closed. Not "down".
+            return connection_broke_off(f"Ollama at {self.host}", error, provider=PROVIDER,
+                                        model=self.model_id)
         if isinstance(error, httpx.TransportError):
             return LLMConnectionError(
                 f"the connection to Ollama at {self.host} failed ({error!r}); check that the server "
@@ -191,14 +199,20 @@ class OllamaProvider(BaseProvider):
         )
 
     def _status_error(self, response: httpx.Response) -> LLMError:
-        try:
-            detail = str(response.json().get("error") or response.text)
-        except (ValueError, AttributeError):
-            detail = response.text
+        error: object = None
+        with contextlib.suppress(ValueError, AttributeError):
+            error = response.json().get("error")
+        # Ollama's native API sends {"error": "<message>"}; a proxy in front of it (or its /v1 API)
+        # may send an object with the vendor's type and code, kept on the error.
+        vendor_type, vendor_code, vendor_param = vendor_fields(error)
+        if isinstance(error, dict):
+            error = error.get("message")
+        detail = str(error or response.text)
         if response.status_code == 404 and _is_missing_model(detail):
             return self._not_found(detail, 404)
         return error_from_status(response.status_code, detail, provider=PROVIDER, model=self.model_id,
-                                 headers=response.headers)
+                                 headers=response.headers, vendor_type=vendor_type,
+                                 vendor_code=vendor_code, vendor_param=vendor_param)
 
     def _error_line(self, detail: object) -> LLMError:
         """The error for an ``{"error": ...}`` body, which comes with status 200 (mid-stream the

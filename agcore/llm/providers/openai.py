@@ -33,7 +33,10 @@ from agcore.llm.errors import (
     RequestTimeoutError,
     ResponseFormatError,
     StreamInterruptedError,
+    connection_broke_off,
     error_from_status,
+    stream_broke_off,
+    vendor_fields,
 )
 from agcore.llm.events import DoneEvent, StreamEvent
 from agcore.llm.provider import BaseProvider
@@ -203,10 +206,8 @@ class OpenAIProvider(BaseProvider):
                     yield event
         except _TRANSPORT_ERRORS as exc:
             if not (reader.finished or reader.saw_done):  # else the reply is whole: keep it
-                raise StreamInterruptedError(
-                    f"the connection to {self._base_url} broke off mid-reply ({type(exc).__name__}: "
-                    f"{exc}); try the call again", provider=self.provider_name, model=self.model_id,
-                ) from exc
+                raise stream_broke_off(self._base_url, exc, provider=self.provider_name,
+                                       model=self.model_id) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise self._unreadable(str(exc)) from exc
         finally:
@@ -255,9 +256,11 @@ class OpenAIProvider(BaseProvider):
             hint = "the OPENAI_API_KEY environment variable"
             if not self._official:
                 hint = f"the api_key passed for {self._base_url} (or {hint})"
+            vendor_type, vendor_code, vendor_param = vendor_fields(error.body)
             return error_from_status(
                 error.status_code, detail, headers=error.response.headers, request_id=error.request_id,
-                credentials_hint=hint, provider=provider, model=model,
+                credentials_hint=hint, provider=provider, model=model, vendor_type=vendor_type,
+                vendor_code=vendor_code, vendor_param=vendor_param,
             )
         if isinstance(error, openai.APITimeoutError):
             return RequestTimeoutError(
@@ -265,11 +268,7 @@ class OpenAIProvider(BaseProvider):
                 "or raise the provider's timeout= for long replies", provider=provider, model=model,
             )
         if isinstance(error, openai.APIConnectionError) and isinstance(error.__cause__, _BROKE_OFF):
-            return LLMConnectionError(
-                f"the connection to {self._base_url} broke off before the reply was complete "
-                f"({_cause(error)}); try the call again (a proxy or load balancer cutting connections "
-                "does this)", provider=provider, model=model,
-            )
+            return connection_broke_off(self._base_url, error.__cause__, provider=provider, model=model)
         if isinstance(error, openai.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to {self._base_url} ({_cause(error)}). Is the server running at "
@@ -281,10 +280,7 @@ class OpenAIProvider(BaseProvider):
             body = error.body if error.body is not None else error.message
             return error_from_body(body, provider=provider, model=model)
         if isinstance(error, _TRANSPORT_ERRORS):
-            return StreamInterruptedError(
-                f"the connection to {self._base_url} broke off mid-reply ({error!r}); try the call again",
-                provider=provider, model=model,
-            )
+            return stream_broke_off(self._base_url, error, provider=provider, model=model)
         return None
 
 
