@@ -127,12 +127,19 @@ class StopReason(StrEnum):
 
 class Usage(_Frozen):
     """Token counts. ``input_tokens`` excludes cache reads and writes, as Anthropic reports it;
-    providers whose vendor includes them (OpenAI) subtract, so totals add up the same everywhere."""
+    providers whose vendor includes them (OpenAI) subtract, so totals add up the same everywhere.
+
+    ``reasoning_tokens`` is the part of ``output_tokens`` the model spent reasoning, where the vendor
+    says (OpenAI's and DeepSeek's ``completion_tokens_details.reasoning_tokens``). It is *included* in
+    ``output_tokens`` (vendors bill reasoning as output), so it is never priced or totalled twice;
+    it is 0 where the vendor does not report it apart (Anthropic counts thinking in its output
+    tokens without a breakdown, Ollama reports no breakdown)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -140,11 +147,12 @@ class Usage(_Frozen):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
     @property
     def total_tokens(self) -> int:
-        """All the tokens counted: input, output, cache reads and cache writes."""
+        """All the tokens counted: input, output (reasoning included), cache reads and cache writes."""
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 

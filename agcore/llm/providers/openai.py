@@ -47,6 +47,7 @@ from agcore.llm.providers._openai_wire import (
     error_from_body,
     message_from_completion,
 )
+from agcore.llm.providers._reasoning_echo import COMPATIBLE, echo_rule, vendor_for
 from agcore.llm.providers._responses import is_json
 from agcore.llm.retry import RetryPolicy
 from agcore.llm.types import LLMRequest, LLMResponse
@@ -116,7 +117,11 @@ class OpenAIProvider(BaseProvider):
         elif resolved is not None:
             check_base_url(resolved)
         self._official = resolved is None or _is_official(resolved)
-        self.provider_name = provider_name or ("openai" if self._official else "openai-compatible")
+        # A vendor the reasoning table knows goes by its name ("deepseek"), so its replies say whose
+        # they are and its reasoning goes back to it alone; any other server is "openai-compatible".
+        self.provider_name = provider_name or (
+            "openai" if self._official else vendor_for(resolved) or COMPATIBLE)
+        self._reasoning_echo = echo_rule(self.provider_name, resolved)
         if client is not None:
             self._client = client
             self._owns_client = False
@@ -153,7 +158,8 @@ class OpenAIProvider(BaseProvider):
 
     def _params(self, request: LLMRequest) -> dict[str, Any]:
         max_tokens = request.max_tokens if request.max_tokens is not None else self._default_max_tokens
-        return build_params(request, model=self.model_id, max_tokens=max_tokens, official=self._official)
+        return build_params(request, model=self.model_id, max_tokens=max_tokens, official=self._official,
+                            provider=self.provider_name, reasoning=self._reasoning_echo)
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
         # ``client.post``: the SDK's documented call for a prepared body. It keeps auth, the base URL,
