@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 
 from agcore.llm._assembly import StreamAssembler
@@ -46,6 +47,7 @@ from agcore.llm.types import LLMRequest, LLMResponse
 
 __all__ = ["OllamaProvider", "resolve_ollama_host"]
 
+_DRAIN_SECONDS = 2.0
 # The server was reached, then the connection broke (a reset, a keep-alive connection it had closed).
 _BROKE_OFF = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
@@ -55,6 +57,19 @@ def _is_missing_model(detail: str) -> bool:
     # "404 page not found" is a wrong host or path, not a missing model.
     lowered = detail.lower()
     return "model" in lowered and "not found" in lowered
+
+
+async def _read_to_end(lines: AsyncIterator[str]) -> None:
+    """Read what follows the ``done`` line (the end of the chunked body), so the connection goes back
+    to the pool: a response closed unread closes its connection, and every call would open a new
+    one. The reply is whole already: a server that keeps the body open is given up on after
+    ``_DRAIN_SECONDS``, and a failure here loses nothing."""
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        try:
+            async for _ in lines:
+                pass
+        except httpx.HTTPError:
+            pass
 
 
 class OllamaProvider(BaseProvider):
@@ -115,18 +130,22 @@ class OllamaProvider(BaseProvider):
                 await response.aread()
                 raise self._status_error(response)
             blocks = StreamBlocks()
+            lines = response.aiter_lines()
             try:
-                async for line in response.aiter_lines():
+                async for line in lines:
                     if not line.strip():
                         continue
                     for event in blocks.feed(self._parse_line(line)):
                         yield event
                     if blocks.done:
-                        # Built only now: the base has fed the UsageEvent to the assembler.
-                        message = assembler.message(stop_reason=blocks.stop_reason, model=self.model_id,
-                                                    provider=PROVIDER)
-                        yield DoneEvent(message=message)
-                        return
+                        break
+                if blocks.done:
+                    await _read_to_end(lines)
+                    # Built only now: the base has fed the UsageEvent to the assembler.
+                    message = assembler.message(stop_reason=blocks.stop_reason, model=self.model_id,
+                                                provider=PROVIDER)
+                    yield DoneEvent(message=message)
+                    return
             except httpx.TimeoutException:
                 raise  # _map_error makes it a RequestTimeoutError
             except httpx.TransportError as exc:
