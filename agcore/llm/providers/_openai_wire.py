@@ -13,7 +13,13 @@ from typing import Any
 
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._identifiers import fit_identifier, new_call_id
-from agcore.llm.errors import LLMError, ResponseFormatError, error_from_status, vendor_fields
+from agcore.llm.errors import (
+    InvalidRequestError,
+    LLMError,
+    ResponseFormatError,
+    error_from_status,
+    vendor_fields,
+)
 from agcore.llm.providers._reasoning_echo import NEVER, ReasoningEcho
 from agcore.llm.types import (
     AssistantMessage,
@@ -40,6 +46,7 @@ __all__ = [
     "message_from_completion",
     "new_call_id",
     "reasoning_of",
+    "refuse_builtin_tools",
     "sanitize_tool_id",
     "stop_reason_for",
     "text_of",
@@ -163,6 +170,18 @@ def _echo_field(message: AssistantMessage, *, position: int, turn_start: int, ru
     return rule.field
 
 
+def refuse_builtin_tools(tools: list[ToolDefinition], *, provider: str, model: str) -> None:
+    """Raise ``InvalidRequestError`` for a vendor's built-in tool (``ToolDefinition.builtin``) offered
+    to a provider that has none: left out silently, the model would lack a tool the caller chose."""
+    for tool in tools:
+        if tool.builtin_type is not None:
+            raise InvalidRequestError(
+                f"the tool {tool.name!r} is a vendor's built-in tool ({tool.builtin_type}), which {provider} "
+                "cannot offer: give this provider a tool with an input_schema instead, or leave it out of "
+                "the request's tools", provider=provider, model=model,
+            )
+
+
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
     function: dict[str, Any] = {"name": tool.name}
     if tool.description:
@@ -202,6 +221,7 @@ def build_params(
             messages.extend(_user_messages(message))
     params: dict[str, Any] = {"model": model, "messages": messages}
     if request.tools:
+        refuse_builtin_tools(request.tools, provider=provider or "openai", model=model)
         params["tools"] = [_tool(tool) for tool in request.tools]
         # Only with tools: OpenAI rejects a tool_choice when no tools are given.
         if request.tool_choice is not None:

@@ -116,7 +116,8 @@ class OllamaProvider(BaseProvider):
     # ----------------------------------------------------------------- calls
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
-        response = await self._client.post(self._chat_url, json=self.build_body(request, stream=False))
+        response = await self._client.post(self._chat_url, json=self.build_body(request, stream=False),
+                                           headers=request.headers or None)
         if response.is_error:
             raise self._status_error(response)
         return LLMResponse(message=parse_reply(self._parse_line(response.text), model=self.model_id))
@@ -125,7 +126,8 @@ class OllamaProvider(BaseProvider):
         self, request: LLMRequest, assembler: StreamAssembler
     ) -> AsyncIterator[StreamEvent]:
         body = self.build_body(request, stream=True)
-        async with self._client.stream("POST", self._chat_url, json=body) as response:
+        async with self._client.stream("POST", self._chat_url, json=body,
+                                       headers=request.headers or None) as response:
             if response.is_error:
                 await response.aread()
                 raise self._status_error(response)

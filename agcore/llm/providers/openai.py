@@ -166,7 +166,8 @@ class OpenAIProvider(BaseProvider):
         # headers, timeouts and the mapping of HTTP errors, and skips what ``create()`` adds per call:
         # validating and transforming the parameters against their TypedDicts by introspection, which
         # cost more CPU than the rest of the call. ``build_params`` already writes the wire shape.
-        raw = await self._client.post(_CHAT, body=self._params(request), cast_to=httpx.Response)
+        raw = await self._client.post(_CHAT, body=self._params(request), cast_to=httpx.Response,
+                                      options={"headers": request.headers} if request.headers else {})
         try:
             body = json.loads(raw.content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -181,7 +182,8 @@ class OpenAIProvider(BaseProvider):
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
         stream = await self._client.post(
-            _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any]
+            _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any],
+            options={"headers": request.headers} if request.headers else {},
         )
         response = stream.response
         if is_json(response.headers):
