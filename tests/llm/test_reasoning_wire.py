@@ -302,3 +302,47 @@ def test_reasoning_tokens_add_up() -> None:
     total = Usage(output_tokens=10, reasoning_tokens=4) + Usage(output_tokens=5, reasoning_tokens=1)
     assert (total.output_tokens, total.reasoning_tokens) == (15, 5)
     assert Usage.model_validate_json('{"input_tokens": 3}').reasoning_tokens == 0  # older records load
+
+
+# ------------------------------------------------------------------ through the agent loop
+
+
+@pytest.mark.parametrize("streaming", ["never", "always"])
+async def test_an_agent_turn_on_kimi_runs_its_tool_and_finishes(
+    api: respx.MockRouter, streaming: str
+) -> None:
+    from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent
+    from agcore.tools import tool
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return f"18°C, partly cloudy in {city}"
+
+    def endpoint(request: httpx.Request) -> httpx.Response:
+        if not json.loads(request.content).get("stream"):
+            return moonshot_endpoint(request)
+        # The streamed form of the same replies (the loop streams by default).
+        answer = moonshot_endpoint(request)
+        if answer.status_code != 200:
+            return answer
+        message = answer.json()["choices"][0]["message"]
+        calls = [{**call, "index": n} for n, call in enumerate(message.get("tool_calls") or [])]
+        delta = {k: v for k, v in {"reasoning_content": message.get("reasoning_content"),
+                                    "content": message.get("content") or None}.items() if v}
+        chunks = [chunk({"role": "assistant", "content": ""}), chunk(delta)]
+        if calls:
+            chunks.append(chunk({"tool_calls": calls}))
+        chunks.append(chunk({}, "tool_calls" if calls else "stop"))
+        return respond_sse(sse(*chunks))
+
+    route = api.post(f"{MOONSHOT}/chat/completions").mock(side_effect=endpoint)
+    bundle = AgentBuilder().provider(provider("kimi-k2-thinking", MOONSHOT)).tools(get_weather).config(
+        AgentConfig(streaming=streaming)).build()
+    session = AgentSession(BasicAgent(name="weather"), "kimi-1", bundle)
+    result = await session.submit_turn("Weather in Paris?")
+    assert result.stop == "done"
+    assert result.text == "It is 18°C in Paris."
+    assert len(route.calls) == 2
+    echoed = [m.get("reasoning_content") for m in sent_messages(route) if m["role"] == "assistant"]
+    assert echoed == [REASONING]  # the tool-call reply, with its reasoning
