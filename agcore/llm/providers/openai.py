@@ -86,8 +86,10 @@ class OpenAIProvider(BaseProvider):
 
     Without ``base_url`` (and ``OPENAI_BASE_URL`` unset) it talks to OpenAI, needs ``OPENAI_API_KEY``
     and is named ``"openai"``. With a ``base_url`` it serves any OpenAI-compatible server (vLLM,
-    llama.cpp, LM Studio, Ollama's ``/v1``...), is named ``"openai-compatible"`` unless
-    ``provider_name`` says otherwise, and works without a key. Pass ``client`` to use an
+    llama.cpp, LM Studio, Ollama's ``/v1``...), is named ``"openai-compatible"`` (or after the vendor
+    whose API host it is: ``"deepseek"``, ``"moonshot"``...) unless ``provider_name`` says otherwise,
+    and works without a key. Reasoning (``reasoning_content``) goes back to the vendor that wrote it
+    where that vendor wants it (``_reasoning_echo``'s table). Pass ``client`` to use an
     ``AsyncOpenAI`` you configured yourself (it is then yours to close).
     """
 
