@@ -35,6 +35,7 @@ from agcore.llm.types import (
     ContentBlock,
     ImageBlock,
     Message,
+    ProviderBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -124,6 +125,8 @@ def estimate_block_tokens(block: ContentBlock) -> int:
         else:
             body = sum(estimate_block_tokens(part) for part in block.content)
         return _TOOL_BLOCK_OVERHEAD + body
+    if isinstance(block, ProviderBlock):  # a server tool's call or result, sent back as it came
+        return _TOOL_BLOCK_OVERHEAD + _json_tokens(block.data)
     raise TypeError(f"cannot estimate tokens of a {type(block).__name__}; expected a ContentBlock")
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from agcore.llm.events import (
     DoneEvent,
+    ProviderBlockEnd,
     StreamEvent,
     TextDelta,
     TextEnd,
@@ -28,6 +29,7 @@ from agcore.llm.events import (
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
+    ProviderBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -59,7 +61,7 @@ class StreamAssembler:
             self._blocks[event.index] = TextBlock(text=event.text)
         elif isinstance(event, ToolCallEnd):
             self._blocks[event.index] = event.tool_call
-        elif isinstance(event, ThinkingEnd):
+        elif isinstance(event, ThinkingEnd | ProviderBlockEnd):
             self._blocks[event.index] = event.block
         elif isinstance(event, UsageEvent):
             self.usage = event.usage
@@ -108,6 +110,8 @@ def message_to_events(
             for piece in _chunks(block.thinking, chunk_size):
                 yield ThinkingDelta(index=index, thinking=piece)
             yield ThinkingEnd(index=index, block=block)
+        elif isinstance(block, ProviderBlock):
+            yield ProviderBlockEnd(index=index, block=block)
         elif isinstance(block, ToolUseBlock):
             yield ToolCallStart(index=index, id=block.id, name=block.name)
             for piece in _chunks(json.dumps(block.input), chunk_size):

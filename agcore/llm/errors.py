@@ -17,7 +17,9 @@ LLMError
 
 Every error carries ``provider``, ``model``, ``status_code``, ``request_id`` and ``retry_after``
 (seconds, from ``retry-after-ms`` or ``retry-after``), and ``is_retryable`` says whether the same
-request may succeed later. Messages say what to do, not only what happened.
+request may succeed later. Where the vendor's error body says more, ``vendor_type``, ``vendor_code``
+and ``vendor_param`` hold its words as sent (``invalid_request_error``, ``context_length_exceeded``,
+``messages``), for code that branches on them. Messages say what to do, not only what happened.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ __all__ = [
     "ServerError",
     "StreamInterruptedError",
     "error_class_named",
+    "connection_broke_off",
+    "stream_broke_off",
+    "vendor_fields",
     "error_from_status",
     "parse_retry_after",
 ]
@@ -51,7 +56,12 @@ class LLMError(Exception):
     """Raised when an LLM call fails; every provider maps its vendor's failures onto this class's
     subclasses, so callers never catch a vendor SDK exception. Each carries ``provider``, ``model``,
     ``status_code``, ``request_id`` and ``retry_after`` (seconds); ``is_retryable`` says whether the
-    same request may succeed later (the retry layer retries those)."""
+    same request may succeed later (the retry layer retries those).
+
+    ``vendor_type``, ``vendor_code`` and ``vendor_param`` are the vendor's own ``type``, ``code`` and
+    ``param`` from its error body (None where it sent none): Anthropic's ``overloaded_error``, OpenAI's
+    ``invalid_request_error`` / ``context_length_exceeded`` / ``messages``, llama.cpp's
+    ``exceed_context_size_error``."""
 
     is_retryable: bool = False
     #: What the user should do, for errors whose class knows better than the generic advice the
@@ -67,6 +77,9 @@ class LLMError(Exception):
         status_code: int | None = None,
         request_id: str | None = None,
         retry_after: float | None = None,
+        vendor_type: str | None = None,
+        vendor_code: str | None = None,
+        vendor_param: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -75,6 +88,9 @@ class LLMError(Exception):
         self.status_code = status_code
         self.request_id = request_id
         self.retry_after = retry_after
+        self.vendor_type = vendor_type
+        self.vendor_code = vendor_code
+        self.vendor_param = vendor_param
 
     def __str__(self) -> str:
         where = ":".join(p for p in (self.provider, self.model) if p)
@@ -208,6 +224,38 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, email.utils.mktime_tz(parsed) - now())
 
 
+def connection_broke_off(
+    where: str, cause: BaseException | None, *, provider: str | None, model: str | None
+) -> LLMConnectionError:
+    """The error for a connection the server had accepted that then broke (a reset, a keep-alive
+    connection the server had already dropped, a body cut short): the server was reached, so the
+    message must not send the user looking for one that is not running. ``where`` names the endpoint.
+    The one wording for every provider."""
+    shown = ""
+    if cause is not None:
+        shown = f" ({type(cause).__name__}: {cause})" if str(cause) else f" ({type(cause).__name__})"
+    return LLMConnectionError(
+        f"the connection to {where} broke off before the reply was complete{shown}; the server was "
+        "reached, so try the call again (a server or proxy closing idle keep-alive connections, or a "
+        "load balancer cutting them, does this)",
+        provider=provider, model=model,
+    )
+
+
+def stream_broke_off(
+    where: str, cause: BaseException | None, *, provider: str | None, model: str | None
+) -> StreamInterruptedError:
+    """The error for a reply whose stream broke off after it had started (the connection dropped
+    mid-body). The one wording for every provider; ``where`` names the endpoint."""
+    shown = ""
+    if cause is not None:
+        shown = f" ({type(cause).__name__}: {cause})" if str(cause) else f" ({type(cause).__name__})"
+    return StreamInterruptedError(
+        f"the connection to {where} broke off mid-reply{shown}; try the call again",
+        provider=provider, model=model,
+    )
+
+
 def error_from_status(
     status_code: int,
     detail: str,
@@ -217,17 +265,22 @@ def error_from_status(
     headers: Mapping[str, str] | None = None,
     request_id: str | None = None,
     credentials_hint: str | None = None,
+    vendor_type: str | None = None,
+    vendor_code: str | None = None,
+    vendor_param: str | None = None,
 ) -> LLMError:
     """Map an HTTP failure onto the tree, with a message that says what to do about it.
 
     ``credentials_hint`` names where the key comes from (e.g. "the ANTHROPIC_API_KEY environment
-    variable") so an authentication failure can say what to fix.
+    variable") so an authentication failure can say what to fix. ``vendor_type``, ``vendor_code`` and
+    ``vendor_param`` (the error body's own words) are kept on the error as they are.
     """
     retry_after = parse_retry_after(headers)
 
     def make(cls: type[LLMError], message: str) -> LLMError:
         return cls(message, provider=provider, model=model, status_code=status_code,
-                   request_id=request_id, retry_after=retry_after)
+                   request_id=request_id, retry_after=retry_after, vendor_type=vendor_type,
+                   vendor_code=vendor_code, vendor_param=vendor_param)
 
     detail = detail.strip() or "no detail given"
     if status_code in (400, 413, 422):
@@ -257,3 +310,22 @@ def error_from_status(
     if status_code >= 500:
         return make(ServerError, f"the server failed: {detail}. Try again shortly.")
     return make(LLMError, f"unexpected HTTP status {status_code}: {detail}")
+
+
+def _word(value: object) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | str):
+        return str(value) if str(value) else None
+    return None
+
+
+def vendor_fields(body: object) -> tuple[str | None, str | None, str | None]:
+    """``(type, code, param)`` of an error object (``{"message", "type", "code", "param"}``; a whole
+    body ``{"error": {...}}`` is looked into). llama.cpp sends its HTTP status as ``code`` (a number):
+    it is kept as text."""
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        body = body["error"]
+    if not isinstance(body, Mapping):
+        return None, None, None
+    return _word(body.get("type")), _word(body.get("code")), _word(body.get("param"))

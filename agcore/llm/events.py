@@ -4,6 +4,8 @@ Contract, for every provider:
 
 * blocks are announced by ``*Start`` with a content ``index``, grow by ``*Delta`` and close with
   ``*End``, which carries the finished block; indexes are the block positions in the final message;
+  a block only its vendor understands (``ProviderBlock``: Anthropic's server-tool blocks) arrives
+  whole, as one ``ProviderBlockEnd``;
 * ``UsageEvent`` may come any number of times and always carries the usage *so far* (it replaces,
   not adds to, the previous one);
 * the stream ends with exactly one ``DoneEvent`` (carrying the final ``AssistantMessage``, identical
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from agcore.llm.types import AssistantMessage, ThinkingBlock, ToolUseBlock, Usage
+from agcore.llm.types import AssistantMessage, ProviderBlock, ThinkingBlock, ToolUseBlock, Usage
 
 if TYPE_CHECKING:
     from agcore.llm.errors import LLMError
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DoneEvent",
     "ErrorEvent",
+    "ProviderBlockEnd",
     "StreamEvent",
     "TextDelta",
     "TextEnd",
@@ -116,6 +119,14 @@ class ToolCallEnd(_Event):
     tool_call: ToolUseBlock
 
 
+class ProviderBlockEnd(_Event):
+    """Block ``index`` is one only its vendor understands (a server tool's call or result), whole."""
+
+    type: Literal["provider_block_end"] = "provider_block_end"
+    index: int
+    block: ProviderBlock
+
+
 class UsageEvent(_Event):
     """The tokens used so far (the last one of a stream holds the totals)."""
 
@@ -148,6 +159,9 @@ class ErrorEvent(_Event):
     model: str | None = None
     request_id: str | None = None
     partial: AssistantMessage | None = None
+    vendor_type: str | None = None
+    vendor_code: str | None = None
+    vendor_param: str | None = None
     _exception: LLMError | None = PrivateAttr(default=None)
 
     @classmethod
@@ -164,6 +178,9 @@ class ErrorEvent(_Event):
             model=error.model,
             request_id=error.request_id,
             partial=partial,
+            vendor_type=error.vendor_type,
+            vendor_code=error.vendor_code,
+            vendor_param=error.vendor_param,
         )
         event._exception = error
         return event
@@ -182,6 +199,9 @@ class ErrorEvent(_Event):
             status_code=self.status_code,
             request_id=self.request_id,
             retry_after=self.retry_after,
+            vendor_type=self.vendor_type,
+            vendor_code=self.vendor_code,
+            vendor_param=self.vendor_param,
         )
 
 
@@ -195,6 +215,7 @@ StreamEvent = Annotated[
     | ToolCallStart
     | ToolCallDelta
     | ToolCallEnd
+    | ProviderBlockEnd
     | UsageEvent
     | DoneEvent
     | ErrorEvent,

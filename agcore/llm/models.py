@@ -48,7 +48,8 @@ class ModelInfo(BaseModel):
     aliases: tuple[str, ...] = Field(default_factory=tuple)
 
     def cost_usd(self, usage: Usage) -> float:
-        """What ``usage`` costs on this model, in USD."""
+        """What ``usage`` costs on this model, in USD. Reasoning tokens are priced as the output
+        tokens they are part of (``Usage.reasoning_tokens`` is a breakdown, never added again)."""
         return (
             usage.input_tokens * self.input_usd_per_mtok
             + usage.output_tokens * self.output_usd_per_mtok

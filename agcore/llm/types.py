@@ -20,6 +20,7 @@ __all__ = [
     "LLMRequest",
     "LLMResponse",
     "Message",
+    "ProviderBlock",
     "StopReason",
     "TextBlock",
     "ThinkingBlock",
@@ -87,6 +88,23 @@ class ToolUseBlock(_Frozen):
     parse_error: str | None = None
 
 
+class ProviderBlock(_Frozen):
+    """A content block only its vendor understands, kept as the vendor sent it (``data``) so the
+    history replays to that vendor unchanged: Anthropic's server-tool blocks (``server_tool_use``,
+    ``web_search_tool_result``, ``code_execution_tool_result``...). Other providers leave it out
+    (its outcome is in the text that follows it)."""
+
+    type: Literal["provider"] = "provider"
+    provider: str
+    data: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        """The vendor's type for the block (``data["type"]``), e.g. ``"web_search_tool_result"``."""
+        kind = self.data.get("type")
+        return kind if isinstance(kind, str) else ""
+
+
 ToolResultContent = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
 
 
@@ -108,7 +126,7 @@ class ToolResultBlock(_Frozen):
 
 
 ContentBlock = Annotated[
-    TextBlock | ImageBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock,
+    TextBlock | ImageBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ProviderBlock,
     Field(discriminator="type"),
 ]
 
@@ -127,7 +145,13 @@ class StopReason(StrEnum):
 
 class Usage(_Frozen):
     """Token counts. ``input_tokens`` excludes cache reads and writes, as Anthropic reports it;
-    providers whose vendor includes them (OpenAI) subtract, so totals add up the same everywhere."""
+    providers whose vendor includes them (OpenAI) subtract, so totals add up the same everywhere.
+
+    ``reasoning_tokens`` is the part of ``output_tokens`` the model spent reasoning, where the vendor
+    says (OpenAI's and DeepSeek's ``completion_tokens_details.reasoning_tokens``). It is *included* in
+    ``output_tokens`` (vendors bill reasoning as output), so it is never priced or totalled twice;
+    it is 0 where the vendor does not report it apart (Anthropic counts thinking in its output
+    tokens without a breakdown, Ollama reports no breakdown)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -146,7 +170,7 @@ class Usage(_Frozen):
 
     @property
     def total_tokens(self) -> int:
-        """All the tokens counted: input, output, cache reads and cache writes."""
+        """All the tokens counted: input, output (reasoning included), cache reads and cache writes."""
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
@@ -197,12 +221,47 @@ class AssistantMessage(_Frozen):
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
 
 
+#: The name each family of Anthropic's built-in tools is called by (the API requires that name).
+_BUILTIN_NAMES = (
+    ("text_editor_20250124", "str_replace_editor"),
+    ("text_editor_20241022", "str_replace_editor"),
+    ("text_editor_", "str_replace_based_edit_tool"),
+    ("bash_", "bash"),
+    ("web_search_", "web_search"),
+    ("web_fetch_", "web_fetch"),
+    ("code_execution_", "code_execution"),
+    ("computer_", "computer"),
+    ("memory_", "memory"),
+)
+
+
 class ToolDefinition(_Frozen):
-    """What the model is told about a tool: ``input_schema`` is a JSON Schema object."""
+    """What the model is told about a tool: ``input_schema`` is a JSON Schema object.
+
+    A vendor's built-in tool is offered by its type instead (``builtin_type``, e.g. Anthropic's
+    ``web_search_20250305`` or ``bash_20250124``, with its settings in ``builtin_options``): the
+    vendor knows its schema. Build one with ``ToolDefinition.builtin(...)``. Server tools (web search,
+    code execution) run at the vendor; client ones (bash, text editor) come back as ordinary tool
+    calls for a tool of that name. A provider that has no such tool refuses the request.
+    """
 
     name: str
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    builtin_type: str | None = None
+    builtin_options: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def builtin(cls, builtin_type: str, *, name: str | None = None, **options: Any) -> ToolDefinition:
+        """A vendor's built-in tool by type: ``ToolDefinition.builtin("web_search_20250305",
+        max_uses=3)``. ``name`` defaults to the one the vendor requires for that type
+        (``web_search``, ``bash``, ``str_replace_based_edit_tool``...); ``options`` are the tool's
+        settings, sent as they are (``max_uses``, ``allowed_domains``, ``max_characters``...)."""
+        if name is None:
+            name = next((n for prefix, n in _BUILTIN_NAMES if builtin_type.startswith(prefix)), None)
+            if name is None:
+                raise ValueError(f"no default name for built-in tool type {builtin_type!r}: pass name=...")
+        return cls(name=name, builtin_type=builtin_type, builtin_options=dict(options))
 
 
 class ToolChoice(_Frozen):
@@ -235,7 +294,8 @@ class LLMRequest(_Frozen):
     runtime can send it to a worker.
 
     ``extra`` is passed through to the vendor request body unchanged (e.g. ``{"top_p": 0.9}`` or
-    Anthropic's ``{"thinking": {...}}``), for options agcore does not model.
+    Anthropic's ``{"thinking": {...}}``), for options agcore does not model; ``headers`` are extra
+    HTTP headers for this call.
     """
 
     messages: list[Message]
@@ -246,6 +306,9 @@ class LLMRequest(_Frozen):
     temperature: float | None = None
     stop_sequences: list[str] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
+    #: Extra HTTP headers for this call (e.g. ``{"anthropic-beta": "..."}``), on top of the
+    #: provider's own; an ``anthropic-beta`` list adds to the provider's rather than replacing it.
+    headers: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def build(
@@ -259,6 +322,7 @@ class LLMRequest(_Frozen):
         temperature: float | None = None,
         stop_sequences: Sequence[str] | None = None,
         extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> LLMRequest:
         """A request from keywords: the one convenience form (``provider.complete(LLMRequest.build(
         "Hi", max_tokens=50))``). ``messages`` may be a plain string: one user message. The parts
@@ -275,6 +339,7 @@ class LLMRequest(_Frozen):
             temperature=temperature,
             stop_sequences=list(stop_sequences or ()),
             extra=dict(extra or {}),
+            headers=dict(headers or {}),
         )
 
 

@@ -26,6 +26,7 @@ from agcore.llm.types import (
     AssistantMessage,
     ImageBlock,
     LLMRequest,
+    ProviderBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -529,13 +530,15 @@ async def test_thinking_and_redacted_thinking_response(api: respx.MockRouter) ->
 
 
 @pytest.mark.anyio
-async def test_server_tool_blocks_are_left_out(api: respx.MockRouter) -> None:
+async def test_server_tool_blocks_are_kept_whole(api: respx.MockRouter) -> None:
+    use = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "news"}}
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []}
     api.post(MESSAGES).mock(return_value=respond_json(message_body([
-        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "news"}},
-        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []},
-        {"type": "text", "text": "Nothing new."},
+        use, result, {"type": "text", "text": "Nothing new."},
     ])))
-    assert (await make().complete(LLMRequest.build(HI))).message.content == [TextBlock(text="Nothing new.")]
+    assert (await make().complete(LLMRequest.build(HI))).message.content == [
+        ProviderBlock(provider="anthropic", data=use), ProviderBlock(provider="anthropic", data=result),
+        TextBlock(text="Nothing new.")]
 
 
 @pytest.mark.anyio

@@ -29,6 +29,7 @@ from agcore.llm.errors import (
 from agcore.llm.events import (
     DoneEvent,
     ErrorEvent,
+    ProviderBlockEnd,
     StreamEvent,
     TextDelta,
     TextEnd,
@@ -45,6 +46,7 @@ from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
     LLMRequest,
+    ProviderBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -244,7 +246,7 @@ async def test_unchanged_usage_is_not_repeated(api: respx.MockRouter) -> None:
                                                                                         output_tokens=1))]
 
 
-async def test_server_tool_blocks_are_skipped_but_indexes_kept(api: respx.MockRouter) -> None:
+async def test_server_tool_blocks_come_whole_and_indexes_are_kept(api: respx.MockRouter) -> None:
     streamed(
         api, message_start(),
         block_start(0, {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}),
@@ -260,7 +262,10 @@ async def test_server_tool_blocks_are_skipped_but_indexes_kept(api: respx.MockRo
     assert TextEnd(index=1, text="Nothing new.") in events
     done = events[-1]
     assert isinstance(done, DoneEvent)
-    assert done.message.content == [TextBlock(text="Nothing new.")]
+    use = ProviderBlock(provider="anthropic", data={
+        "type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "news"}})
+    assert ProviderBlockEnd(index=0, block=use) in events
+    assert done.message.content == [use, TextBlock(text="Nothing new.")]
 
 
 # ------------------------------------------------------------------ malformed tool JSON

@@ -539,7 +539,7 @@ async def test_cached_prompt_tokens_are_counted_apart(api: respx.MockRouter) -> 
     api.post(CHAT).mock(return_value=respond_json(completion(
         {"content": "ok"}, usage=wire_usage(prompt=2006, completion=300, cached=1920, reasoning=128))))
     usage = (await make().complete(LLMRequest.build(HI))).usage
-    assert usage == Usage(input_tokens=86, output_tokens=300, cache_read_tokens=1920)
+    assert usage == Usage(input_tokens=86, output_tokens=300, cache_read_tokens=1920, reasoning_tokens=128)
     assert usage.total_tokens == 2306
 
 

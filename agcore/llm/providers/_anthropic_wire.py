@@ -18,6 +18,7 @@ from agcore.llm.types import (
     ImageBlock,
     LLMRequest,
     Message,
+    ProviderBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -34,6 +35,7 @@ __all__ = [
     "build_params",
     "error_detail",
     "message_from_json",
+    "request_headers",
     "sanitize_tool_id",
     "status_for_error_type",
     "stop_reason_from",
@@ -104,6 +106,10 @@ def _block(block: ContentBlock) -> dict[str, Any] | None:
         return _tool_result(block)
     if isinstance(block, ImageBlock):
         return _image(block)
+    if isinstance(block, ProviderBlock):
+        # Server-tool blocks go back exactly as the API sent them (a copy: caching marks it);
+        # another vendor's opaque blocks mean nothing here.
+        return dict(block.data) if block.provider == PROVIDER else None
     # Thinking: a signature only verifies at the vendor that made it, so other vendors' (and
     # unsigned) reasoning is dropped rather than sent to be rejected.
     if block.provider != PROVIDER:
@@ -142,6 +148,9 @@ def _mark_last_cacheable(messages: list[dict[str, Any]]) -> None:
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    if tool.builtin_type is not None:
+        # A built-in tool is named by its type; the API knows its schema.
+        return {**tool.builtin_options, "type": tool.builtin_type, "name": tool.name}
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
@@ -155,13 +164,36 @@ def _tool_choice(choice: ToolChoice) -> dict[str, Any]:
     return {"type": choice.mode}
 
 
+_BETA = "anthropic-beta"
+
+
+def request_headers(provider_headers: Mapping[str, str], request: Mapping[str, str]) -> dict[str, str]:
+    """The extra HTTP headers of one call: the provider's, then the request's (names compared
+    case-insensitively; the request's value wins), except ``anthropic-beta``, a comma-separated
+    list the API reads as one: the request's betas are added to the provider's."""
+    merged: dict[str, str] = {}
+    betas: list[str] = []
+    for headers in (provider_headers, request):
+        for name, value in headers.items():
+            if name.lower() == _BETA:
+                betas += [b.strip() for b in value.split(",") if b.strip() and b.strip() not in betas]
+            else:
+                merged = {k: v for k, v in merged.items() if k.lower() != name.lower()}
+                merged[name] = value
+    if betas:
+        merged[_BETA] = ",".join(betas)
+    return merged
+
+
 def build_params(
-    request: LLMRequest, *, model: str, max_tokens: int, prompt_caching: bool
+    request: LLMRequest, *, model: str, max_tokens: int, prompt_caching: bool,
+    headers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for ``messages.create``; anything unset is left out, never sent as null.
 
     With ``prompt_caching`` three breakpoints (of the API's four) go on the system prompt, the last
-    tool and the last message, so the whole stable prefix is cached turn after turn.
+    tool and the last message, so the whole stable prefix is cached turn after turn. ``headers``
+    are the provider's extra HTTP headers, merged with the request's (``request_headers``).
     """
     messages = [m for m in map(_message, request.messages) if m is not None]
     params: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
@@ -188,6 +220,8 @@ def build_params(
     body.update(request.extra)
     if body:
         params["extra_body"] = body
+    if extra_headers := request_headers(headers or {}, request.headers):
+        params["extra_headers"] = extra_headers
     return params
 
 
@@ -230,8 +264,9 @@ def tool_use_block(block: Mapping[str, Any], arguments: str | None = None) -> To
 
 
 def message_from_json(data: Mapping[str, Any], *, model: str) -> AssistantMessage:
-    """An ``AssistantMessage`` from a Messages API response body. Server-side tool blocks (web
-    search and the like) have no agcore type and are left out."""
+    """An ``AssistantMessage`` from a Messages API response body. Blocks agcore has no type for
+    (server-side tools: ``server_tool_use``, ``web_search_tool_result``, code execution results...)
+    are kept whole as ``ProviderBlock``s, so the history replays to Anthropic as it was."""
     content: list[ContentBlock] = []
     for block in data["content"]:
         kind = block["type"]
@@ -244,6 +279,8 @@ def message_from_json(data: Mapping[str, Any], *, model: str) -> AssistantMessag
                                          provider=PROVIDER))
         elif kind == "redacted_thinking":
             content.append(ThinkingBlock(redacted_data=block["data"], provider=PROVIDER))
+        else:
+            content.append(ProviderBlock(provider=PROVIDER, data=dict(block)))
     return AssistantMessage(
         content=content,
         stop_reason=stop_reason_from(data.get("stop_reason")),
@@ -276,12 +313,15 @@ def status_for_error_type(error_type: str | None) -> int:
 
 
 def error_detail(body: object) -> tuple[str | None, str | None]:
-    """``(error.type, error.message)`` from an Anthropic error body, when it has that shape."""
+    """``(error.type, error.message)`` from an Anthropic error body (``{"type": "error", "error":
+    {...}}``), or from the inner error object alone (the SDK hands that over as ``APIStatusError.body``)."""
     if not isinstance(body, Mapping):
         return None, None
     error = body.get("error")
     if not isinstance(error, Mapping):
-        return None, None
+        if not ("type" in body and "message" in body):
+            return None, None
+        error = body
     kind, message = error.get("type"), error.get("message")
     return (kind if isinstance(kind, str) else None,
             message if isinstance(message, str) else None)

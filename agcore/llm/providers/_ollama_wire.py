@@ -35,6 +35,7 @@ from agcore.llm.events import (
     ToolCallStart,
     UsageEvent,
 )
+from agcore.llm.providers._openai_wire import refuse_builtin_tools
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -172,6 +173,7 @@ def build_body(
     body: dict[str, Any] = {"model": model, "messages": build_messages(request), "stream": stream}
     choice = request.tool_choice
     if request.tools and not (choice is not None and choice.mode == "none"):
+        refuse_builtin_tools(request.tools, provider=PROVIDER, model=model)
         body["tools"] = [
             {"type": "function",
              "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}

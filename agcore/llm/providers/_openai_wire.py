@@ -13,7 +13,14 @@ from typing import Any
 
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._identifiers import fit_identifier, new_call_id
-from agcore.llm.errors import LLMError, ResponseFormatError, error_from_status
+from agcore.llm.errors import (
+    InvalidRequestError,
+    LLMError,
+    ResponseFormatError,
+    error_from_status,
+    vendor_fields,
+)
+from agcore.llm.providers._reasoning_echo import NEVER, ReasoningEcho
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -39,6 +46,7 @@ __all__ = [
     "message_from_completion",
     "new_call_id",
     "reasoning_of",
+    "refuse_builtin_tools",
     "sanitize_tool_id",
     "stop_reason_for",
     "text_of",
@@ -111,7 +119,11 @@ def _user_messages(message: UserMessage) -> list[dict[str, Any]]:
     return out
 
 
-def _assistant_message(message: AssistantMessage) -> dict[str, Any] | None:
+def _assistant_message(
+    message: AssistantMessage, reasoning_field: str | None = None
+) -> dict[str, Any] | None:
+    """The wire message; with ``reasoning_field``, the reply's own reasoning goes back in that field
+    (the caller has checked that the vendor wants it and wrote it)."""
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for block in message.content:
@@ -124,13 +136,50 @@ def _assistant_message(message: AssistantMessage) -> dict[str, Any] | None:
                 "type": "function",
                 "function": {"name": block.name, "arguments": json.dumps(block.input, ensure_ascii=False)},
             })
-        # Thinking is dropped: Chat Completions has no input for it, whoever produced it.
+        # Thinking is dropped unless its own vendor wants it back (``reasoning_field``).
     if not texts and not calls:
         return None
     out: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) if texts else None}
+    if reasoning_field is not None:
+        reasoning = "".join(b.thinking for b in message.thinking
+                            if b.provider == message.provider and b.redacted_data is None)
+        if reasoning:
+            out[reasoning_field] = reasoning
     if calls:
         out["tool_calls"] = calls
     return out
+
+
+def _starts_turn(message: UserMessage) -> bool:
+    # Tool results continue the model's turn; anything else the user says starts a new one.
+    return isinstance(message.content, str) or any(
+        not isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def _echo_field(message: AssistantMessage, *, position: int, turn_start: int, rule: ReasoningEcho,
+                provider: str, model: str) -> str | None:
+    """The field this message's reasoning goes back in under ``rule``, or None."""
+    if rule.field is None or message.provider != provider:
+        return None  # never another vendor's (or another server's) reasoning
+    if rule.same_model and message.model != model:
+        return None
+    if rule.current_turn_only and position < turn_start:
+        return None
+    if rule.tool_calls_only and not message.tool_calls:
+        return None
+    return rule.field
+
+
+def refuse_builtin_tools(tools: list[ToolDefinition], *, provider: str, model: str) -> None:
+    """Raise ``InvalidRequestError`` for a vendor's built-in tool (``ToolDefinition.builtin``) offered
+    to a provider that has none: left out silently, the model would lack a tool the caller chose."""
+    for tool in tools:
+        if tool.builtin_type is not None:
+            raise InvalidRequestError(
+                f"the tool {tool.name!r} is a vendor's built-in tool ({tool.builtin_type}), which {provider} "
+                "cannot offer: give this provider a tool with an input_schema instead, or leave it out of "
+                "the request's tools", provider=provider, model=model,
+            )
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -148,22 +197,31 @@ def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
 
 
 def build_params(
-    request: LLMRequest, *, model: str, max_tokens: int | None, official: bool
+    request: LLMRequest, *, model: str, max_tokens: int | None, official: bool,
+    provider: str = "", reasoning: ReasoningEcho = NEVER,
 ) -> dict[str, Any]:
     """The JSON body of a Chat Completions request (without the streaming fields). ``extra`` is merged
-    in last, so it wins, as the SDK's ``extra_body`` does."""
+    in last, so it wins, as the SDK's ``extra_body`` does. ``reasoning`` is the vendor's rule for
+    sending back the reasoning of replies that ``provider`` wrote (``_reasoning_echo``)."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    for message in request.messages:
+    turn_start = 0
+    if reasoning.field is not None:
+        turn_start = max((i for i, m in enumerate(request.messages)
+                          if isinstance(m, UserMessage) and _starts_turn(m)), default=-1) + 1
+    for position, message in enumerate(request.messages):
         if isinstance(message, AssistantMessage):
-            converted = _assistant_message(message)
+            field = _echo_field(message, position=position, turn_start=turn_start, rule=reasoning,
+                                provider=provider, model=model)
+            converted = _assistant_message(message, field)
             if converted is not None:
                 messages.append(converted)
         else:
             messages.extend(_user_messages(message))
     params: dict[str, Any] = {"model": model, "messages": messages}
     if request.tools:
+        refuse_builtin_tools(request.tools, provider=provider or "openai", model=model)
         params["tools"] = [_tool(tool) for tool in request.tools]
         # Only with tools: OpenAI rejects a tool_choice when no tools are given.
         if request.tool_choice is not None:
@@ -228,17 +286,30 @@ def _count(value: object) -> int:
 
 
 def usage_from(usage: object) -> Usage:
+    """agcore's ``Usage`` from a Chat Completions ``usage`` object (OpenAI's, DeepSeek's, and what
+    compatible servers send)."""
     if not isinstance(usage, dict):
         return Usage()
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     if not cached:
         cached = _count(usage.get("prompt_cache_hit_tokens"))  # DeepSeek's name for it
+    prompt = _count(usage.get("prompt_tokens"))
+    output = _count(usage.get("completion_tokens"))
+    completion_details = usage.get("completion_tokens_details")
+    reasoning = _count(completion_details.get("reasoning_tokens")) if isinstance(
+        completion_details, dict) else 0
+    # OpenAI and DeepSeek count reasoning inside completion_tokens. A server whose total shows it
+    # left them out (total = prompt + completion + reasoning) would otherwise have them go unbilled.
+    total = usage.get("total_tokens")
+    if reasoning and isinstance(total, int) and total == prompt + output + reasoning:
+        output += reasoning
     return Usage(
         # prompt_tokens includes the cached part; agcore counts it apart.
-        input_tokens=max(0, _count(usage.get("prompt_tokens")) - cached),
-        output_tokens=_count(usage.get("completion_tokens")),
+        input_tokens=max(0, prompt - cached),
+        output_tokens=output,
         cache_read_tokens=cached,
+        reasoning_tokens=min(reasoning, output),
     )
 
 
@@ -336,7 +407,9 @@ def error_from_body(body: object, *, provider: str, model: str) -> LLMError:
     detail = error_detail(body, "the server reported an error without a message")
     if isinstance(body, Mapping) and isinstance(body.get("code"), str) and body["code"] not in detail:
         detail = f"{detail} (code {body['code']})"
+    vendor_type, vendor_code, vendor_param = vendor_fields(body)
     error = error_from_status(inferred, f"{detail} (sent inside the response)", provider=provider,
-                              model=model)
+                              model=model, vendor_type=vendor_type, vendor_code=vendor_code,
+                              vendor_param=vendor_param)
     error.status_code = status
     return error

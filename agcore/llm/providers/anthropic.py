@@ -18,6 +18,7 @@ import anthropic
 import httpx2
 from anthropic import AsyncAnthropic, AsyncStream
 
+from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
@@ -26,11 +27,13 @@ from agcore.llm.errors import (
     MissingCredentialsError,
     RequestTimeoutError,
     ResponseFormatError,
-    StreamInterruptedError,
+    connection_broke_off,
     error_from_status,
+    stream_broke_off,
 )
 from agcore.llm.events import (
     DoneEvent,
+    ProviderBlockEnd,
     StreamEvent,
     TextDelta,
     TextEnd,
@@ -57,7 +60,7 @@ from agcore.llm.providers._anthropic_wire import (
 )
 from agcore.llm.providers._responses import is_json
 from agcore.llm.retry import RetryPolicy
-from agcore.llm.types import LLMRequest, LLMResponse, ThinkingBlock, Usage
+from agcore.llm.types import LLMRequest, LLMResponse, ProviderBlock, ThinkingBlock, Usage
 
 __all__ = ["AnthropicProvider", "sanitize_tool_id"]
 
@@ -70,7 +73,7 @@ _HEALTH_CHECK_TIMEOUT = 30.0
 # Transport failures that mean the server was never reached (anything else mid-stream broke off).
 _CONNECT_ERRORS = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError, httpx2.UnsupportedProtocol)
 _BROKE_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
-# Block types agcore models; server-side tool blocks (web search results and the like) are skipped.
+# Block types agcore models; any other (server-side tool blocks) is kept whole as a ProviderBlock.
 _STREAMED_KINDS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
 
@@ -88,6 +91,8 @@ class _OpenBlock:
 
     def start_events(self) -> list[StreamEvent]:
         index, start, kind = self.index, self.start, self.kind
+        if kind not in _STREAMED_KINDS:
+            return []  # a server-tool block is announced whole, when it ends
         if kind == "tool_use":
             return [ToolCallStart(index=index, id=start["id"], name=start["name"])]
         opened: StreamEvent = TextStart(index=index) if kind == "text" else ThinkingStart(index=index)
@@ -109,8 +114,15 @@ class _OpenBlock:
         if kind == "thinking":
             return ThinkingEnd(index=index, block=ThinkingBlock(
                 thinking="".join(self.parts), signature=self.signature or None, provider=PROVIDER))
-        return ThinkingEnd(index=index, block=ThinkingBlock(redacted_data=self.start["data"],
-                                                            provider=PROVIDER))
+        if kind == "redacted_thinking":
+            return ThinkingEnd(index=index, block=ThinkingBlock(redacted_data=self.start["data"],
+                                                                provider=PROVIDER))
+        # A server-tool block: as content_block_start gave it, with the input its deltas streamed
+        # (server_tool_use starts with an empty one), so it equals the block complete() returns.
+        data = dict(self.start)
+        if self.parts:
+            data["input"] = parse_tool_arguments("".join(self.parts))[0]
+        return ProviderBlockEnd(index=index, block=ProviderBlock(provider=PROVIDER, data=data))
 
 
 def _merge_usage(usage: Usage, update: dict[str, Any] | None) -> Usage | None:
@@ -139,7 +151,8 @@ class AnthropicProvider(BaseProvider):
     ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``). A ready ``client`` may be given
     instead; it is then the caller's to close, as is an ``http_client`` (an ``httpx2.AsyncClient``,
     the HTTP library this SDK uses). ``prompt_caching`` puts cache breakpoints on the system prompt,
-    the last tool and the last message.
+    the last tool and the last message. ``headers`` go on every call (e.g. ``{"anthropic-beta":
+    "context-1m-2025-08-07"}``); a request's ``headers`` add to them.
     """
 
     provider_name = PROVIDER
@@ -156,9 +169,11 @@ class AnthropicProvider(BaseProvider):
         prompt_caching: bool = False,
         default_max_tokens: int | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(model_id, retry_policy=retry_policy)
         self.prompt_caching = prompt_caching
+        self.headers: dict[str, str] = dict(headers or {})
         if default_max_tokens is not None:
             self.default_max_tokens = default_max_tokens
         if client is not None:
@@ -206,7 +221,7 @@ class AnthropicProvider(BaseProvider):
 
     def _params(self, request: LLMRequest) -> dict[str, Any]:
         return build_params(request, model=self.model_id, max_tokens=self._max_tokens(request),
-                            prompt_caching=self.prompt_caching)
+                            prompt_caching=self.prompt_caching, headers=self.headers)
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
         # The raw body, converted once: parsing it into the SDK's models first would double the work.
@@ -269,7 +284,8 @@ class AnthropicProvider(BaseProvider):
                         elif delta_kind == "input_json_delta":
                             if fragment := delta["partial_json"]:
                                 block.parts.append(fragment)
-                                yield ToolCallDelta(index=block.index, arguments=fragment)
+                                if block.kind == "tool_use":  # not a server tool's input
+                                    yield ToolCallDelta(index=block.index, arguments=fragment)
                         elif delta_kind == "thinking_delta":
                             text = delta["thinking"]
                             block.parts.append(text)
@@ -278,11 +294,9 @@ class AnthropicProvider(BaseProvider):
                             block.signature += delta["signature"]
                     elif kind == "content_block_start":
                         block = _OpenBlock(data["index"], data["content_block"])
-                        if block.kind in _STREAMED_KINDS:
-                            blocks[block.index] = block
-                            for event in block.start_events():
-                                yield event
-                        # Server-side tool blocks have no agcore type: their events are skipped.
+                        blocks[block.index] = block
+                        for event in block.start_events():
+                            yield event
                     elif kind == "content_block_stop":
                         block = blocks.pop(data["index"], None)
                         if block is not None:
@@ -314,9 +328,10 @@ class AnthropicProvider(BaseProvider):
 
     def _map_error(self, error: Exception) -> LLMError | None:
         if isinstance(error, anthropic.APIStatusError):
-            _, api_message = error_detail(error.body)
+            error_type, api_message = error_detail(error.body)
             return self._error(error.status_code, api_message or error.message,
-                               headers=error.response.headers, request_id=error.request_id)
+                               headers=error.response.headers, request_id=error.request_id,
+                               vendor_type=error_type)
         base_url = self._client.base_url
         if isinstance(error, anthropic.APITimeoutError):
             return RequestTimeoutError(
@@ -327,12 +342,7 @@ class AnthropicProvider(BaseProvider):
         cause = error.__cause__
         if isinstance(error, anthropic.APIConnectionError) and isinstance(cause, _BROKE_OFF):
             # The server was reached, then the connection broke (a reset, a body cut short).
-            return LLMConnectionError(
-                f"the connection to {base_url} broke off before the reply was complete "
-                f"({type(cause).__name__}{f': {cause}' if str(cause) else ''}); try the call again "
-                "(a proxy or load balancer cutting connections does this)",
-                provider=PROVIDER, model=self.model_id,
-            )
+            return connection_broke_off(str(base_url), cause, provider=PROVIDER, model=self.model_id)
         if isinstance(error, anthropic.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to the Anthropic API at {base_url}: {error.__cause__ or error}. "
@@ -346,16 +356,14 @@ class AnthropicProvider(BaseProvider):
                 provider=PROVIDER, model=self.model_id,
             )
         if isinstance(error, httpx2.TransportError | httpx2.StreamError):
-            return StreamInterruptedError(
-                f"the stream from {base_url} broke off: {error!r}; try the call again",
-                provider=PROVIDER, model=self.model_id,
-            )
+            return stream_broke_off(str(base_url), error, provider=PROVIDER, model=self.model_id)
         return None
 
     def _error(self, status: int, detail: str, *, headers: Mapping[str, str] | None,
-               request_id: str | None) -> LLMError:
+               request_id: str | None, vendor_type: str | None = None) -> LLMError:
         return error_from_status(status, detail, provider=PROVIDER, model=self.model_id, headers=headers,
-                                 request_id=request_id, credentials_hint=_CREDENTIALS_HINT)
+                                 request_id=request_id, credentials_hint=_CREDENTIALS_HINT,
+                                 vendor_type=vendor_type)
 
     def _stream_error(self, payload: str, headers: Mapping[str, str], request_id: str | None) -> LLMError:
         """The error for an SSE ``error`` event. It arrives inside a 200 response (e.g. an
@@ -366,7 +374,7 @@ class AnthropicProvider(BaseProvider):
             body = None
         error_type, message = error_detail(body)
         return self._error(status_for_error_type(error_type), message or payload, headers=headers,
-                           request_id=request_id)
+                           request_id=request_id, vendor_type=error_type)
 
     def _format_error(self, what: str, exc: Exception, request_id: str | None) -> ResponseFormatError:
         return ResponseFormatError(

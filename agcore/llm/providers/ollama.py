@@ -9,10 +9,12 @@ arrives as an NDJSON line ``{"error": "..."}`` with status 200, not as an HTTP s
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 
 from agcore.llm._assembly import StreamAssembler
@@ -25,7 +27,10 @@ from agcore.llm.errors import (
     ResponseFormatError,
     ServerError,
     StreamInterruptedError,
+    connection_broke_off,
     error_from_status,
+    stream_broke_off,
+    vendor_fields,
 )
 from agcore.llm.events import DoneEvent, StreamEvent
 from agcore.llm.provider import BaseProvider
@@ -42,12 +47,29 @@ from agcore.llm.types import LLMRequest, LLMResponse
 
 __all__ = ["OllamaProvider", "resolve_ollama_host"]
 
+_DRAIN_SECONDS = 2.0
+# The server was reached, then the connection broke (a reset, a keep-alive connection it had closed).
+_BROKE_OFF = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
 
 def _is_missing_model(detail: str) -> bool:
     # 'model "x" not found, try pulling it first' (older) or "model 'x' not found" (newer); a bare
     # "404 page not found" is a wrong host or path, not a missing model.
     lowered = detail.lower()
     return "model" in lowered and "not found" in lowered
+
+
+async def _read_to_end(lines: AsyncIterator[str]) -> None:
+    """Read what follows the ``done`` line (the end of the chunked body), so the connection goes back
+    to the pool: a response closed unread closes its connection, and every call would open a new
+    one. The reply is whole already: a server that keeps the body open is given up on after
+    ``_DRAIN_SECONDS``, and a failure here loses nothing."""
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        try:
+            async for _ in lines:
+                pass
+        except httpx.HTTPError:
+            pass
 
 
 class OllamaProvider(BaseProvider):
@@ -94,7 +116,8 @@ class OllamaProvider(BaseProvider):
     # ----------------------------------------------------------------- calls
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
-        response = await self._client.post(self._chat_url, json=self.build_body(request, stream=False))
+        response = await self._client.post(self._chat_url, json=self.build_body(request, stream=False),
+                                           headers=request.headers or None)
         if response.is_error:
             raise self._status_error(response)
         return LLMResponse(message=parse_reply(self._parse_line(response.text), model=self.model_id))
@@ -103,31 +126,33 @@ class OllamaProvider(BaseProvider):
         self, request: LLMRequest, assembler: StreamAssembler
     ) -> AsyncIterator[StreamEvent]:
         body = self.build_body(request, stream=True)
-        async with self._client.stream("POST", self._chat_url, json=body) as response:
+        async with self._client.stream("POST", self._chat_url, json=body,
+                                       headers=request.headers or None) as response:
             if response.is_error:
                 await response.aread()
                 raise self._status_error(response)
             blocks = StreamBlocks()
+            lines = response.aiter_lines()
             try:
-                async for line in response.aiter_lines():
+                async for line in lines:
                     if not line.strip():
                         continue
                     for event in blocks.feed(self._parse_line(line)):
                         yield event
                     if blocks.done:
-                        # Built only now: the base has fed the UsageEvent to the assembler.
-                        message = assembler.message(stop_reason=blocks.stop_reason, model=self.model_id,
-                                                    provider=PROVIDER)
-                        yield DoneEvent(message=message)
-                        return
+                        break
+                if blocks.done:
+                    await _read_to_end(lines)
+                    # Built only now: the base has fed the UsageEvent to the assembler.
+                    message = assembler.message(stop_reason=blocks.stop_reason, model=self.model_id,
+                                                provider=PROVIDER)
+                    yield DoneEvent(message=message)
+                    return
             except httpx.TimeoutException:
                 raise  # _map_error makes it a RequestTimeoutError
             except httpx.TransportError as exc:
-                raise StreamInterruptedError(
-                    f"the connection to Ollama at {self.host} broke during the reply ({exc!r}); "
-                    "try the call again",
-                    provider=PROVIDER, model=self.model_id,
-                ) from exc
+                raise stream_broke_off(f"Ollama at {self.host}", exc, provider=PROVIDER,
+                                       model=self.model_id) from exc
         raise StreamInterruptedError(
             "the Ollama stream ended before its final `done` line (the server may have stopped or "
             "unloaded the model); try the call again",
@@ -175,6 +200,10 @@ class OllamaProvider(BaseProvider):
                 "A large model may still be loading: try again, or pass a longer `timeout=`.",
                 provider=PROVIDER, model=self.model_id,
             )
+        if isinstance(error, _BROKE_OFF):
+            # Reached, then dropped: e.g. a keep-alive connection the server had closed. Not "down".
+            return connection_broke_off(f"Ollama at {self.host}", error, provider=PROVIDER,
+                                        model=self.model_id)
         if isinstance(error, httpx.TransportError):
             return LLMConnectionError(
                 f"the connection to Ollama at {self.host} failed ({error!r}); check that the server "
@@ -191,14 +220,20 @@ class OllamaProvider(BaseProvider):
         )
 
     def _status_error(self, response: httpx.Response) -> LLMError:
-        try:
-            detail = str(response.json().get("error") or response.text)
-        except (ValueError, AttributeError):
-            detail = response.text
+        error: object = None
+        with contextlib.suppress(ValueError, AttributeError):
+            error = response.json().get("error")
+        # Ollama's native API sends {"error": "<message>"}; a proxy in front of it (or its /v1 API)
+        # may send an object with the vendor's type and code, kept on the error.
+        vendor_type, vendor_code, vendor_param = vendor_fields(error)
+        if isinstance(error, dict):
+            error = error.get("message")
+        detail = str(error or response.text)
         if response.status_code == 404 and _is_missing_model(detail):
             return self._not_found(detail, 404)
         return error_from_status(response.status_code, detail, provider=PROVIDER, model=self.model_id,
-                                 headers=response.headers)
+                                 headers=response.headers, vendor_type=vendor_type,
+                                 vendor_code=vendor_code, vendor_param=vendor_param)
 
     def _error_line(self, detail: object) -> LLMError:
         """The error for an ``{"error": ...}`` body, which comes with status 200 (mid-stream the

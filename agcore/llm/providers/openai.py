@@ -33,7 +33,10 @@ from agcore.llm.errors import (
     RequestTimeoutError,
     ResponseFormatError,
     StreamInterruptedError,
+    connection_broke_off,
     error_from_status,
+    stream_broke_off,
+    vendor_fields,
 )
 from agcore.llm.events import DoneEvent, StreamEvent
 from agcore.llm.provider import BaseProvider
@@ -44,6 +47,7 @@ from agcore.llm.providers._openai_wire import (
     error_from_body,
     message_from_completion,
 )
+from agcore.llm.providers._reasoning_echo import COMPATIBLE, echo_rule, vendor_for
 from agcore.llm.providers._responses import is_json
 from agcore.llm.retry import RetryPolicy
 from agcore.llm.types import LLMRequest, LLMResponse
@@ -82,8 +86,10 @@ class OpenAIProvider(BaseProvider):
 
     Without ``base_url`` (and ``OPENAI_BASE_URL`` unset) it talks to OpenAI, needs ``OPENAI_API_KEY``
     and is named ``"openai"``. With a ``base_url`` it serves any OpenAI-compatible server (vLLM,
-    llama.cpp, LM Studio, Ollama's ``/v1``...), is named ``"openai-compatible"`` unless
-    ``provider_name`` says otherwise, and works without a key. Pass ``client`` to use an
+    llama.cpp, LM Studio, Ollama's ``/v1``...), is named ``"openai-compatible"`` (or after the vendor
+    whose API host it is: ``"deepseek"``, ``"moonshot"``...) unless ``provider_name`` says otherwise,
+    and works without a key. Reasoning (``reasoning_content``) goes back to the vendor that wrote it
+    where that vendor wants it (``_reasoning_echo``'s table). Pass ``client`` to use an
     ``AsyncOpenAI`` you configured yourself (it is then yours to close).
     """
 
@@ -113,7 +119,11 @@ class OpenAIProvider(BaseProvider):
         elif resolved is not None:
             check_base_url(resolved)
         self._official = resolved is None or _is_official(resolved)
-        self.provider_name = provider_name or ("openai" if self._official else "openai-compatible")
+        # A vendor the reasoning table knows goes by its name ("deepseek"), so its replies say whose
+        # they are and its reasoning goes back to it alone; any other server is "openai-compatible".
+        self.provider_name = provider_name or (
+            "openai" if self._official else vendor_for(resolved) or COMPATIBLE)
+        self._reasoning_echo = echo_rule(self.provider_name, resolved)
         if client is not None:
             self._client = client
             self._owns_client = False
@@ -150,14 +160,16 @@ class OpenAIProvider(BaseProvider):
 
     def _params(self, request: LLMRequest) -> dict[str, Any]:
         max_tokens = request.max_tokens if request.max_tokens is not None else self._default_max_tokens
-        return build_params(request, model=self.model_id, max_tokens=max_tokens, official=self._official)
+        return build_params(request, model=self.model_id, max_tokens=max_tokens, official=self._official,
+                            provider=self.provider_name, reasoning=self._reasoning_echo)
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
         # ``client.post``: the SDK's documented call for a prepared body. It keeps auth, the base URL,
         # headers, timeouts and the mapping of HTTP errors, and skips what ``create()`` adds per call:
         # validating and transforming the parameters against their TypedDicts by introspection, which
         # cost more CPU than the rest of the call. ``build_params`` already writes the wire shape.
-        raw = await self._client.post(_CHAT, body=self._params(request), cast_to=httpx.Response)
+        raw = await self._client.post(_CHAT, body=self._params(request), cast_to=httpx.Response,
+                                      options={"headers": request.headers} if request.headers else {})
         try:
             body = json.loads(raw.content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -172,7 +184,8 @@ class OpenAIProvider(BaseProvider):
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
         stream = await self._client.post(
-            _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any]
+            _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any],
+            options={"headers": request.headers} if request.headers else {},
         )
         response = stream.response
         if is_json(response.headers):
@@ -203,10 +216,8 @@ class OpenAIProvider(BaseProvider):
                     yield event
         except _TRANSPORT_ERRORS as exc:
             if not (reader.finished or reader.saw_done):  # else the reply is whole: keep it
-                raise StreamInterruptedError(
-                    f"the connection to {self._base_url} broke off mid-reply ({type(exc).__name__}: "
-                    f"{exc}); try the call again", provider=self.provider_name, model=self.model_id,
-                ) from exc
+                raise stream_broke_off(self._base_url, exc, provider=self.provider_name,
+                                       model=self.model_id) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise self._unreadable(str(exc)) from exc
         finally:
@@ -255,9 +266,11 @@ class OpenAIProvider(BaseProvider):
             hint = "the OPENAI_API_KEY environment variable"
             if not self._official:
                 hint = f"the api_key passed for {self._base_url} (or {hint})"
+            vendor_type, vendor_code, vendor_param = vendor_fields(error.body)
             return error_from_status(
                 error.status_code, detail, headers=error.response.headers, request_id=error.request_id,
-                credentials_hint=hint, provider=provider, model=model,
+                credentials_hint=hint, provider=provider, model=model, vendor_type=vendor_type,
+                vendor_code=vendor_code, vendor_param=vendor_param,
             )
         if isinstance(error, openai.APITimeoutError):
             return RequestTimeoutError(
@@ -265,11 +278,7 @@ class OpenAIProvider(BaseProvider):
                 "or raise the provider's timeout= for long replies", provider=provider, model=model,
             )
         if isinstance(error, openai.APIConnectionError) and isinstance(error.__cause__, _BROKE_OFF):
-            return LLMConnectionError(
-                f"the connection to {self._base_url} broke off before the reply was complete "
-                f"({_cause(error)}); try the call again (a proxy or load balancer cutting connections "
-                "does this)", provider=provider, model=model,
-            )
+            return connection_broke_off(self._base_url, error.__cause__, provider=provider, model=model)
         if isinstance(error, openai.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to {self._base_url} ({_cause(error)}). Is the server running at "
@@ -281,10 +290,7 @@ class OpenAIProvider(BaseProvider):
             body = error.body if error.body is not None else error.message
             return error_from_body(body, provider=provider, model=model)
         if isinstance(error, _TRANSPORT_ERRORS):
-            return StreamInterruptedError(
-                f"the connection to {self._base_url} broke off mid-reply ({error!r}); try the call again",
-                provider=provider, model=model,
-            )
+            return stream_broke_off(self._base_url, error, provider=provider, model=model)
         return None
 
 
