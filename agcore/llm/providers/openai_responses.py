@@ -21,7 +21,7 @@ import httpx
 import openai
 
 from agcore.llm._assembly import StreamAssembler, message_to_events
-from agcore.llm.errors import ResponseFormatError, StreamInterruptedError
+from agcore.llm.errors import ResponseFormatError, StreamInterruptedError, stream_broke_off
 from agcore.llm.events import DoneEvent, StreamEvent
 from agcore.llm.models import default_registry
 from agcore.llm.providers._openai_stream import SSEDecoder
@@ -174,10 +174,8 @@ class OpenAIResponsesProvider(OpenAIProvider):
                         yield event
         except _TRANSPORT_ERRORS as exc:
             if not reader.finished:
-                raise StreamInterruptedError(
-                    f"the connection to {self._base_url} broke off mid-reply ({type(exc).__name__}: "
-                    f"{exc}); try the call again", provider=self.provider_name, model=self.model_id,
-                ) from exc
+                raise stream_broke_off(self._base_url, exc, provider=self.provider_name,
+                                       model=self.model_id) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise self._unreadable(str(exc)) from exc
         finally:
