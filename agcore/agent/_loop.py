@@ -37,7 +37,11 @@ from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
-from agcore.agent._subagent_links import parent_budget_exceeded, take_subagent_events
+from agcore.agent._subagent_links import (
+    collect_subagent_events,
+    parent_budget_exceeded,
+    take_subagent_events,
+)
 from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
 from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
@@ -194,6 +198,7 @@ async def run_loop(
             for call in calls:
                 yield ev.ToolCallRequested(call=call, mode=registry.classify(call.name))
             batch = turn.batch = Batch(calls)
+            collect_subagent_events(session)
             repetition_stop = await _phase(session, config, hooks, turn).run(batch)
             for nested in take_subagent_events(session):  # what sub-agents did, before the results
                 yield nested

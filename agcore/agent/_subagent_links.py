@@ -13,15 +13,28 @@ from agcore.agent._errors import LimitExceeded
 if TYPE_CHECKING:
     from agcore.agent._session import AgentSession
 
-__all__ = ["parent_budget_exceeded", "report_subagent_event", "take_subagent_events"]
+__all__ = [
+    "collect_subagent_events",
+    "parent_budget_exceeded",
+    "report_subagent_event",
+    "take_subagent_events",
+]
 
 # Events of the running children, per parent session, until the parent's loop reports them.
 _pending: weakref.WeakKeyDictionary[AgentSession, list[ev.AgentEvent]] = weakref.WeakKeyDictionary()
 
 
+def collect_subagent_events(session: AgentSession) -> None:
+    """Start keeping the events of ``session``'s children (the loop, before a tool batch). Elsewhere
+    (a LangGraph or Temporal runtime, a plan step) nobody would report them, so none are kept."""
+    _pending[session] = []
+
+
 def report_subagent_event(parent: AgentSession, event: ev.SubagentEvent) -> None:
-    """Keep a child's event for ``parent``'s stream."""
-    _pending.setdefault(parent, []).append(event)
+    """Keep a child's event for ``parent``'s stream, if its loop collects them."""
+    kept = _pending.get(parent)
+    if kept is not None:
+        kept.append(event)
 
 
 def take_subagent_events(session: AgentSession) -> list[ev.AgentEvent]:

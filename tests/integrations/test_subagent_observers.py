@@ -1,16 +1,18 @@
 """Sub-agents seen by the observers: the child's ``invoke_agent`` span nests under the parent's
 ``execute_tool`` span, in the same trace; the child's audit records carry the parent's trace id and
-say where the child hangs; every span is ended, a cancelled run's included."""
+say where the child hangs; its log lines are indented and name the call; every span is ended, a
+cancelled run's included."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import anyio
 import pytest
 
 from agcore.agent import AgentBuilder, AgentSession, BasicAgent, agent_tool
-from agcore.plugins import AuditLogPlugin
+from agcore.plugins import AuditLogPlugin, LoggingPlugin
 from agcore.testing import tool_call_reply, tool_calls_reply
 from agcore.tools import tool
 from tests.agent._subagent_support import Scripts
@@ -130,3 +132,26 @@ async def test_a_cancelled_parent_ends_every_span_of_its_children() -> None:
     child_turn = traced.one("invoke_agent researcher")
     assert attrs(child_turn)["agcore.turn.stop"] == "cancelled"
     assert parent_id(child_turn) == span_id(traced.tool("p1"))
+
+
+async def test_log_lines_of_a_child_are_indented_and_name_root_and_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="agcore.run")
+    script = scripts()
+    bundle = (
+        AgentBuilder().provider(script.model)
+        .tools(lookup, agent_tool(RESEARCHER), agent_tool(DEEP, name="deep"))
+        .plugins(LoggingPlugin()).build()
+    )
+    session = AgentSession(LEAD, "parent-session", bundle)
+    await session.submit_turn("tell me about otters")
+    records = [r for r in caplog.records if r.name == "agcore.run"]
+    messages = [r.getMessage() for r in records]
+    assert messages[0] == "[lead parent-s:1] turn started: 'tell me about otters'"
+    assert "  [researcher parent-s>p1:1] turn started: 'otters'" in messages
+    deep_start = next(m for m in messages if "turn started: 'dig'" in m)
+    assert deep_start.startswith("    [deep parent-s>")
+    child = next(r for r in records if r.getMessage().startswith("  [researcher"))
+    assert child.agcore_parent_session == "parent-session"  # type: ignore[attr-defined]
+    assert child.agcore_depth == 1  # type: ignore[attr-defined]
