@@ -202,7 +202,8 @@ def _report(parent: AgentSession, child: AgentSession, call_id: str, event: ev.A
     if isinstance(event, ev.TextDelta | ev.ThinkingDelta):
         return
     if not isinstance(event, ev.SubagentEvent):  # a grandchild's events are already wrapped
-        event = ev.SubagentEvent(
+        # model_construct: every field is already valid (the inner event was built by the loop).
+        event = ev.SubagentEvent.model_construct(
             call_id=call_id, agent=child.agent.name, session_id=child.session_id, depth=child.depth,
             event=event,
         )
