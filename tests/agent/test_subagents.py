@@ -12,6 +12,7 @@ from agcore.agent import (
     AgentBuilder,
     AgentSession,
     BasicAgent,
+    CostTracker,
     DefaultTaskAgent,
     Plan,
     StepStatus,
@@ -25,7 +26,7 @@ from agcore.agent import (
     subagent_session_id,
 )
 from agcore.llm import OverloadedError, Usage
-from agcore.llm.models import ModelInfo, register_model
+from agcore.llm.models import ModelInfo, ModelRegistry
 from agcore.memory import InMemorySessionStore, SqliteSessionStore
 from agcore.testing import ScriptedProvider, text_reply, tool_call_reply, tool_calls_reply
 from agcore.tools import ToolContext, tool
@@ -150,10 +151,10 @@ async def test_an_empty_task_is_an_error_the_model_reads() -> None:
 
 
 async def test_child_cost_rolls_up_into_the_parent() -> None:
-    register_model(ModelInfo(
+    prices = ModelRegistry([ModelInfo(
         id="subagent-priced", provider="scripted", context_window=100_000, max_output_tokens=1000,
         input_usd_per_mtok=1.0, output_usd_per_mtok=2.0,
-    ))
+    )])
     scripts = Scripts({
         "You lead.": [
             tool_calls_reply([("researcher", {"task": "t"})]).model_copy(
@@ -164,6 +165,7 @@ async def test_child_cost_rolls_up_into_the_parent() -> None:
     }, model_id="subagent-priced")
     bundle = bundle_for(scripts, lookup, agent_tool(RESEARCHER), agent_tool(WRITER))
     session = AgentSession(LEAD, "p", bundle)
+    session.usage = CostTracker(registry=prices)  # priced by a registry of its own, not the global one
 
     result = await session.submit_turn("go")
 
