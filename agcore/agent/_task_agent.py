@@ -299,7 +299,20 @@ class DefaultTaskAgent:
         listed = "\n".join(f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}"
                            for t in tools) or "(none: the steps can only think and write)"
         prompt = self.plan_prompt.replace("{goal}", goal).replace("{tools}", listed)
-        return prompt.replace("{shape}", PLAN_SHAPE)
+        return prompt.replace("{shape}", PLAN_SHAPE) + self._subagents_prompt()
+
+    def _subagents_prompt(self) -> str:
+        """What the planning prompt says about ``subagents`` (nothing when there are none)."""
+        if not self.subagents:
+            return ""
+        lines = []
+        for name, chosen in self.subagents.items():
+            about = chosen.description if isinstance(chosen, Tool) else (chosen.system_prompt or "").strip()
+            lines.append(f"- {name}: {about.splitlines()[0] if about else 'a sub-agent'}")
+        return (
+            '\n\nA step may be handed to one of these sub-agents by adding "agent": "<name>" to it; '
+            "it then works on the step alone, with its own tools:\n" + "\n".join(lines)
+        )
 
     async def _ask(
         self, session: AgentSession, messages: list[UserMessage | AssistantMessage]

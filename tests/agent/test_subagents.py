@@ -416,3 +416,25 @@ async def test_run_subagent_refuses_past_max_depth() -> None:
 
     with pytest.raises(LimitExceeded, match="past the limit of 2"):
         await run_subagent(parent, RESEARCHER, "t", max_depth=2)
+
+
+async def test_a_model_drafted_plan_delegates_a_step_to_a_sub_agent() -> None:
+    drafted = (
+        '{"goal": "otters", "steps": [{"id": "1", "description": "research otters", '
+        '"agent": "researcher"}, {"id": "2", "description": "sum up", "depends_on": ["1"]}]}'
+    )
+    scripts = Scripts({
+        "You plan.": [drafted, "Otters: they hold hands."],
+        "You research.": ["they hold hands"],
+    })
+    planner = DefaultTaskAgent("planner", "You plan.", subagents={"researcher": RESEARCHER})
+    session = AgentSession(planner, "plan", bundle_for(scripts, lookup))
+
+    plan = await planner.run(session, "Tell me about otters.")
+
+    prompt = scripts.requests[0].messages[0].content
+    assert 'adding "agent": "<name>"' in prompt
+    assert "- researcher: You research." in prompt
+    assert plan.steps[0].agent == "researcher"
+    assert [s.result for s in plan.steps] == ["they hold hands", "Otters: they hold hands."]
+    assert scripts.requests[1].system == "You research."
