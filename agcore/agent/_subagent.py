@@ -22,6 +22,7 @@ of the parent's turn; a cancellation propagates (anyio requires it) and leaves b
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Mapping
 from contextlib import aclosing
@@ -61,6 +62,8 @@ DEFAULT_MAX_DEPTH: Final = 3
 DEFAULT_SUBAGENT_TIMEOUT: Final = 600.0
 #: Where a child session's ``app_state`` says whose child it is (saved with it).
 SUBAGENT_STATE_KEY: Final = "subagent"
+
+_log = logging.getLogger("agcore.agent")
 
 # The dependencies a session makes for itself; a child gets its own, not its parent's.
 _OWN_DEPENDENCIES: Final = frozenset({"session", "memory_store", "retriever"})
@@ -193,9 +196,23 @@ async def run_subagent(
         if result is not None and result.stop == "client_tools":
             await _settle_client_calls(child)
     finally:
-        with anyio.CancelScope(shield=True):  # observers must close the child's spans and logs
+        # Shielded: a cancelled or timed-out child still has its repaired history saved (every call
+        # answered) and its observers' spans and logs closed.
+        with anyio.CancelScope(shield=True):
+            await _save_quietly(child)
             await child.close()
     return child
+
+
+async def _save_quietly(child: AgentSession) -> None:
+    # Runs while an error or cancellation may be propagating: a store failure is logged, not raised
+    # over it (the history is repaired again when the child is loaded).
+    if child.store is None:
+        return
+    try:
+        await child.save()
+    except Exception as exc:
+        _log.warning("sub-agent session %s: could not save: %s", child.session_id, exc)
 
 
 def _report(parent: AgentSession, child: AgentSession, call_id: str, event: ev.AgentEvent) -> None:

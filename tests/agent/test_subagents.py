@@ -306,7 +306,7 @@ async def test_cancelling_the_parent_mid_child_leaves_both_histories_valid() -> 
 # ----------------------------------------------------------------------------------- persistence
 
 
-async def test_a_parent_resumed_in_a_new_process_finds_its_interrupted_child(tmp_path: Path) -> None:
+async def test_a_parent_cancelled_mid_child_resumes_in_a_new_process_with_its_child(tmp_path: Path) -> None:
     started = anyio.Event()
 
     @tool
@@ -328,7 +328,8 @@ async def test_a_parent_resumed_in_a_new_process_finds_its_interrupted_child(tmp
             group.start_soon(session.submit_turn, "go")
             with anyio.fail_after(5):
                 await started.wait()
-            # What a killed process leaves: the store as it was written up to now, nothing after.
+            # The child saves its repaired history as it is cancelled; the parent's repair is in
+            # memory only (test_subagent_kill.py kills a real process, where neither is saved).
             group.cancel_scope.cancel()
         call_id = session.messages[1].message.tool_calls[0].id
 
@@ -344,7 +345,8 @@ async def test_a_parent_resumed_in_a_new_process_finds_its_interrupted_child(tmp
         child = await AgentSession.load(store, children[0].session_id, RESEARCHER, bundle2)
         for history in (parent.messages, child.messages):
             assert_every_call_answered(history)
-            assert "Interrupted" in history[-1].results[0].text
+        assert parent.messages[-1].results[0].text.startswith("Interrupted")
+        assert child.messages[-1].results[0].text.startswith("Cancelled")
         assert child.messages[0].content == "find otters"
         assert (await child.submit_turn("go on")).text == "Otters hold hands."
         assert (await parent.submit_turn("and now?")).text == "I will ask again."
@@ -438,3 +440,28 @@ async def test_a_model_drafted_plan_delegates_a_step_to_a_sub_agent() -> None:
     assert plan.steps[0].agent == "researcher"
     assert [s.result for s in plan.steps] == ["they hold hands", "Otters: they hold hands."]
     assert scripts.requests[1].system == "You research."
+
+
+async def test_a_child_that_times_out_is_an_error_result_and_is_saved_repaired() -> None:
+    @tool
+    async def lookup(topic: str) -> str:  # hangs past the sub-agent's timeout
+        """Look a topic up."""
+        await anyio.sleep_forever()
+        return "never"
+
+    store = InMemorySessionStore()
+    scripts = Scripts({
+        "You lead.": [tool_call_reply("researcher", {"task": "t"}, id="p1"), "it took too long"],
+        "You research.": [tool_call_reply("lookup", {"topic": "x"})],
+    })
+    bundle = bundle_for(scripts, lookup, agent_tool(RESEARCHER, timeout=0.3), agent_tool(WRITER))
+    session = AgentSession(LEAD, "p", bundle, store=store)
+    result = await session.submit_turn("go")
+    assert result.text == "it took too long"
+    [answer] = session.messages[-2].results
+    assert answer.is_error
+    assert "timed out after 0.3s" in answer.text
+    # The child's saved history is already repaired: its open call is answered in the store.
+    texts = await store.load_messages("p/sub/p1")
+    assert len(texts) == 3
+    assert "Cancelled" in texts[-1]
