@@ -465,3 +465,19 @@ async def test_a_child_that_times_out_is_an_error_result_and_is_saved_repaired()
     texts = await store.load_messages("p/sub/p1")
     assert len(texts) == 3
     assert "Cancelled" in texts[-1]
+
+
+def test_cost_trackers_roll_up_along_a_chain_never_in_a_cycle() -> None:
+    root, child, grandchild = CostTracker(), CostTracker(), CostTracker()
+    child.roll_up_into(root)
+    grandchild.roll_up_into(child)
+    grandchild.add_usage("m", Usage(input_tokens=5, output_tokens=1))
+    assert root.usage.total_tokens == child.usage.total_tokens == 6
+    assert root.calls == 1
+    with pytest.raises(ValueError, match="cannot roll up into itself"):
+        root.roll_up_into(grandchild)
+    grandchild.roll_up_into(None)
+    grandchild.add_usage("m", Usage(input_tokens=5))
+    assert root.usage.total_tokens == 6
+    # The link is not data: a saved tracker loads without it.
+    assert "_parent" not in child.model_dump_json()
