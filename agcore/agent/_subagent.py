@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -273,6 +273,7 @@ def agent_tool(
     timeout: float | None = DEFAULT_SUBAGENT_TIMEOUT,
     requires_confirmation: bool = False,
     dependencies: Mapping[str, Any] | None = None,
+    answer: Callable[[TurnResult], Any] | None = None,
 ) -> Tool:
     """A ``Tool`` that hands a ``task`` to ``agent`` and returns its final answer.
 
@@ -282,6 +283,11 @@ def agent_tool(
     deeper than ``max_depth`` sub-agents. ``name`` defaults to the agent's name and ``description`` to
     one that says what the agent is; both are what the parent's model reads. A child that fails, hits
     a limit, or would be too deep is an error result the parent's model reads.
+
+    ``answer(result)`` picks what the parent's model reads from a child turn that ended ``done``
+    (default: its final text); it may return text, content blocks, a pydantic model or JSON-able
+    data, converted like any tool's return value (e.g. a typed output, or the text plus the child's
+    cost).
     """
     tool_name = name or agent.name
     about = description or (
@@ -289,7 +295,7 @@ def agent_tool(
         "and context and answers with its result."
     )
 
-    async def delegate(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    async def delegate(arguments: dict[str, Any], ctx: ToolContext) -> Any:
         task = arguments.get("task")
         if not isinstance(task, str) or not task.strip():
             raise ToolError(
@@ -306,7 +312,10 @@ def agent_tool(
             )
         except LimitExceeded as exc:  # the depth limit: the call is refused before the child exists
             raise ToolError(str(exc), tool_name=tool_name) from exc
-        return _tool_answer(agent.name, child.last_result)
+        text = _tool_answer(agent.name, child.last_result)
+        if answer is not None and child.last_result is not None:
+            return answer(child.last_result)
+        return text
 
     made = Tool.from_handler(
         tool_name, about, _TASK_SCHEMA, delegate, timeout=timeout,

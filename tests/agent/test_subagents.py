@@ -481,3 +481,17 @@ def test_cost_trackers_roll_up_along_a_chain_never_in_a_cycle() -> None:
     assert root.usage.total_tokens == 6
     # The link is not data: a saved tracker loads without it.
     assert "_parent" not in child.model_dump_json()
+
+
+async def test_answer_picks_what_the_parent_reads_from_a_finished_child() -> None:
+    scripts = Scripts({
+        "You lead.": [tool_call_reply("researcher", {"task": "t"}), "ok"],
+        "You research.": [tool_call_reply("lookup", {"topic": "x"}), "found"],
+    })
+    research = agent_tool(RESEARCHER, answer=lambda r: {"answer": r.text, "model_calls": r.turns})
+    bundle = bundle_for(scripts, lookup, research, agent_tool(WRITER))
+    session = AgentSession(LEAD, "p", bundle)
+    await session.submit_turn("go")
+    [result] = session.messages[-2].results
+    assert not result.is_error
+    assert result.text == '{"answer": "found", "model_calls": 2}'
