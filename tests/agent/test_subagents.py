@@ -495,3 +495,28 @@ async def test_answer_picks_what_the_parent_reads_from_a_finished_child() -> Non
     [result] = session.messages[-2].results
     assert not result.is_error
     assert result.text == '{"answer": "found", "model_calls": 2}'
+
+
+async def test_a_child_calling_a_client_tool_is_an_error_and_its_history_stays_valid() -> None:
+    from agcore.tools import Tool
+
+    asker = BasicAgent("asker", "You ask.", tools=["ask_user"])
+    scripts = Scripts({
+        "You lead.": [tool_call_reply("asker", {"task": "t"}), "ok"],
+        "You ask.": [tool_call_reply("ask_user", {"question": "?"})],
+    })
+    bundle = bundle_for(scripts, Tool.client("ask_user", "Ask the user."), agent_tool(asker))
+
+    store = InMemorySessionStore()
+    session = AgentSession(BasicAgent("lead", "You lead.", tools=["asker"]), "p", bundle, store=store)
+    result = await session.submit_turn("go")
+
+    assert result.text == "ok"
+    [answer] = session.messages[-2].results
+    assert answer.is_error
+    assert "it called client tools, which a sub-agent cannot run" in answer.text
+    [record] = await list_subagent_sessions(store, "p")
+    child = await AgentSession.load(store, record.session_id, asker, bundle)
+    assert child.pending_client_calls == []
+    assert_every_call_answered(child.messages)
+    assert "a sub-agent cannot run client tools (ask_user)" in child.messages[-1].results[0].text
