@@ -36,6 +36,7 @@ from agcore.agent._events import (
     Failed,
     ProviderSwitched,
     Steered,
+    SubagentEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallRequested,
@@ -78,6 +79,15 @@ if TYPE_CHECKING:
     )
     from agcore.agent._plan import Plan, Step, StepError, StepStatus
     from agcore.agent._plan_parser import JsonPlanParser, PlanParser
+    from agcore.agent._subagent import (
+        DEFAULT_MAX_DEPTH,
+        DEFAULT_SUBAGENT_TIMEOUT,
+        agent_tool,
+        run_subagent,
+        subagent_of,
+        subagent_session_id,
+    )
+    from agcore.agent._subagent_store import list_subagent_sessions
     from agcore.agent._task_agent import (
         DEFAULT_PLAN_PROMPT,
         DEFAULT_REASK_PROMPT,
@@ -113,6 +123,13 @@ _LAZY = {
     "FailurePolicy": "agcore.agent._task_agent",
     "PlanUpdate": "agcore.agent._task_agent",
     "TaskAgent": "agcore.agent._task_agent",
+    "DEFAULT_MAX_DEPTH": "agcore.agent._subagent",
+    "DEFAULT_SUBAGENT_TIMEOUT": "agcore.agent._subagent",
+    "agent_tool": "agcore.agent._subagent",
+    "run_subagent": "agcore.agent._subagent",
+    "subagent_of": "agcore.agent._subagent",
+    "subagent_session_id": "agcore.agent._subagent",
+    "list_subagent_sessions": "agcore.agent._subagent_store",
 }
 
 __all__ = [
@@ -188,6 +205,15 @@ __all__ = [
     "TurnResult",
     "TurnStarted",
     "TurnStop",
+    # ---- sub-agents ----
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_SUBAGENT_TIMEOUT",
+    "SubagentEvent",
+    "agent_tool",
+    "list_subagent_sessions",
+    "run_subagent",
+    "subagent_of",
+    "subagent_session_id",
 ]
 
 

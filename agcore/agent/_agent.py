@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agcore.agent._errors import ConfigError
 from agcore.llm.types import ToolDefinition
@@ -92,3 +92,10 @@ class BasicAgent:
                 piece="tools",
                 cause=exc,
             ) from exc
+
+    def as_tool(self, bundle: RuntimeBundle | None = None, **options: Any) -> Tool:
+        """This agent as a sub-agent tool: ``agent_tool(self, bundle, **options)`` (``name``,
+        ``description``, ``max_turns``, ``max_depth``, ``timeout``...)."""
+        from agcore.agent._subagent import agent_tool
+
+        return agent_tool(self, bundle, **options)

@@ -30,6 +30,7 @@ class CostTracker(BaseModel):
     calls: int = 0
 
     _registry: ModelRegistry | None = PrivateAttr(default=None)
+    _parent: CostTracker | None = PrivateAttr(default=None)
 
     def __init__(self, *, registry: ModelRegistry | None = None, **data: object) -> None:
         super().__init__(**data)
@@ -39,6 +40,17 @@ class CostTracker(BaseModel):
     def registry(self) -> ModelRegistry:
         """The model registry prices come from (the default registry unless one was given)."""
         return self._registry if self._registry is not None else default_registry
+
+    def roll_up_into(self, parent: CostTracker | None) -> None:
+        """Count everything added from now on in ``parent`` too (and in whatever ``parent`` rolls up
+        into): a sub-agent's spend lands in its parent session's totals and budget as it happens.
+        None stops rolling up. Not saved with the data: a loaded tracker rolls up nowhere."""
+        ancestor = parent
+        while ancestor is not None:
+            if ancestor is self:
+                raise ValueError("a CostTracker cannot roll up into itself (directly or through others)")
+            ancestor = ancestor._parent
+        self._parent = parent
 
     def add(self, message: AssistantMessage) -> None:
         """Count one model reply (its ``usage``, under its ``model``)."""
@@ -51,6 +63,8 @@ class CostTracker(BaseModel):
         self.by_model[key] = usage if previous is None else previous + usage
         self.usage = self.usage + usage
         self.calls += 1
+        if self._parent is not None:
+            self._parent.add_usage(model, usage)
 
     @property
     def unknown_models(self) -> set[str]:

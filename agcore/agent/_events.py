@@ -25,6 +25,7 @@ __all__ = [
     "Failed",
     "ProviderSwitched",
     "Steered",
+    "SubagentEvent",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallRequested",
@@ -142,6 +143,36 @@ class Failed(_Event):
     stop: TurnStop = "error"
 
 
+#: The events a sub-agent's turn reports, as ``SubagentEvent.event`` carries them.
+SubagentInnerEvent = Annotated[
+    TurnStarted
+    | TurnEnded
+    | ToolCallRequested
+    | ToolResultReady
+    | ClientToolsRequested
+    | Steered
+    | ProviderSwitched
+    | Done
+    | Failed,
+    Field(discriminator="type"),
+]
+
+
+class SubagentEvent(_Event):
+    """An event of a sub-agent's turn (``agent_tool``), reported in its parent's stream: ``call_id`` is
+    the parent's tool call that runs the sub-agent ``agent`` in session ``session_id`` at ``depth``
+    (1: a sub-agent of the top-level session). A grandchild's events arrive with ``depth`` 2 and the
+    child's ``call_id``. They are reported when the parent's tool batch ends, before its results, in
+    the order they happened; text and thinking deltas are not forwarded (the answer is the result)."""
+
+    type: Literal["subagent_event"] = "subagent_event"
+    call_id: str
+    agent: str
+    session_id: str
+    depth: int = 1
+    event: SubagentInnerEvent
+
+
 AgentEvent = Annotated[
     TurnStarted
     | TextDelta
@@ -153,7 +184,8 @@ AgentEvent = Annotated[
     | Steered
     | ProviderSwitched
     | Done
-    | Failed,
+    | Failed
+    | SubagentEvent,
     Field(discriminator="type"),
 ]
 

@@ -37,6 +37,11 @@ from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
+from agcore.agent._subagent_links import (
+    collect_subagent_events,
+    parent_budget_exceeded,
+    take_subagent_events,
+)
 from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
 from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
@@ -193,7 +198,10 @@ async def run_loop(
             for call in calls:
                 yield ev.ToolCallRequested(call=call, mode=registry.classify(call.name))
             batch = turn.batch = Batch(calls)
+            collect_subagent_events(session)
             repetition_stop = await _phase(session, config, hooks, turn).run(batch)
+            for nested in take_subagent_events(session):  # what sub-agents did, before the results
+                yield nested
             if batch.paused:
                 for call in calls:
                     done = batch.outcome(call.id)
@@ -385,6 +393,10 @@ def _check_limits(session: AgentSession, config: AgentConfig, turn: TurnState) -
     ttl = config.session_ttl
     if ttl is not None and now() - session.created_at > ttl:
         raise _Stop("limit", LimitExceeded("session_ttl", value=ttl))
+    if session.parent is not None:  # a sub-agent spends its ancestors' budgets too
+        inherited = parent_budget_exceeded(session)
+        if inherited is not None:
+            raise _Stop("limit", inherited)
 
 
 async def _prepare_call(

@@ -3,9 +3,10 @@
 A plan comes from the model (``JsonPlanParser``) or from outside: ``Plan.load("plan.yaml")``,
 ``Plan.from_json(text)``, ``Plan.from_yaml(text)``, ``Plan.from_dict(data)``. The data is either
 ``{"id": ..., "goal": ..., "steps": [...]}`` or a bare list of steps; a step is an object
-(``id``, ``description``, ``tool_hints``, ``depends_on``, and for a plan saved mid-run ``status``,
-``attempts``, ``result``, ``error``, ``skip_reason``) or just its description as a string. Step ids
-default to their position ("1", "2", ...); numeric ids are read as strings.
+(``id``, ``description``, ``tool_hints``, ``depends_on``, ``agent`` (a sub-agent to delegate it to),
+and for a plan saved mid-run ``status``, ``attempts``, ``result``, ``error``, ``skip_reason``) or
+just its description as a string.
+Step ids default to their position ("1", "2", ...); numeric ids are read as strings.
 
 Every loader raises ``PlanParseError`` naming the step and field that are wrong, e.g.
 ``step 3 ('run tests'): depends_on refers to unknown step '7'``; ``depends_on`` cycles are rejected.
@@ -72,6 +73,9 @@ class Step(BaseModel):
     error: StepError | None = None
     skip_reason: str | None = None
     last_error: StepError | None = None
+    #: The sub-agent this step is delegated to (a name in the task agent's ``subagents``); None: the
+    #: session's own agent runs it.
+    agent: str | None = None
 
     @field_validator("id", mode="before")
     @classmethod

@@ -268,6 +268,9 @@ def _step(raw: Any) -> Any:
     tools = next((raw[k] for k in _TOOL_KEYS if raw.get(k) is not None), None)
     if tools is not None:
         step["tool_hints"] = tools
+    agent = raw.get("agent")  # the sub-agent the step is delegated to (DefaultTaskAgent.subagents)
+    if isinstance(agent, str) and agent.strip():
+        step["agent"] = agent.strip()
     return step
 
 

@@ -110,6 +110,11 @@ class AgentSession:
         self.turn_index = 0
         #: Set by plan execution so hooks see which step a turn belongs to.
         self.plan_step_index: int | None = None
+        #: A sub-agent's session (``agent_tool``) knows the session that delegated to it, the parent's
+        #: tool call that runs it, and its depth (0: a top-level session); hooks see them.
+        self.parent: AgentSession | None = None
+        self.parent_call_id: str | None = None
+        self.depth = 0
         #: The result of the most recent turn (what ``stream_turn`` callers read after the stream).
         self.last_result: TurnResult | None = None
         deps: dict[str, Any] = {"session": self}
@@ -312,4 +317,17 @@ class AgentSession:
             cost_usd=usage.cost_usd,
             model=last[1] if last is not None else None,
             provider=last[0] if last is not None else None,
+            **self._lineage(),
         )
+
+    def _lineage(self) -> dict[str, Any]:
+        parent = self.parent
+        if parent is None:
+            return {}
+        root = parent
+        while root.parent is not None:
+            root = root.parent
+        return {
+            "parent_session_id": parent.session_id, "parent_call_id": self.parent_call_id,
+            "depth": self.depth, "root_session_id": root.session_id,
+        }

@@ -36,7 +36,7 @@ applications that keep plans elsewhere. The planning call goes to the session's 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agcore.agent._agent import Agent, BasicAgent
@@ -123,6 +123,8 @@ class DefaultTaskAgent:
     ``plan_prompt`` is a template (``{goal}``, ``{tools}``, ``{shape}``) or a function
     ``(goal, tool_definitions) -> str``; ``reask_prompt`` a template with ``{error}``.
     ``failure_policy``, ``max_retries`` and ``on_update`` are the defaults of ``execute_plan``.
+    ``subagents`` are the agents a step may be delegated to (``Step.agent`` names one): the step then
+    runs as the turn of a child session (``agcore.agent.run_subagent``), not in this session.
     """
 
     def __init__(
@@ -138,6 +140,7 @@ class DefaultTaskAgent:
         failure_policy: FailurePolicy = "stop",
         max_retries: int = 2,
         on_update: PlanUpdate | None = None,
+        subagents: Mapping[str, Agent | Tool] | None = None,
     ) -> None:
         _check_policy(failure_policy, max_retries)
         self.name = name
@@ -150,6 +153,9 @@ class DefaultTaskAgent:
         self.failure_policy: FailurePolicy = failure_policy
         self.max_retries = max_retries
         self.on_update = on_update
+        #: Sub-agents a step may be delegated to (``Step.agent`` names one): an ``Agent`` (run with the
+        #: session's bundle) or a tool ``agent_tool`` made (run with its bundle and limits).
+        self.subagents: dict[str, Agent | Tool] = dict(subagents or {})
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -157,6 +163,13 @@ class DefaultTaskAgent:
     def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
         """The tools ``tools`` picks, as for ``BasicAgent``."""
         return BasicAgent(self.name, self.system_prompt, self.tools).tool_definitions(bundle)
+
+    def as_tool(self, bundle: RuntimeBundle | None = None, **options: Any) -> Tool:
+        """This agent as a sub-agent tool: ``agent_tool(self, bundle, **options)``. The sub-agent runs
+        one turn on the task (not a plan)."""
+        from agcore.agent._subagent import agent_tool
+
+        return agent_tool(self, bundle, **options)
 
     # -------------------------------------------------------------------------- entries
 
@@ -250,8 +263,16 @@ class DefaultTaskAgent:
     # ---------------------------------------------------------------------------- pieces
 
     async def run_step(self, session: AgentSession, plan: Plan, step: Step) -> None:
-        """Run ``step`` as one turn and complete or fail it by how the turn ended."""
-        result = await session.submit_turn(self.step_input(plan, step))
+        """Run ``step`` as one turn and complete or fail it by how the turn ended (a step with an
+        ``agent``: as the turn of that sub-agent's child session)."""
+        if step.agent is not None:
+            from agcore.agent._subagent_step import run_delegated_step
+
+            result = await run_delegated_step(self.subagents, session, step, self.step_input(plan, step))
+            if result is None:
+                return
+        else:
+            result = await session.submit_turn(self.step_input(plan, step))
         if result.stop == "done" and result.error is None:
             step.complete(result.text)
         else:
@@ -278,7 +299,20 @@ class DefaultTaskAgent:
         listed = "\n".join(f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}"
                            for t in tools) or "(none: the steps can only think and write)"
         prompt = self.plan_prompt.replace("{goal}", goal).replace("{tools}", listed)
-        return prompt.replace("{shape}", PLAN_SHAPE)
+        return prompt.replace("{shape}", PLAN_SHAPE) + self._subagents_prompt()
+
+    def _subagents_prompt(self) -> str:
+        """What the planning prompt says about ``subagents`` (nothing when there are none)."""
+        if not self.subagents:
+            return ""
+        lines = []
+        for name, chosen in self.subagents.items():
+            about = chosen.description if isinstance(chosen, Tool) else (chosen.system_prompt or "").strip()
+            lines.append(f"- {name}: {about.splitlines()[0] if about else 'a sub-agent'}")
+        return (
+            '\n\nA step may be handed to one of these sub-agents by adding "agent": "<name>" to it; '
+            "it then works on the step alone, with its own tools:\n" + "\n".join(lines)
+        )
 
     async def _ask(
         self, session: AgentSession, messages: list[UserMessage | AssistantMessage]

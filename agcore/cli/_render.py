@@ -20,6 +20,7 @@ from agcore.agent import (
     Failed,
     ProviderSwitched,
     Steered,
+    SubagentEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallRequested,
@@ -77,6 +78,7 @@ class Renderer:
         self.console = console
         self._mid_line = False
         self._thinking = False  # streaming the model's reasoning (shown dim, before its text)
+        self._subagent: str | None = None  # the session of the sub-agent whose events were shown last
 
     def line(self, text: str | Text, style: str | None = None) -> None:
         """A line of its own (ending the model's text first if it stopped mid-line)."""
@@ -115,8 +117,10 @@ class Renderer:
                     self._thinking = True
                 self._stream(event.thinking, style="dim italic")
         elif isinstance(event, ToolCallRequested):
+            self._subagent = None
             self.tool_call(event.call, mode=event.mode)
         elif isinstance(event, ToolResultReady):
+            self._subagent = None
             self.tool_result(event.result, event.status)
         elif isinstance(event, Steered):
             skipped = f" ({len(event.skipped)} pending call(s) skipped)" if event.skipped else ""
@@ -129,6 +133,27 @@ class Renderer:
                       style="yellow")
         elif isinstance(event, Done | Failed):
             self.end_text()
+        elif isinstance(event, SubagentEvent):
+            self.subagent_event(event)
+
+    def subagent_event(self, event: SubagentEvent) -> None:
+        """What a sub-agent did, indented under the parent's calls by its depth: a ``↳ agent`` line
+        whenever another sub-agent's events start, then its tool calls and results, and how its turn
+        ended."""
+        base = "    " * (event.depth - 1) + "  "
+        if self._subagent != event.session_id:
+            self._subagent = event.session_id
+            self.line(f"{base}↳ {event.agent}", style="dim")
+        indent = base + "  "
+        inner = event.event
+        if isinstance(inner, ToolCallRequested):
+            self.tool_call(inner.call, mode=inner.mode, indent=indent)
+        elif isinstance(inner, ToolResultReady):
+            self.tool_result(inner.result, inner.status, indent=indent)
+        elif isinstance(inner, Failed):
+            self.line(f"{indent}✗ {event.agent} stopped: {shorten(inner.error, _RESULT_CHARS)}", style="red")
+        elif isinstance(inner, Done):
+            self.line(f"{indent}· {event.agent} answered ({count(inner.turns, 'model call')})", style="dim")
 
     def tool_call(self, call: ToolUseBlock, *, mode: str = "server", indent: str = "") -> None:
         where = "" if mode == "server" else f" [{mode}]"

@@ -31,6 +31,11 @@ class HookContext:
     in ``on_llm_request`` — as ``model`` and ``provider`` (None before the first call).
 
     ``metadata`` carries application data (tenant, user id, trace ids) through to plugins unchanged.
+
+    A sub-agent's session (``agcore.agent.agent_tool``) says where it hangs: ``parent_session_id`` and
+    ``parent_call_id`` (the parent's tool call that runs it), ``depth`` (0 for a top-level session, 1
+    for its sub-agents...) and ``root_session_id`` (the top-level session of the whole tree; None for
+    that session itself), so plugins nest a child's spans and records under its parent's.
     """
 
     session_id: str
@@ -42,6 +47,10 @@ class HookContext:
     metadata: Mapping[str, Any] = dataclasses.field(default_factory=_no_metadata)
     model: str | None = None
     provider: str | None = None
+    parent_session_id: str | None = None
+    parent_call_id: str | None = None
+    depth: int = 0
+    root_session_id: str | None = None
 
     def replace(self, **changes: Any) -> HookContext:
         """A copy with ``changes`` applied (the context itself is immutable)."""

@@ -6,6 +6,9 @@ replay a problem (every model request and reply, every tool result). Each line i
 
     {"ts": "2026-11-22T15:04:05.123+00:00", "trace_id": "<32 hex>", "session_id": "...",
      "agent": "coder", "turn_index": 3, "event": "tool_call", "data": {...}}
+
+A sub-agent's records (``agcore.agent.agent_tool``) carry its parent's trace id (the turn that
+delegated to it), plus ``parent_session_id``, ``parent_call_id`` and ``depth``.
 """
 
 from __future__ import annotations
@@ -126,18 +129,20 @@ class AuditLogPlugin:
     def _trace_id(self, ctx: HookContext) -> str:
         trace_id = self._trace_ids.get(ctx.session_id)
         if trace_id is None:  # registered mid-turn, or resumed in a new process: a fresh id still ties
-            trace_id = self._start_trace(ctx.session_id)
+            trace_id = self._start_trace(ctx.session_id, ctx.parent_session_id)
         return trace_id
 
-    def _start_trace(self, session_id: str) -> str:
-        trace_id = self._trace_ids[session_id] = _new_trace_id()
+    def _start_trace(self, session_id: str, parent_session_id: str | None = None) -> str:
+        # A sub-agent's turn belongs to its parent's: it carries the parent's current trace id.
+        inherited = self._trace_ids.get(parent_session_id) if parent_session_id is not None else None
+        trace_id = self._trace_ids[session_id] = inherited or _new_trace_id()
         self._trace_ids.move_to_end(session_id)
         while len(self._trace_ids) > MAX_TRACKED_SESSIONS:
             self._trace_ids.popitem(last=False)
         return trace_id
 
     def _write(self, ctx: HookContext, event: str, data: Mapping[str, Any]) -> None:
-        record = {
+        record: dict[str, Any] = {
             "ts": now_datetime().isoformat(timespec="milliseconds"),
             "trace_id": self._trace_id(ctx),
             "session_id": ctx.session_id,
@@ -146,6 +151,10 @@ class AuditLogPlugin:
             "event": event,
             "data": data,
         }
+        if ctx.parent_session_id is not None:  # a sub-agent's record says where it hangs
+            record["parent_session_id"] = ctx.parent_session_id
+            record["parent_call_id"] = ctx.parent_call_id
+            record["depth"] = ctx.depth
         line = JsonlFile.encode(record)
         self._trace.write(line)
         if event in AUDIT_EVENTS:
@@ -156,7 +165,7 @@ class AuditLogPlugin:
     @hookimpl
     def on_turn_start(self, ctx: HookContext, user_input: UserMessage) -> None:
         """Start the turn's trace id and record the user's input (``user_message``)."""
-        self._start_trace(ctx.session_id)
+        self._start_trace(ctx.session_id, ctx.parent_session_id)
         text = message_text(user_input)
         self._write(ctx, "user_message", {"text": preview(text, self.preview_chars), "chars": len(text)})
 

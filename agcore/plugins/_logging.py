@@ -27,7 +27,9 @@ class LoggingPlugin:
     errors. Routine lines use ``level`` (INFO by default); failed tool calls and turns ending in a
     limit or cancellation use WARNING, errors ERROR. Every line starts with
     ``[agent session:turn]`` and carries the fields as record attributes too (``agcore_session``,
-    ``agcore_turn``, ``agcore_event``) for structured handlers.
+    ``agcore_turn``, ``agcore_event``, ``agcore_parent_session``, ``agcore_depth``) for structured
+    handlers. A sub-agent's lines (``agcore.agent.agent_tool``) are indented two spaces per level and
+    name the top-level session and the parent's call that runs it: ``[researcher 3f2a9c1e>a81b22c0:1]``.
 
     ```python
     logging.basicConfig(level=logging.INFO)
@@ -47,10 +49,15 @@ class LoggingPlugin:
         if not logger.isEnabledFor(level):
             return
         step = f" step {ctx.plan_step_index}" if ctx.plan_step_index is not None else ""
+        session = ctx.session_id[:8]
+        if ctx.parent_session_id is not None:  # a sub-agent: its root session and the call running it
+            root = ctx.root_session_id or ctx.parent_session_id
+            session = f"{root[:8]}>{(ctx.parent_call_id or '')[-8:]}"
         logger.log(
-            level, "[%s %s:%d%s] " + message, ctx.agent_name, ctx.session_id[:8], ctx.turn_index, step,
-            *args,
-            extra={"agcore_session": ctx.session_id, "agcore_turn": ctx.turn_index, "agcore_event": event},
+            level, "%s[%s %s:%d%s] " + message, "  " * ctx.depth, ctx.agent_name, session, ctx.turn_index,
+            step, *args,
+            extra={"agcore_session": ctx.session_id, "agcore_turn": ctx.turn_index, "agcore_event": event,
+                   "agcore_parent_session": ctx.parent_session_id, "agcore_depth": ctx.depth},
         )
 
     @hookimpl

@@ -94,7 +94,9 @@ class OpenTelemetryPlugin:
     * ``invoke_agent {agent}`` per turn (kind INTERNAL): ``gen_ai.operation.name=invoke_agent``,
       ``gen_ai.agent.name``, ``gen_ai.conversation.id`` (the session id), the turn's token usage, and
       ``agcore.turn.stop``; error status with ``error.type`` when the turn ends in ``error``, ``limit``
-      or ``cancelled``. Its parent is whatever span is current when the turn starts.
+      or ``cancelled``. Its parent is whatever span is current when the turn starts; a sub-agent's
+      turn (``agcore.agent.agent_tool``) nests under its parent's ``execute_tool`` span instead, with
+      ``agcore.parent.conversation.id``, ``agcore.parent.tool.call.id`` and ``agcore.subagent.depth``.
     * ``chat {model}`` per model call (kind CLIENT), a child of the turn: ``gen_ai.operation.name=chat``,
       ``gen_ai.provider.name`` (and ``gen_ai.system``), ``gen_ai.request.model`` /
       ``.max_tokens`` / ``.temperature``, ``gen_ai.response.model``, ``.finish_reasons``,
@@ -129,16 +131,34 @@ class OpenTelemetryPlugin:
 
     # -------------------------------------------------------------------------------- spans
 
+    def _parent_context(self, ctx: HookContext) -> Context | None:
+        """A sub-agent's turn nests under the parent's ``execute_tool`` span that runs it (or, if that
+        span is gone, the parent's turn); None for a top-level session (the current span is used)."""
+        if ctx.parent_session_id is None:
+            return None
+        parent = self._open.get(ctx.parent_session_id)
+        if parent is None:
+            return None
+        tool_span = parent.tools.get(ctx.parent_call_id) if ctx.parent_call_id is not None else None
+        return trace.set_span_in_context(tool_span) if tool_span is not None else parent.turn_context
+
     def _start_turn(self, ctx: HookContext) -> _Open:
+        attributes: dict[str, Any] = {
+            OPERATION: "invoke_agent",
+            AGENT_NAME: ctx.agent_name,
+            CONVERSATION_ID: ctx.session_id,
+            "agcore.turn.index": ctx.turn_index,
+        }
+        if ctx.parent_session_id is not None:
+            attributes["agcore.parent.conversation.id"] = ctx.parent_session_id
+            attributes["agcore.subagent.depth"] = ctx.depth
+            if ctx.parent_call_id is not None:
+                attributes["agcore.parent.tool.call.id"] = ctx.parent_call_id
         span = self._tracer.start_span(
             f"invoke_agent {ctx.agent_name}",
+            context=self._parent_context(ctx),
             kind=SpanKind.INTERNAL,
-            attributes={
-                OPERATION: "invoke_agent",
-                AGENT_NAME: ctx.agent_name,
-                CONVERSATION_ID: ctx.session_id,
-                "agcore.turn.index": ctx.turn_index,
-            },
+            attributes=attributes,
         )
         opened = _Open(span, trace.set_span_in_context(span))
         self._open[ctx.session_id] = opened

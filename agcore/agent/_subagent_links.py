@@ -1,0 +1,75 @@
+"""What the loop needs to know about sub-agents, below everything that runs them: the events a
+parent's children reported (the loop yields them after each tool batch) and the budgets of a
+sub-agent's ancestors (checked before each of its model calls). ``_subagent`` builds on this."""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+from agcore.agent import _events as ev
+from agcore.agent._errors import LimitExceeded
+
+if TYPE_CHECKING:
+    from agcore.agent._session import AgentSession
+
+__all__ = [
+    "collect_subagent_events",
+    "parent_budget_exceeded",
+    "report_subagent_event",
+    "take_subagent_events",
+]
+
+# Events of the running children, per parent session, until the parent's loop reports them.
+_pending: weakref.WeakKeyDictionary[AgentSession, list[ev.AgentEvent]] = weakref.WeakKeyDictionary()
+
+
+def collect_subagent_events(session: AgentSession) -> None:
+    """Start keeping the events of ``session``'s children (the loop, before a tool batch). Elsewhere
+    (a LangGraph or Temporal runtime, a plan step) nobody would report them, so none are kept."""
+    _pending[session] = []
+
+
+def report_subagent_event(parent: AgentSession, event: ev.SubagentEvent) -> None:
+    """Keep a child's event for ``parent``'s stream, if its loop collects them."""
+    kept = _pending.get(parent)
+    if kept is not None:
+        kept.append(event)
+
+
+def take_subagent_events(session: AgentSession) -> list[ev.AgentEvent]:
+    """The ``SubagentEvent``s reported by ``session``'s children since the last call (the loop reports
+    them after each tool batch)."""
+    return _pending.pop(session, [])
+
+
+def parent_budget_exceeded(session: AgentSession) -> LimitExceeded | None:
+    """The limit an ancestor of ``session`` has reached (its ``max_total_tokens`` or ``max_cost_usd``,
+    which its sub-agents spend too), or None. The loop checks it before a sub-agent's model calls."""
+    ancestor = session.parent
+    while ancestor is not None:
+        config = ancestor.bundle.config()
+        tokens = config.max_total_tokens
+        spent = ancestor.usage.usage.total_tokens
+        if tokens is not None and spent >= tokens:
+            return LimitExceeded(
+                "max_total_tokens",
+                f"The parent session {ancestor.session_id!r} has spent its token budget "
+                f"(max_total_tokens={tokens}, spent {spent:,}), which its sub-agents share, so this "
+                "sub-agent stopped. Raise the parent's budget, or give the sub-agent a smaller task.",
+                value=tokens,
+            )
+        dollars = config.max_cost_usd
+        cost = ancestor.usage.cost_usd or 0.0
+        if dollars is not None and cost >= dollars:
+            return LimitExceeded(
+                "max_cost_usd",
+                f"The parent session {ancestor.session_id!r} has spent its USD budget "
+                f"(max_cost_usd={dollars}, spent ${cost:.4f}), which its sub-agents share, so this "
+                "sub-agent stopped. Raise the parent's budget, or give the sub-agent a smaller task.",
+                value=dollars,
+            )
+        ancestor = ancestor.parent
+    return None
+
+
