@@ -21,7 +21,11 @@ class AgentConfig(BaseModel):
     * ``session_ttl``: seconds a session may live (None: forever);
     * ``compact_config``: options for history compaction (None: off);
     * ``repetition_limit``/``repetition_action``: the same tool call with the same arguments this many
-      times in a row either stops the turn (``"stop"``) or gets a nudge to change course (``"nudge"``);
+      times in a row either stops the turn (``"stop"``) or gets a nudge to change course instead of
+      running (``"nudge"``, the default; with the default limit 3 the third identical call is
+      answered with the nudge, and a fourth stops the turn). A block of 2-4 calls repeated with the
+      same results (read/list/read/list) is a cycle: its second pass gets a nudge, a third stops
+      the turn (``"stop"``: the second does); see ``agcore.agent._cycles``;
     * ``text_mode_tools``: describe tools in the prompt and read JSON tool calls from the text, for
       models without native tool calling;
     * ``streaming``: how model calls are made. ``"auto"`` streams when someone reads the events

@@ -29,6 +29,7 @@ from langgraph.types import Command, Send, interrupt
 
 from agcore.agent import ClientToolsRequested, LimitExceeded, ToolLog
 from agcore.agent._batch import Batch, error_result
+from agcore.agent._cycles import repeat_verdict
 from agcore.agent._loop import _finish_client_batch, _record_batch, _result_event, _steer, _Stop
 from agcore.agent._tool_phase import (
     NOT_RUN,
@@ -150,8 +151,9 @@ class ToolNodes:
                     phase["skipped"].append(later.id)
                 break
             limit = config.repetition_limit
-            if limit and turn.repetition.see(call) >= limit:
-                if config.repetition_action == "stop":
+            verdict = repeat_verdict(turn.repetition.see(call), limit, config.repetition_action)
+            if verdict != "run":
+                if verdict == "stop":
                     answer(call, error_result(call.id, repeated_message(call.name, limit, stop=True)),
                            "repeated", hookable=False)
                     for later in calls[i + 1 :]:
