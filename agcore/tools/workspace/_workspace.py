@@ -171,13 +171,16 @@ class Workspace:
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a text file with the given content (UTF-8). Parent directories are
         created. The whole file is replaced at once; to change part of a file, prefer apply_patch.
+        undo_patch takes the last write back.
 
         Args:
-            path: File path relative to the workspace root, e.g. "src/new_module.py".
+            path: File path relative to the workspace root.
             content: The complete new content of the file.
         """
         with self._write_lock:
-            return _files.write_text_file(self.path_guard, path, content)
+            change = _files.plan_write(self.path_guard, path, content)
+            self._undo.append(_files.write_change(self.path_guard, change))
+            return f"{_files.describe_write(change)}\nundo_patch() takes it back."
 
     def list_dir(self, path: str = ".", depth: int = 1) -> str:
         """List a directory of the workspace as an indented tree: directories end with "/", files show
@@ -245,19 +248,20 @@ class Workspace:
             return f"Applied the patch:\n{done}\nundo_patch() takes it back."
 
     def undo_patch(self) -> str:
-        """Take back the most recent patch applied with apply_patch: modified files get their old
-        content, created files are deleted, deleted files come back. Refused if a file was changed
-        again since."""
+        """Take back the most recent change made with apply_patch or write_file (call it again for the
+        one before): modified files get their old content, created files are deleted, deleted files
+        come back. Refused if a file was changed again since."""
         with self._write_lock:
             if not self._undo:
-                raise ToolError("there is no patch to undo: none was applied in this workspace session")
+                raise ToolError("there is nothing to undo: no patch or write was made in this workspace "
+                                "session")
             record = self._undo.pop()
             try:
                 restored = undo(self.path_guard, record)
             except ToolError:
                 self._undo.append(record)
                 raise
-            return "Undid the last patch:\n" + "\n".join(f"  {line}" for line in restored)
+            return "Undid the last change:\n" + "\n".join(f"  {line}" for line in restored)
 
     async def run_command(
         self,
