@@ -162,7 +162,8 @@ class Workspace:
         are reported, not shown.
 
         Args:
-            path: File path relative to the workspace root, e.g. "src/main.py".
+            path: File path relative to the workspace root, in the form "<dir>/<file>"; take real
+                names from list_dir or glob.
             start_line: First line to show (1-based). Default: 1.
             end_line: Last line to show (inclusive). Default: the end of the file.
         """
@@ -196,7 +197,8 @@ class Workspace:
     def glob(self, pattern: str) -> str:
         """Find files and directories by glob pattern, relative to the workspace root; sorted paths,
         one per line (directories end with "/"). "*" matches within one path component, "**" any
-        number of directories: "**/*.py" finds every Python file, "src/*.ts" those directly in src.
+        number of directories: "**/*.<ext>" finds every file with that extension, "<dir>/*" the entries
+        directly in <dir>.
 
         Args:
             pattern: Glob pattern relative to the workspace root.
@@ -216,9 +218,9 @@ class Workspace:
         output says when results were capped.
 
         Args:
-            pattern: Regular expression, e.g. "def main" or "TODO|FIXME".
+            pattern: Regular expression, in the form "<text>" or "<one>|<other>".
             path: File or directory to search, relative to the workspace root. Default: everything.
-            glob: Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".
+            glob: Only search files matching this glob, in the form "*.<ext>" or "<dir>/**/*.<ext>".
             ignore_case: Match without regard to letter case.
             max_results: At most this many matching lines are printed.
         """
@@ -277,7 +279,7 @@ class Workspace:
         running past its timeout is killed with everything it started.
 
         Args:
-            command: The command line, e.g. "python -m pytest -q", or an argv list.
+            command: The command line, in the form "<program> <arguments>", or an argv list.
             timeout: Seconds before the command is killed. Default: the workspace's setting.
             cwd: Working directory relative to the workspace root.
         """
@@ -290,7 +292,7 @@ class Workspace:
         if not directory.is_dir():
             raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
         if isinstance(command, list) and not command:
-            raise ToolError("the command is empty; give the program to run, e.g. 'ls -la'")
+            raise ToolError("the command is empty; give the program to run and its arguments")
         try:
             self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
         except OSError as exc:  # a path the guard resolved changed under it (a racing command)
