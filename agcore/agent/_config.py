@@ -27,7 +27,7 @@ class AgentConfig(BaseModel):
       running (``"nudge"``, the default; with the default limit 3 the third identical call is
       answered with the nudge, and a fourth stops the turn). A block of 2-4 calls repeated with the
       same results (read/list/read/list) is a cycle: its second pass gets a nudge, a third stops
-      the turn (``"stop"``: the second does); see ``agcore.agent._cycles``;
+      the turn (``"stop"``: the second does); see the Sessions guide;
     * ``text_mode_tools``: describe tools in the prompt and read JSON tool calls from the text, for
       models without native tool calling;
     * ``streaming``: how model calls are made. ``"auto"`` streams when someone reads the events
