@@ -119,6 +119,7 @@ class ToolNodes:
                         step.send(_result_event(done))
                 step.send(ClientToolsRequested(calls=list(batch.client_calls)))
             return await step.end("client_tools", goto="client")
+        cycle = turn.cycles.observe(batch, config)  # as the loop does: a nudge, or a stop below
         for event in await _record_batch(session, turn):
             step.send(event)
         steering = batch.steering + session._drain(session._steering)
@@ -128,6 +129,9 @@ class ToolNodes:
                 step.send(steered)
         if phase["stopped"]:
             raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
+        if cycle is not None and cycle.stop:
+            raise _Stop("limit", LimitExceeded("repetition_limit", cycle.message(),
+                                               value=config.repetition_limit))
         return Command(update=step.update(phase=None, outcomes={}), goto="model")
 
     async def _vet(self, step: Step, batch: Batch, phase: dict[str, Any]) -> Command[Any] | None:
