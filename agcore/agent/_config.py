@@ -19,9 +19,15 @@ class AgentConfig(BaseModel):
     * ``tool_timeout``: seconds per tool call for tools without their own ``timeout``;
     * ``max_total_tokens``/``max_cost_usd``: the session's token and USD budgets (None: unlimited);
     * ``session_ttl``: seconds a session may live (None: forever);
-    * ``compact_config``: options for history compaction (None: off);
+    * ``compact_config``: options for history compaction (None: off). The loop itself does not read
+      it: compaction is a session's ``transform`` (``agcore.context.create_context_transform``, or
+      ``default_compaction``, on by default in the CLI for windows under 32k tokens);
     * ``repetition_limit``/``repetition_action``: the same tool call with the same arguments this many
-      times in a row either stops the turn (``"stop"``) or gets a nudge to change course (``"nudge"``);
+      times in a row either stops the turn (``"stop"``) or gets a nudge to change course instead of
+      running (``"nudge"``, the default; with the default limit 3 the third identical call is
+      answered with the nudge, and a fourth stops the turn). A block of 2-4 calls repeated with the
+      same results (read/list/read/list) is a cycle: its second pass gets a nudge, a third stops
+      the turn (``"stop"``: the second does); see the Sessions guide;
     * ``text_mode_tools``: describe tools in the prompt and read JSON tool calls from the text, for
       models without native tool calling;
     * ``streaming``: how model calls are made. ``"auto"`` streams when someone reads the events

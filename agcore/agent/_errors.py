@@ -126,7 +126,9 @@ def _llm_message(cause: LLMError) -> str:
         advice = cause.advice
     elif isinstance(cause, ContextWindowExceededError):
         # The cause already says to shorten the history; say how agcore does it for you.
-        advice = "To compact the history automatically, set AgentConfig.compact_config."
+        advice = ("To compact the history automatically, give the session a context transform "
+                  "(agcore.context.create_context_transform, or default_compaction with the window "
+                  "size; the CLI: --compact, --context-window N).")
     elif isinstance(cause, AuthenticationError):
         advice = "Fix the provider's credentials, then run the turn again."
     elif isinstance(cause, ModelNotFoundError):

@@ -35,6 +35,7 @@ from agcore.agent._batch import (
 )
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
+from agcore.agent._cycles import describe_call
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
 from agcore.agent._subagent_links import (
@@ -199,7 +200,8 @@ async def run_loop(
                 yield ev.ToolCallRequested(call=call, mode=registry.classify(call.name))
             batch = turn.batch = Batch(calls)
             collect_subagent_events(session)
-            repetition_stop = await _phase(session, config, hooks, turn).run(batch)
+            phase = _phase(session, config, hooks, turn)
+            repetition_stop = await phase.run(batch)
             for nested in take_subagent_events(session):  # what sub-agents did, before the results
                 yield nested
             if batch.paused:
@@ -211,6 +213,7 @@ async def run_loop(
                 if session._persistence is not None:  # the pause must outlive this process
                     await session._persistence.flush(session)
                 raise _Stop("client_tools")
+            cycle = turn.cycles.observe(batch, config)  # on a first cycle: a nudge in the last result
             for event in await _record_batch(session, turn):
                 yield event
             # Input that arrived while the batch ran (after the last check) is read now, not later.
@@ -219,7 +222,11 @@ async def run_loop(
                 steered = await _steer(session, steering, batch.skipped)
                 yield steered
             if repetition_stop:
-                raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
+                raise _Stop("limit", _repeated(phase.repeated_call, config))
+            if cycle is not None and cycle.stop:
+                _log.info("session %s: stopped a cycle of tool calls: %s", session.session_id, cycle.listing)
+                raise _Stop("limit", LimitExceeded("repetition_limit", cycle.message(),
+                                                   value=config.repetition_limit))
         finished = True
         result = _finish(session, turn, "done")
         await _report_result(session, hooks, result)
@@ -444,6 +451,18 @@ async def _open_stream(provider: LLMProvider, request: LLMRequest) -> AsyncGener
             await close()
 
 
+def _repeated(call: ToolUseBlock | None, config: AgentConfig) -> LimitExceeded:
+    if call is None:
+        return LimitExceeded("repetition_limit", value=config.repetition_limit)
+    return LimitExceeded(
+        "repetition_limit",
+        f"The turn was stopped: the model kept making the same tool call, {describe_call(call)}, "
+        f"{config.repetition_limit} or more times in a row. Rephrase the request or break the task "
+        "into smaller steps; AgentConfig.repetition_limit and repetition_action change the guard.",
+        value=config.repetition_limit,
+    )
+
+
 def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn: TurnState) -> ToolPhase:
     return ToolPhase(
         registry=session.bundle.tool_registry(),
@@ -456,6 +475,7 @@ def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn
         steering=lambda: session._drain(session._steering),
         repetition=turn.repetition,
         offered=turn.offered,
+        cycles=turn.cycles,
     )
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agcore.agent._batch import Batch, error_result
+from agcore.agent._cycles import CycleTracker, repeat_verdict
 from agcore.agent._turn import RepetitionTracker
 from agcore.llm.types import ToolUseBlock, UserMessage
 from agcore.tools import Tool, ToolContext, ToolRegistry
@@ -52,16 +53,22 @@ SKIPPED = (
 # the same phase as separate steps (agcore.integrations.langgraph) words them identically.
 
 
-def repeated_message(name: str, limit: int, *, stop: bool) -> str:
+def repeated_message(name: str, limit: int, *, stop: bool, failed: bool = False) -> str:
     if stop:
         return (
             f"Stopped: '{name}' was called with the same arguments {limit} times in a "
             "row, so the turn was stopped."
         )
+    if failed:  # nothing to use: say how to get on, not to wrap up
+        return (
+            f"Not run: you have called '{name}' with these same arguments {limit} times in a "
+            "row and it failed the same way each time. Read the error message, then change the "
+            "arguments or try a different tool or approach. The same call again stops the turn."
+        )
     return (
         f"Not run: you have called '{name}' with these same arguments {limit} times in a "
         "row, and the result will not change. Use the earlier result, or try a different "
-        "approach."
+        "approach. The same call again stops the turn."
     )
 
 
@@ -118,6 +125,7 @@ class ToolPhase:
         steering: Callable[[], list[UserMessage]],
         repetition: RepetitionTracker,
         offered: frozenset[str] | None = None,
+        cycles: CycleTracker | None = None,
     ) -> None:
         self._registry = registry
         self._hooks = hooks
@@ -129,6 +137,9 @@ class ToolPhase:
         self._drain_steering = steering
         self._repetition = repetition
         self._offered = offered
+        self._cycles = cycles
+        #: The call the repetition guard stopped the turn at (None: it did not).
+        self.repeated_call: ToolUseBlock | None = None
 
     # ------------------------------------------------------------------------------------ driver
 
@@ -150,15 +161,18 @@ class ToolPhase:
                     batch.skipped.append(later.id)
                 break
             limit = self._config.repetition_limit
-            if limit and self._repetition.see(call) >= limit:
-                if self._config.repetition_action == "stop":
-                    message = repeated_message(call.name, limit, stop=True)
-                    answer(call, error_result(call.id, message), "repeated", hookable=False)
-                    for later in calls[i + 1 :]:
-                        answer(later, error_result(later.id, NOT_RUN), "not_run", hookable=False)
-                    stopped = True
-                    break
-                message = repeated_message(call.name, limit, stop=False)
+            verdict = repeat_verdict(self._repetition.see(call), limit, self._config.repetition_action)
+            if verdict == "stop":
+                message = repeated_message(call.name, self._repetition.count, stop=True)
+                answer(call, error_result(call.id, message), "repeated", hookable=False)
+                for later in calls[i + 1 :]:
+                    answer(later, error_result(later.id, NOT_RUN), "not_run", hookable=False)
+                self.repeated_call = call
+                stopped = True
+                break
+            if verdict == "nudge":
+                failed = self._cycles is not None and self._cycles.last_failed
+                message = repeated_message(call.name, limit, stop=False, failed=failed)
                 answer(call, error_result(call.id, message), "repeated")
                 continue
             tool = self._registry.get(call.name)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agcore.agent._batch import Batch
 from agcore.agent._cost import CostTracker
+from agcore.agent._cycles import CycleTracker
 from agcore.agent._events import TurnStop
 from agcore.agent._messages import AgentMessage, AssistantReply
 from agcore.llm.models import ModelRegistry
@@ -83,6 +84,8 @@ class TurnState:
     usage: Usage = field(default_factory=Usage)
     text: str = ""
     repetition: RepetitionTracker = field(default_factory=RepetitionTracker)
+    #: The (call, result) pairs of the turn, for noticing the model going round in circles.
+    cycles: CycleTracker = field(default_factory=CycleTracker)
     #: The tools the latest model call was offered: a call to any other is refused, not run.
     offered: frozenset[str] = frozenset()
     batch: Batch | None = None
@@ -101,6 +104,7 @@ class TurnState:
                 "start": self.start, "model_calls": self.model_calls, "tool_turns": self.tool_turns,
                 "usage": self.usage.model_dump(mode="json"), "text": self.text,
                 "repetition": [self.repetition.key, self.repetition.count],
+                "cycles": self.cycles.to_state(),
             },
         }
 
@@ -114,6 +118,7 @@ class TurnState:
             usage=Usage.model_validate(counters["usage"]),
             text=counters["text"],
             batch=Batch.from_state(data),
+            cycles=CycleTracker.from_state(counters.get("cycles")),
         )
         turn.repetition.key, turn.repetition.count = counters["repetition"]
         return turn

@@ -23,6 +23,7 @@ from agcore.cli._errors import EXIT_CODES_HELP, CliError, ExitCode
 
 if TYPE_CHECKING:
     from agcore.agent import FailurePolicy
+    from agcore.cli._local import LocalOptions
 
 __all__ = ["app", "run_app"]
 
@@ -86,6 +87,47 @@ Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The
 Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
 ApiKey = Annotated[str | None, typer.Option(
     "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
+
+
+def _text_tools(value: str | None) -> str | None:
+    if value is not None and value not in ("on", "off", "auto"):
+        raise typer.BadParameter(f"{value!r}: choose on, off or auto")
+    return value
+
+
+TextTools = Annotated[str | None, typer.Option(
+    "--text-tools", metavar="on|off|auto", callback=_text_tools,
+    help="How tools reach the model. on: described in the prompt, calls read from the reply's text "
+         "(small local models that write calls as JSON); off: the API's native tool calling; auto "
+         "(default): native, unless the model registry says the model has none.",
+)]
+MaxTurns = Annotated[int | None, typer.Option(
+    "--max-turns", metavar="N", min=1,
+    help="At most N model calls (and N tool rounds) per task or plan step (default: 50 calls, 25 rounds).",
+)]
+Temperature = Annotated[float | None, typer.Option(
+    "--temperature", metavar="T", min=0.0, max=2.0,
+    help="Sampling temperature for every model call (default: the server's).",
+)]
+ContextWindow = Annotated[int | None, typer.Option(
+    "--context-window", metavar="TOKENS", min=256,
+    help="The model's context window, as the server was started with it (llama-server -c N). Under "
+         "32768 tokens the history is compacted before it overflows; `agcore models --base-url URL` "
+         "shows what llama.cpp and vLLM report.",
+)]
+Compact = Annotated[bool | None, typer.Option(
+    "--compact/--no-compact",
+    help="Summarise older history when it nears the context window. Default: on for windows under "
+         "32768 tokens (the registry's, or --context-window), off otherwise.",
+)]
+
+
+def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
+           context_window: int | None, compact: bool | None) -> LocalOptions:
+    from agcore.cli._local import LocalOptions
+
+    return LocalOptions(text_tools=text_tools, max_turns=max_turns, temperature=temperature,
+                        context_window=context_window, compact=compact)
 
 
 def _version(value: bool) -> None:
@@ -201,6 +243,11 @@ def run(
     plugins: Plugins = True,
     backend: Annotated[str, typer.Option(
         "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = "loop",
+    text_tools: TextTools = None,
+    max_turns: MaxTurns = None,
+    temperature: Temperature = None,
+    context_window: ContextWindow = None,
+    compact: Compact = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -219,7 +266,8 @@ def run(
     from agcore.cli._run import run_task
 
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
-                               yes=yes, plugins=plugins, backend=backend))
+                               yes=yes, plugins=plugins, backend=backend,
+                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -232,13 +280,19 @@ def chat(
     workspace: WorkspaceDir = None,
     yes: Yes = False,
     plugins: Plugins = True,
+    text_tools: TextTools = None,
+    max_turns: MaxTurns = None,
+    temperature: Temperature = None,
+    context_window: ContextWindow = None,
+    compact: Compact = None,
 ) -> None:
     """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
     from agcore.cli._chat import chat as chat_main
 
     _execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
-                               workspace=workspace, yes=yes, plugins=plugins))
+                               workspace=workspace, yes=yes, plugins=plugins,
+                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)
@@ -256,6 +310,11 @@ def plan_run(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
+    text_tools: TextTools = None,
+    max_turns: MaxTurns = None,
+    temperature: Temperature = None,
+    context_window: ContextWindow = None,
+    compact: Compact = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -277,7 +336,8 @@ def plan_run(
         return
     _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
-                               on_failure=policy))
+                               on_failure=policy,
+                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 
 @plan_app.command("resume", epilog=EXIT_CODES_HELP)
@@ -290,6 +350,11 @@ def plan_resume(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
+    text_tools: TextTools = None,
+    max_turns: MaxTurns = None,
+    temperature: Temperature = None,
+    context_window: ContextWindow = None,
+    compact: Compact = None,
 ) -> None:
     """Continue the plan saved in session ID: completed steps are not redone; the step that was
     running or failed runs again."""
@@ -298,7 +363,8 @@ def plan_resume(
     policy = _policy(on_failure)
     _execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
-                               on_failure=policy))
+                               on_failure=policy,
+                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 
 def _require_words(value: str, name: str, example: str) -> None:
@@ -386,8 +452,19 @@ def plan_status(
 def models(
     provider: Annotated[str | None, typer.Option(
         "--provider", "-p", metavar="NAME", help="Only this provider's models (anthropic...).")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", metavar="URL", callback=_base_url,
+        help="Instead, ask the OpenAI-compatible server at URL (llama-server, Ollama, LM Studio, vLLM) "
+             "which models it serves: checks it is up, and shows the context size where it says.",
+    )] = None,
 ) -> None:
-    """The model registry: context window, max output, prices per million tokens, capabilities."""
+    """The model registry: context window, max output, prices per million tokens, capabilities; with
+    --base-url, the models a local or self-hosted server serves."""
+    if base_url is not None:
+        from agcore.cli._served import list_served
+
+        _execute(functools.partial(list_served, base_url=base_url))
+        return
     from agcore.cli._catalog import list_models
 
     _execute(functools.partial(list_models, provider=provider))

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from agcore.agent import AgentSession, AssistantReply, BasicAgent, UserInput
 from agcore.cli._errors import ExitCode
+from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
@@ -38,21 +39,28 @@ async def chat(
     workspace: Path | None,
     yes: bool,
     plugins: bool,
+    local: LocalOptions | None = None,
 ) -> ExitCode:
+    local = local or LocalOptions()
     space = open_workspace(workspace)
     provider = resolve_provider(model, base_url)
     try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins)
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes())
+        transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console)
+        if (compaction := local.describe_compaction(transform)) is not None:
+            renderer.line(compaction, style="dim")
         async with open_store(db, existing=session_id is not None) as store, Terminal(console) as terminal:
             confirm = confirm_callback(terminal, renderer, yes=yes)
             try:
                 if session_id:
-                    session = await AgentSession.load(store, session_id, agent, bundle, confirm=confirm)
+                    session = await AgentSession.load(store, session_id, agent, bundle, confirm=confirm,
+                                                      transform=transform)
                     _show_history(renderer, session)
                 else:
-                    session = AgentSession(agent, bundle=bundle, confirm=confirm, store=store)
+                    session = AgentSession(agent, bundle=bundle, confirm=confirm, store=store,
+                                           transform=transform)
                     await session.save()  # so the id printed below can be resumed even before a turn
             except LookupError:
                 raise unknown_session(session_id or "", db, "agcore chat") from None

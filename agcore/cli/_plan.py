@@ -29,6 +29,7 @@ from agcore.agent import (
 )
 from agcore.agent import StepStatus as S
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
+from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, count, format_usage, shorten
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
@@ -149,6 +150,7 @@ async def run_plan(
     yes: bool,
     plugins: bool,
     on_failure: FailurePolicy | None,
+    local: LocalOptions | None = None,
 ) -> ExitCode:
     """``agcore plan run FILE`` (``file``) or ``agcore plan resume ID`` (``file`` None): the plan runs
     in a session saved as it goes, so the same command continues it after Ctrl-C or a failure."""
@@ -167,13 +169,17 @@ async def run_plan(
         provider = resolve_provider(model, base_url)
         options = {"model": model, "base_url": base_url, "workspace": str(space.root), "on_failure": policy}
         try:
+            local = local or LocalOptions()
             bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                                  plugins=(_ToolLines(renderer),))
+                                  plugins=(_ToolLines(renderer),), config=local.config_changes())
+            transform = local.compaction(provider)
+            if (compaction := local.describe_compaction(transform)) is not None:
+                renderer.line(compaction, style="dim")
             agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=policy)
 
             async def open_session(confirm: Confirm) -> AgentSession:
                 session = await _plan_session(store, session_id, agent, bundle, confirm, db,
-                                              new=plan is not None)
+                                              new=plan is not None, transform=transform)
                 chosen.append(_plan_to_run(session, plan, file))
                 session.app_state[_OPTIONS_KEY] = options  # saved with the plan's progress
                 _announce(console, chosen[0], file, session)
@@ -221,19 +227,20 @@ async def _saved_options(store: SqliteSessionStore, session_id: str | None) -> d
 
 async def _plan_session(
     store: SqliteSessionStore, session_id: str | None, agent: DefaultTaskAgent, bundle: RuntimeBundle,
-    confirm: Confirm, db: Path | None, *, new: bool,
+    confirm: Confirm, db: Path | None, *, new: bool, transform: Any = None,
 ) -> AgentSession:
     """The session ``session_id`` from the store; a new one (saved under ``session_id`` if given)
     when there is none and a plan file was given."""
     if session_id is not None:
         try:
-            return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm)
+            return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm,
+                                           transform=transform)
         except LookupError:
             if not new:
                 raise unknown_session(session_id, db, "agcore plan run FILE") from None
         except (MemoryStoreError, OSError) as exc:
             raise store_error(db, exc) from None
-    return AgentSession(agent, session_id, bundle, confirm=confirm, store=store)
+    return AgentSession(agent, session_id, bundle, confirm=confirm, store=store, transform=transform)
 
 
 def _plan_to_run(session: AgentSession, plan: Plan | None, file: Path | None) -> Plan:

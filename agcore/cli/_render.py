@@ -36,6 +36,8 @@ _CALL_CHARS = 160
 _RESULT_CHARS = 160
 #: run_command's result: "$ cmd" then "exit code: N"; a non-zero N is a failed command.
 _COMMAND_FAILED = re.compile(r"\$ [^\n]*\nexit code: (?!0\b)-?\d+")
+#: The workspace's write_file and apply_patch results end with this: the change can be undone.
+_UNDO_NOTE = "undo_patch() takes it back."
 
 
 def shorten(text: str, limit: int) -> str:
@@ -161,12 +163,19 @@ class Renderer:
 
     def tool_result(self, result: ToolResultBlock, status: str, *, indent: str = "") -> None:
         ok = status == "ok" and not result.is_error
-        failed_command = ok and _COMMAND_FAILED.match(result.text) is not None
+        text = result.text
+        undoable = ok and text.rstrip().endswith(_UNDO_NOTE)  # a write or a patch (the workspace's)
+        if undoable:
+            text = text.rstrip().removesuffix(_UNDO_NOTE)
+        failed_command = ok and _COMMAND_FAILED.match(text) is not None
         if failed_command:  # the tool worked; the command it ran did not: not a green tick
             mark, style = "✗", "yellow"
         else:
             mark, style = ("✓", "green") if ok else (f"✗ {status}:", "red")
-        self.line(f"{indent}  {mark} {summarize_result(result.text)}", style=style)
+        self.line(f"{indent}  {mark} {summarize_result(text)}", style=style)
+        if undoable:
+            self.line(f"{indent}    ↩ undo: tell the agent to undo it (undo_patch takes back the last write "
+                      "or patch, one at a time, while this session runs)", style="dim")
 
     def summary(self, result: TurnResult) -> None:
         """The closing line of a turn: how it ended, model calls, tokens, cost."""

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from agcore.agent import AgentEvent, BasicAgent, ConversationSession, TurnResult, open_session
 from agcore.cli._errors import ExitCode, exit_code_for
+from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
@@ -28,16 +29,24 @@ async def run_task(
     yes: bool,
     plugins: bool,
     backend: str = "loop",
+    local: LocalOptions | None = None,
 ) -> ExitCode:
+    local = local or LocalOptions()
     space = open_workspace(workspace)
     provider = resolve_provider(model, base_url)
     try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend)
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
+                              config=local.config_changes())
+        transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
+        if (compaction := local.describe_compaction(transform)) is not None:
+            renderer.line(compaction, style="dim")
+
         async def new_session(confirm: Confirm) -> ConversationSession:
-            return open_session(agent, bundle=bundle, confirm=confirm)  # on the bundle's backend
+            # on the bundle's backend
+            return open_session(agent, bundle=bundle, confirm=confirm, transform=transform)
 
         session, _ = await run_interruptible(
             console, renderer, yes=yes, open_session=new_session,

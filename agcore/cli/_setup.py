@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from rich.console import Console
@@ -77,11 +77,15 @@ def build_bundle(
     entry_point_plugins: bool,
     plugins: tuple[object, ...] = (),
     backend: str = "loop",
+    config: dict[str, Any] | None = None,
 ) -> RuntimeBundle:
-    """The runtime bundle: ``provider``, the workspace tools, ``plugins`` and (if asked) the plugins of
-    the ``agcore`` entry-point group. An invalid plugin is a configuration error (exit 3)."""
+    """The runtime bundle: ``provider``, the workspace tools, ``plugins``, (if asked) the plugins of
+    the ``agcore`` entry-point group, and ``config`` changes to ``AgentConfig``. An invalid plugin
+    is a configuration error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
     builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
+    if config:
+        builder.config(**config)
     try:
         return builder.build()
     except ConfigError as exc:

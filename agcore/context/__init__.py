@@ -13,6 +13,8 @@ session = AgentSession(agent, bundle=bundle, transform=transform)
 * ``compact``: past ``threshold_ratio`` of the window, the middle of the history is summarised by a
   model; head and tail stay, tool calls stay with their results, one huge result is cut first.
 * ``create_context_transform``: both, for ``AgentSession(transform=...)``, remembering its summary.
+* ``default_compaction``: that transform where the window is small (under ``SMALL_WINDOW`` tokens:
+  small local models), None elsewhere; what the CLI gives its sessions.
 
 This layer sees only LLM messages. Its summary is a ``TextBlock`` in a user message, with exactly the
 text the agent layer's ``Summary`` AgentMessage becomes for the model (``<conversation_summary>``);
@@ -21,6 +23,7 @@ text the agent layer's ``Summary`` AgentMessage becomes for the model (``<conver
 
 from __future__ import annotations
 
+from agcore.context._auto import SMALL_WINDOW, default_compaction, known_window
 from agcore.context._compaction import cap_tool_results, compact, join_summary, safe_cut_points
 from agcore.context._micro import cut_middle, truncate_old_tool_results
 from agcore.context._summary import (
@@ -53,6 +56,7 @@ __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
     "IMAGE_TOKENS",
     "MESSAGE_OVERHEAD_TOKENS",
+    "SMALL_WINDOW",
     "SUMMARY_CLOSE",
     "SUMMARY_OPEN",
     "CompactionError",
@@ -64,11 +68,13 @@ __all__ = [
     "compact",
     "create_context_transform",
     "cut_middle",
+    "default_compaction",
     "estimate_block_tokens",
     "estimate_message_tokens",
     "estimate_tokens",
     "is_summary_block",
     "join_summary",
+    "known_window",
     "render_transcript",
     "safe_cut_points",
     "summarise",

@@ -193,9 +193,23 @@ def error_class_named(name: str) -> type[LLMError]:
 
 
 # Phrases vendors use when the prompt does not fit; matched case-insensitively in a 400's message.
+# Local servers: llama.cpp "request (N tokens) exceeds the available context size (M tokens), try
+# increasing it" (type exceed_context_size_error; older: "the request exceeds the available context
+# size, try increasing the context size or enable context shift"); vLLM "This model's maximum context
+# length is N tokens..." and "The decoder prompt (length N) is longer than the maximum model length of
+# M"; LM Studio "Trying to keep the first N tokens when context the overflows...", "The number of
+# tokens to keep from the initial prompt is greater than the context length", "Cannot truncate prompt
+# with n_keep (N) >= n_ctx (M)"; Ollama "prompt too long; exceeded max context length by N tokens".
 _CONTEXT_OVERFLOW = re.compile(
-    r"context[ _-]?(length|window)|maximum context|prompt is too long|too many tokens"
-    r"|input length .* exceed|reduce the length|string too long",
+    r"context[ _-]?(length|window|size)|maximum context|prompt is too long|prompt too long"
+    r"|too many tokens|input length .* exceed|reduce the length|string too long"
+    r"|exceed_context_size|maximum model length|context the overflows|n_keep .*n_ctx",
+    re.IGNORECASE,
+)
+# The local servers' own wordings, which some versions send with a 5xx status: still an overflow.
+_LOCAL_OVERFLOW = re.compile(
+    r"exceeds the available context size|exceed_context_size_error|longer than the maximum model length"
+    r"|context the overflows|n_keep .*n_ctx|exceeded max context length",
     re.IGNORECASE,
 )
 
@@ -283,7 +297,7 @@ def error_from_status(
                    vendor_code=vendor_code, vendor_param=vendor_param)
 
     detail = detail.strip() or "no detail given"
-    if status_code in (400, 413, 422):
+    if status_code in (400, 413, 422) or (status_code >= 500 and _LOCAL_OVERFLOW.search(detail)):
         if _CONTEXT_OVERFLOW.search(detail):
             return make(
                 ContextWindowExceededError,

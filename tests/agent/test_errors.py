@@ -118,7 +118,7 @@ async def test_wrap_recognises_the_backends_cancellation() -> None:
 def test_llm_messages_say_what_to_do() -> None:
     overflow = AgentLLMError(ContextWindowExceededError("prompt is too long", provider="anthropic"))
     assert "prompt is too long" in str(overflow)
-    assert "compact_config" in str(overflow)
+    assert "create_context_transform" in str(overflow)  # compact_config is not read by the loop
     auth = AgentLLMError(AuthenticationError("the API key was rejected"))
     assert "credentials" in str(auth)
     transient = AgentLLMError(RateLimitError("rate limited"))
@@ -187,7 +187,7 @@ def test_advice_the_cause_already_gives_is_not_repeated() -> None:
     assert message.count("Check the model id") == 1  # the hint used to appear twice
     overflow = str(AgentLLMError(ContextWindowExceededError("too long. Shorten the history.")))
     assert overflow.count("Shorten the history") == 1
-    assert "AgentConfig.compact_config" in overflow
+    assert "context transform" in overflow
 
 
 def test_a_deliberate_refusal_is_not_called_a_broken_plugin() -> None:

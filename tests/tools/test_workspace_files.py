@@ -107,10 +107,10 @@ def test_read_empty_file_and_crlf(ws: Workspace) -> None:
 
 def test_write_creates_parents_and_reports(ws: Workspace) -> None:
     out = ws.write_file("docs/guide/intro.md", "# Intro\nnaïve 😀\n")
-    assert out == "Created 'docs/guide/intro.md' (20 bytes)."
+    assert out == "Created 'docs/guide/intro.md' (20 bytes).\nundo_patch() takes it back."
     assert (ws.root / "docs" / "guide" / "intro.md").read_bytes() == "# Intro\nnaïve 😀\n".encode()
     out = ws.write_file("docs/guide/intro.md", "short")
-    assert out == "Overwrote 'docs/guide/intro.md' (5 bytes; it had 20 bytes)."
+    assert out == "Overwrote 'docs/guide/intro.md' (5 bytes; it had 20 bytes).\nundo_patch() takes it back."
     assert (ws.root / "docs" / "guide" / "intro.md").read_text() == "short"
 
 
@@ -291,7 +291,7 @@ async def test_registry_reports_tool_failures_as_error_results(ws: Workspace) ->
     assert is_error
     assert "does not exist" in text
     is_error, text = await call("write_file", path="notes/a.txt", content="hello")
-    assert (is_error, text) == (False, "Created 'notes/a.txt' (5 bytes).")
+    assert (is_error, text) == (False, "Created 'notes/a.txt' (5 bytes).\nundo_patch() takes it back.")
     is_error, text = await call("list_dir", path=".", depth="lots")
     assert is_error
     assert "depth" in text

@@ -81,7 +81,7 @@ def test_multi_file_patch_then_exact_undo(ws: Workspace) -> None:
 
     undone = ws.undo_patch()
     assert undone.splitlines() == [
-        "Undid the last patch:",
+        "Undid the last change:",
         "  restored a.py",
         "  deleted pkg/sub/new.py",
         "  recreated old.txt",
@@ -92,7 +92,7 @@ def test_multi_file_patch_then_exact_undo(ws: Workspace) -> None:
         assert after[name][0] == content, name
         assert after[name][2] == mode, name  # old.txt comes back 0o640
     assert stat.S_IMODE((ws.root / "old.txt").stat().st_mode) == 0o640
-    with pytest.raises(ToolError, match="no patch to undo"):
+    with pytest.raises(ToolError, match="nothing to undo"):
         ws.undo_patch()
 
 
@@ -143,7 +143,7 @@ def test_dry_run_reports_and_writes_nothing(ws: Workspace) -> None:
         "Nothing was written.",
     ]
     assert snapshot(ws.root) == before
-    with pytest.raises(ToolError, match="no patch to undo"):
+    with pytest.raises(ToolError, match="nothing to undo"):
         ws.undo_patch()
 
 

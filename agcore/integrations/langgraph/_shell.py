@@ -28,6 +28,7 @@ from langgraph.types import Command
 from agcore._clock import new_id
 from agcore.agent import AgentError, AgentEvent, AgentSession, AssistantReply, CostTracker, Done
 from agcore.agent._batch import Batch, answer_open_calls
+from agcore.agent._cycles import CycleTracker
 from agcore.agent._loop import _failed, _finish, _report_result
 from agcore.agent._turn import TurnState
 from agcore.llm.types import Usage
@@ -217,6 +218,7 @@ def turn_to_state(turn: TurnState) -> dict[str, Any]:
         "start": turn.start, "model_calls": turn.model_calls, "tool_turns": turn.tool_turns,
         "usage": turn.usage.model_dump(mode="json"), "text": turn.text,
         "repetition": [turn.repetition.key, turn.repetition.count],
+        "cycles": turn.cycles.to_state(),
         "offered": sorted(turn.offered),
         "batch": turn.batch.to_state() if turn.batch is not None else None,
     }
@@ -231,6 +233,7 @@ def turn_from_state(data: dict[str, Any], history_length: int) -> TurnState:
         text=data["text"],
         offered=frozenset(data["offered"]),
         batch=Batch.from_state(data["batch"]) if data["batch"] is not None else None,
+        cycles=CycleTracker.from_state(data.get("cycles")),
     )
     turn.repetition.key, turn.repetition.count = data["repetition"]
     return turn

@@ -29,6 +29,7 @@ from langgraph.types import Command, Send, interrupt
 
 from agcore.agent import ClientToolsRequested, LimitExceeded, ToolLog
 from agcore.agent._batch import Batch, error_result
+from agcore.agent._cycles import repeat_verdict
 from agcore.agent._loop import _finish_client_batch, _record_batch, _result_event, _steer, _Stop
 from agcore.agent._tool_phase import (
     NOT_RUN,
@@ -118,6 +119,7 @@ class ToolNodes:
                         step.send(_result_event(done))
                 step.send(ClientToolsRequested(calls=list(batch.client_calls)))
             return await step.end("client_tools", goto="client")
+        cycle = turn.cycles.observe(batch, config)  # as the loop does: a nudge, or a stop below
         for event in await _record_batch(session, turn):
             step.send(event)
         steering = batch.steering + session._drain(session._steering)
@@ -127,6 +129,9 @@ class ToolNodes:
                 step.send(steered)
         if phase["stopped"]:
             raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
+        if cycle is not None and cycle.stop:
+            raise _Stop("limit", LimitExceeded("repetition_limit", cycle.message(),
+                                               value=config.repetition_limit))
         return Command(update=step.update(phase=None, outcomes={}), goto="model")
 
     async def _vet(self, step: Step, batch: Batch, phase: dict[str, Any]) -> Command[Any] | None:
@@ -150,8 +155,9 @@ class ToolNodes:
                     phase["skipped"].append(later.id)
                 break
             limit = config.repetition_limit
-            if limit and turn.repetition.see(call) >= limit:
-                if config.repetition_action == "stop":
+            verdict = repeat_verdict(turn.repetition.see(call), limit, config.repetition_action)
+            if verdict != "run":
+                if verdict == "stop":
                     answer(call, error_result(call.id, repeated_message(call.name, limit, stop=True)),
                            "repeated", hookable=False)
                     for later in calls[i + 1 :]:

@@ -20,17 +20,21 @@ from agcore.tools.workspace._fd_paths import (
     dir_fd,
     lstat_at,
     open_regular,
+    read_bytes,
     write_atomic,
 )
+from agcore.tools.workspace._patch import FileChange, UndoRecord
 
 __all__ = [
     "SKIP_DIRS",
+    "describe_write",
     "glob_paths",
     "is_binary",
     "list_dir",
+    "plan_write",
     "read_text_file",
     "walk_tree",
-    "write_text_file",
+    "write_change",
 ]
 
 # Listed by name but never descended into by list_dir, glob and grep: version-control internals,
@@ -181,17 +185,43 @@ def _count_rest(handle: BinaryIO) -> int:
 # ------------------------------------------------------------------------------------ write_file
 
 
-def write_text_file(guard: PathGuard, path: str, content: str) -> str:
+def plan_write(guard: PathGuard, path: str, content: str) -> FileChange:
+    """The change writing ``content`` to ``path`` makes, with the previous content (None: no regular
+    file there) and permissions kept so the write can be undone like a patch. Writes nothing."""
     real = guard.resolve(path, for_write=True)
     rel = guard.relative(real)
     if real == guard.root:
         raise ToolError("'.' is the workspace root, a directory; give a file path such as 'name.txt'")
-    data = content.encode("utf-8")
     with changed_meanwhile(rel, "nothing was written"):
-        previous = write_atomic(guard, real, data, created=[])
-    if previous is None:
-        return f"Created '{rel}' ({_size(len(data))})."
-    return f"Overwrote '{rel}' ({_size(len(data))}; it had {_size(previous)})."
+        info = lstat_at(guard, real)
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"'{rel}' is a directory; give a file path inside it")
+    before: bytes | None = None
+    if info is not None and stat.S_ISREG(info.st_mode):  # a link is replaced, never read through
+        try:
+            before = read_bytes(guard, real)
+        except OSError:  # swapped for something else meanwhile: the write replaces that
+            before = None
+    mode = stat.S_IMODE(info.st_mode) if info is not None and before is not None else None
+    return FileChange(real, rel, before, content.encode("utf-8"), mode)
+
+
+def write_change(guard: PathGuard, change: FileChange) -> UndoRecord:
+    """Make the write ``plan_write`` planned (the entry at the path is replaced at once, a symlink
+    included, never written through); the record ``undo`` takes it back with."""
+    assert change.after is not None
+    created: list[Path] = []
+    with changed_meanwhile(change.rel, "nothing was written"):
+        write_atomic(guard, change.path, change.after, created=created)
+    return UndoRecord([change], created)
+
+
+def describe_write(change: FileChange) -> str:
+    """What a write did, for the model."""
+    assert change.after is not None
+    if change.before is None:
+        return f"Created '{change.rel}' ({_size(len(change.after))})."
+    return f"Overwrote '{change.rel}' ({_size(len(change.after))}; it had {_size(len(change.before))})."
 
 
 # ------------------------------------------------------------------------------------ list_dir

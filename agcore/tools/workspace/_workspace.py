@@ -162,7 +162,8 @@ class Workspace:
         are reported, not shown.
 
         Args:
-            path: File path relative to the workspace root, e.g. "src/main.py".
+            path: File path relative to the workspace root, in the form "<dir>/<file>"; take real
+                names from list_dir or glob.
             start_line: First line to show (1-based). Default: 1.
             end_line: Last line to show (inclusive). Default: the end of the file.
         """
@@ -171,13 +172,16 @@ class Workspace:
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a text file with the given content (UTF-8). Parent directories are
         created. The whole file is replaced at once; to change part of a file, prefer apply_patch.
+        undo_patch takes the last write back.
 
         Args:
-            path: File path relative to the workspace root, e.g. "src/new_module.py".
+            path: File path relative to the workspace root.
             content: The complete new content of the file.
         """
         with self._write_lock:
-            return _files.write_text_file(self.path_guard, path, content)
+            change = _files.plan_write(self.path_guard, path, content)
+            self._undo.append(_files.write_change(self.path_guard, change))
+            return f"{_files.describe_write(change)}\nundo_patch() takes it back."
 
     def list_dir(self, path: str = ".", depth: int = 1) -> str:
         """List a directory of the workspace as an indented tree: directories end with "/", files show
@@ -193,7 +197,8 @@ class Workspace:
     def glob(self, pattern: str) -> str:
         """Find files and directories by glob pattern, relative to the workspace root; sorted paths,
         one per line (directories end with "/"). "*" matches within one path component, "**" any
-        number of directories: "**/*.py" finds every Python file, "src/*.ts" those directly in src.
+        number of directories: "**/*.<ext>" finds every file with that extension, "<dir>/*" the entries
+        directly in <dir>.
 
         Args:
             pattern: Glob pattern relative to the workspace root.
@@ -213,9 +218,9 @@ class Workspace:
         output says when results were capped.
 
         Args:
-            pattern: Regular expression, e.g. "def main" or "TODO|FIXME".
+            pattern: Regular expression, in the form "<text>" or "<one>|<other>".
             path: File or directory to search, relative to the workspace root. Default: everything.
-            glob: Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".
+            glob: Only search files matching this glob, in the form "*.<ext>" or "<dir>/**/*.<ext>".
             ignore_case: Match without regard to letter case.
             max_results: At most this many matching lines are printed.
         """
@@ -245,19 +250,20 @@ class Workspace:
             return f"Applied the patch:\n{done}\nundo_patch() takes it back."
 
     def undo_patch(self) -> str:
-        """Take back the most recent patch applied with apply_patch: modified files get their old
-        content, created files are deleted, deleted files come back. Refused if a file was changed
-        again since."""
+        """Take back the most recent change made with apply_patch or write_file (call it again for the
+        one before): modified files get their old content, created files are deleted, deleted files
+        come back. Refused if a file was changed again since."""
         with self._write_lock:
             if not self._undo:
-                raise ToolError("there is no patch to undo: none was applied in this workspace session")
+                raise ToolError("there is nothing to undo: no patch or write was made in this workspace "
+                                "session")
             record = self._undo.pop()
             try:
                 restored = undo(self.path_guard, record)
             except ToolError:
                 self._undo.append(record)
                 raise
-            return "Undid the last patch:\n" + "\n".join(f"  {line}" for line in restored)
+            return "Undid the last change:\n" + "\n".join(f"  {line}" for line in restored)
 
     async def run_command(
         self,
@@ -273,7 +279,7 @@ class Workspace:
         running past its timeout is killed with everything it started.
 
         Args:
-            command: The command line, e.g. "python -m pytest -q", or an argv list.
+            command: The command line, in the form "<program> <arguments>", or an argv list.
             timeout: Seconds before the command is killed. Default: the workspace's setting.
             cwd: Working directory relative to the workspace root.
         """
@@ -286,7 +292,7 @@ class Workspace:
         if not directory.is_dir():
             raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
         if isinstance(command, list) and not command:
-            raise ToolError("the command is empty; give the program to run, e.g. 'ls -la'")
+            raise ToolError("the command is empty; give the program to run and its arguments")
         try:
             self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
         except OSError as exc:  # a path the guard resolved changed under it (a racing command)

@@ -459,3 +459,27 @@ async def test_a_closed_session_starts_again_on_its_next_turn_on_both() -> None:
         await session.submit_turn("two")
         runs[backend] = [c for c in recorder.calls if c.startswith("session_")]
     assert runs["graph"] == runs["loop"] == ["session_start", "session_end", "session_start"]
+
+
+async def test_a_cycle_of_calls_is_nudged_then_stopped_the_same_on_both() -> None:
+    """read/list/read/list... (a small model going round in circles): the same nudge in the same
+    result, the same stop naming the calls, on both backends."""
+    from agcore._clock import use_clock
+    from agcore.testing import FixedClock
+
+    runs = {}
+    for backend in ("loop", "graph"):
+        with use_clock(FixedClock()):  # the same call ids on both
+            pair = [tool_calls_reply([("add", {"a": 1, "b": 1})]),
+                    tool_calls_reply([("add", {"a": 2, "b": 2})])]
+            model = ScriptedProvider([*pair * 4, "never"])
+            bundle = AgentBuilder().provider(model).tools(add).build()
+            agent = BasicAgent(name="cycle", system_prompt="s")
+            session: AgentSession | GraphSession = (
+                AgentSession(agent, "s7", bundle) if backend == "loop" else GraphSession(agent, "s7", bundle)
+            )
+            result = await session.submit_turn("go")
+        runs[backend] = (comparable(session.messages), str(result.error), result.stop, model.calls)
+    assert runs["graph"] == runs["loop"]
+    assert runs["loop"][2:] == ("limit", 6)
+    assert 'add({"a":1,"b":1}), add({"a":2,"b":2})' in runs["loop"][1]

@@ -1,0 +1,79 @@
+"""The options that make small local models usable from the CLI: ``--text-tools``, ``--max-turns``,
+``--temperature``, ``--context-window`` and ``--compact``, turned into config changes and a session's
+compaction transform.
+
+Compaction is on by default where the window is small (``agcore.context.default_compaction``: under
+32k tokens), which for a model the registry does not know means: when ``--context-window`` says how
+large the server's window is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agcore.cli._errors import CliError, ExitCode
+from agcore.llm.provider import LLMProvider
+
+__all__ = ["TEXT_TOOL_MODES", "LocalOptions", "text_tools_setting"]
+
+#: ``--text-tools`` values.
+TEXT_TOOL_MODES = ("on", "off", "auto")
+
+
+def text_tools_setting(mode: str | None) -> bool | None:
+    """``AgentConfig.text_mode_tools`` for ``--text-tools MODE``: ``on`` -> True, ``off`` -> False,
+    ``auto`` (or absent) -> None: the config's default is left as it is."""
+    # One place to change when AgentConfig.text_mode_tools takes "auto"/"on"/"off" itself.
+    if mode is None or mode == "auto":
+        return None
+    if mode == "on":
+        return True
+    if mode == "off":
+        return False
+    raise CliError(f"--text-tools {mode!r}: choose on, off or auto", ExitCode.USAGE)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalOptions:
+    """The loop and context options given on the command line (None: not given)."""
+
+    text_tools: str | None = None
+    max_turns: int | None = None
+    temperature: float | None = None
+    context_window: int | None = None
+    compact: bool | None = None
+
+    def config_changes(self) -> dict[str, Any]:
+        """``AgentConfig`` fields these options change."""
+        changes: dict[str, Any] = {}
+        text_mode = text_tools_setting(self.text_tools)
+        if text_mode is not None:
+            changes["text_mode_tools"] = text_mode
+        if self.max_turns is not None:  # one cap for the user: model calls and tool rounds alike
+            changes["max_turns"] = self.max_turns
+            changes["max_tool_turns"] = self.max_turns
+        if self.temperature is not None:
+            changes["temperature"] = self.temperature
+        return changes
+
+    def compaction(self, provider: LLMProvider) -> Any:
+        """The session's context transform: compaction where the window is small or ``--compact``
+        asks for it (None: none). ``CliError`` (exit 2) when ``--compact`` has no window to work with."""
+        from agcore.context import default_compaction
+
+        try:
+            return default_compaction(provider, context_window=self.context_window, enabled=self.compact)
+        except ValueError as exc:
+            raise CliError(f"--compact: {exc} with --context-window N.", ExitCode.USAGE) from None
+
+    def describe_compaction(self, transform: Any) -> str | None:
+        """The line saying compaction is on and against which window (None: nothing to say, it is
+        off and nobody asked about it)."""
+        if transform is not None:
+            return f"compaction: on, context window {transform.max_context_tokens:,} tokens"
+        if self.compact is False:
+            return None
+        if self.context_window is not None:
+            return f"compaction: off (a context window of {self.context_window:,} tokens is not small)"
+        return None

@@ -1,0 +1,139 @@
+"""The CLI against local model servers on loopback (``tests.fake_llama``): ``agcore models --base-url``
+(up or not, context sizes where the server reports them), and ``agcore run`` with the small-model
+options (``--text-tools``, ``--max-turns``, ``--temperature``, ``--context-window``, ``--compact``),
+the overflow error, and the undo hint after a write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Invoke
+from tests.fake_llama import LLAMA_CPP_OVERFLOW, FakeLocalServer
+
+MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+@pytest.fixture
+def llama() -> Iterator[FakeLocalServer]:
+    with FakeLocalServer("llama.cpp") as server:
+        yield server
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+# ------------------------------------------------------------------------------------- models
+
+
+def test_models_lists_what_llama_server_serves_with_its_context(
+    invoke: Invoke, llama: FakeLocalServer
+) -> None:
+    done = invoke("models", "--base-url", llama.base_url)
+    assert done.exit_code == 0, done.stderr
+    out = flat(done.stdout)
+    assert f"{llama.base_url} is up · 1 model" in out
+    assert f"{MODEL} 4,096 32,768 llamacpp" in out  # served n_ctx from /props, trained from meta
+    assert f"agcore run --base-url {llama.base_url} --model {MODEL} --context-window 4096" in out
+    assert "/props" in llama.paths
+
+
+def test_models_reads_vllm_max_model_len(invoke: Invoke) -> None:
+    with FakeLocalServer("vllm", models=["Qwen/Qwen2.5-Coder-7B-Instruct"], n_ctx=16384) as vllm:
+        done = invoke("models", "--base-url", vllm.base_url)
+    assert done.exit_code == 0, done.stderr
+    assert "Qwen/Qwen2.5-Coder-7B-Instruct 16,384 - vllm" in flat(done.stdout)
+
+
+def test_models_on_ollama_asks_for_the_window(invoke: Invoke) -> None:
+    with FakeLocalServer("ollama", models=["qwen2.5-coder:1.5b", "llama3.1:8b"]) as ollama:
+        done = invoke("models", "--base-url", ollama.base_url)
+    assert done.exit_code == 0, done.stderr
+    out = flat(done.stdout)
+    assert "is up · 2 models" in out
+    assert "qwen2.5-coder:1.5b - - library" in out
+    assert "--model qwen2.5-coder:1.5b --context-window N" in out
+
+
+def test_models_finds_the_v1_path(invoke: Invoke, llama: FakeLocalServer) -> None:
+    done = invoke("models", "--base-url", llama.root)  # /models is not served without /v1 here
+    assert done.exit_code == 0, done.stderr
+    assert f"{llama.base_url} is up" in flat(done.stdout)
+
+
+def test_models_says_when_the_server_is_not_up(invoke: Invoke) -> None:
+    done = invoke("models", "--base-url", "http://127.0.0.1:9/v1")  # nothing listens on port 9
+    assert done.exit_code == 4
+    err = flat(done.stderr)
+    assert "could not connect to http://127.0.0.1:9/v1" in err
+    assert "is the server running?" in err
+    assert "llama-server -m MODEL.gguf" in err
+
+
+# ---------------------------------------------------------------------------------------- run
+
+
+def test_run_with_the_small_model_options(invoke: Invoke, llama: FakeLocalServer, tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text("print('hello')\n")
+    call = '{"name": "read_file", "arguments": {"path": "main.py"}}'
+    llama.answer(200, f"I will read it.\n```json\n{call}\n```")
+    llama.answer(200, "main.py prints hello.")
+    done = invoke("run", "explain main.py", "--base-url", llama.base_url, "--model", MODEL, "--yes",
+                  "--no-plugins", "--text-tools", "on", "--temperature", "0.2", "--max-turns", "4",
+                  "--context-window", "4096")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    out = flat(done.stdout)
+    assert "compaction: on, context window 4,096 tokens" in out
+    assert "✓ done" in out
+    first, second = llama.requests
+    assert first["temperature"] == 0.2
+    assert "tools" not in first  # text mode: the tools are described in the prompt
+    assert "read_file" in json.dumps(first["messages"][0])
+    assert "print('hello')" in json.dumps(second["messages"])  # the call ran, its result went back
+
+
+def test_max_turns_stops_the_run(invoke: Invoke, llama: FakeLocalServer, tmp_path: Path) -> None:
+    for i in range(3):
+        llama.answer(200, f'{{"name": "list_dir", "arguments": {{"path": ".", "depth": {i + 1}}}}}')
+    done = invoke("run", "look", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins",
+                  "--text-tools", "on", "--max-turns", "2")
+    assert done.exit_code == 1
+    assert "max_turns" in flat(done.stdout) or "max_tool_turns" in flat(done.stdout)
+    assert len(llama.requests) == 2
+
+
+def test_overflow_offers_compaction(invoke: Invoke, llama: FakeLocalServer) -> None:
+    llama.answer(400, LLAMA_CPP_OVERFLOW)
+    done = invoke("run", "explain", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins")
+    assert done.exit_code == 4
+    out = flat(done.stdout)
+    assert "does not fit the model's context window" in out
+    assert "--context-window N" in out
+    assert "max_tokens" not in out
+
+
+def test_bad_local_options_are_usage_errors(invoke: Invoke, llama: FakeLocalServer) -> None:
+    done = invoke("run", "x", "--base-url", llama.base_url, "--model", MODEL, "--text-tools", "maybe")
+    assert done.exit_code == 2
+    assert "choose on, off or auto" in done.stderr
+    done = invoke("run", "x", "--base-url", llama.base_url, "--model", MODEL, "--compact", "--no-plugins")
+    assert done.exit_code == 2
+    assert "--context-window N" in flat(done.stderr)
+    assert llama.requests == []
+
+
+def test_a_write_shows_how_to_undo_it(invoke: Invoke, tmp_path: Path) -> None:
+    script = tmp_path / "model.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi"}}]}, "done",
+    ]))
+    done = invoke("run", "write notes", "--model", "scripted:model.json", "--yes", "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    out = flat(done.stdout)
+    assert "✓ Created 'notes.txt' (2 bytes)." in out
+    assert "(+1 lines)" not in out
+    assert "↩ undo: tell the agent to undo it" in out
