@@ -58,6 +58,7 @@ from agcore.agent._messages import (
     messages_from_json,
     messages_to_json,
 )
+from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
@@ -188,6 +189,9 @@ __all__ = [
     "TurnResult",
     "TurnStarted",
     "TurnStop",
+    "OutputMode",
+    "OutputValidationError",
+    "StructuredOutput",
 ]
 
 

@@ -37,6 +37,7 @@ from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
+from agcore.agent._output import StructuredOutput, settle_final_call, settle_text_answer, shape_request
 from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
 from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
@@ -84,9 +85,11 @@ async def run_turn(
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
+    output: StructuredOutput | None = None,
 ) -> TurnResult:
     """Run the loop to the end without building events (``submit_turn``, ``resume``)."""
-    loop = run_loop(session, new_input=new_input, client_results=client_results, reads_deltas=False)
+    loop = run_loop(session, new_input=new_input, client_results=client_results, reads_deltas=False,
+                    output=output)
     async with aclosing(loop) as events:
         async for _ in events:
             pass
@@ -99,13 +102,14 @@ def stream_turn(
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
+    output: StructuredOutput | None = None,
 ) -> AsyncIterator[ev.AgentEvent]:
     """The loop's events (``stream_turn``, ``stream_resume``). A stream dropped mid-turn (``break``
     out of ``async for`` without ``aclosing``) ends its turn the moment it is freed: the history is
     repaired and the session is idle again, before the event loop gets round to closing the
     generator (which then finds nothing left to do)."""
     run = _Run()
-    stream = run_loop(session, new_input=new_input, client_results=client_results, run=run)
+    stream = run_loop(session, new_input=new_input, client_results=client_results, run=run, output=output)
 
     def dropped(_: object) -> None:
         if session._running is run:  # started, and still running: nobody will ever resume it
@@ -133,6 +137,7 @@ async def run_loop(
     client_results: list[ToolResultBlock] | None = None,
     reads_deltas: bool = True,
     run: _Run | None = None,
+    output: StructuredOutput | None = None,
 ) -> AsyncGenerator[ev.AgentEvent, None]:
     """The loop, as its events. ``reads_deltas=False`` (``submit_turn``, whose caller never sees the
     text deltas) makes ``streaming="auto"`` use one ``complete()`` call per model turn instead of a
@@ -153,8 +158,10 @@ async def run_loop(
             await _report_dropped(session, hooks, dropped)
         if new_input is not None:
             turn = await _start_turn(session, hooks, new_input)
+            turn.output = output
         elif client_results is not None:
             assert turn is not None
+            turn.output = output or turn.output
             for event in await _finish_client_batch(session, hooks, turn, client_results):
                 yield event
         assert turn is not None
@@ -173,6 +180,13 @@ async def run_loop(
                 if calls:
                     await _record_unrun(session, turn, calls, _HOOK_STOPPED)
                 raise _Stop("stopped_by_hook")
+            accepted = False  # a typed answer given by the final-answer tool in this reply
+            if turn.output is not None and calls:
+                settled = await settle_final_call(turn, calls, session._record, config.output_retries)
+                if settled is False:
+                    continue
+                if settled:
+                    accepted, calls = True, []
             if not calls:
                 steering = session._drain(session._steering)
                 if steering:  # the user spoke during the model call: answer that first
@@ -181,6 +195,10 @@ async def run_loop(
                     continue
                 follow_ups = session._drain(session._follow_ups)
                 if not follow_ups:
+                    retries = config.output_retries
+                    if (turn.output is not None and not accepted
+                            and not await settle_text_answer(turn, message, session._record, retries)):
+                        continue  # the model was asked again, with the errors
                     break
                 for follow in follow_ups:
                     await session._record(UserInput(content=follow.content))
@@ -273,6 +291,8 @@ async def model_call(
     turn.model_calls += 1
     yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
     provider, request = await _prepare_call(session, config, hooks)
+    if turn.output is not None:
+        request = shape_request(turn.output, request, provider, session.agent, config)
     last = session._last_model
     current = (provider.provider_name, provider.model_id)
     if last is not None and last != current:
@@ -527,6 +547,7 @@ def _finish(
             cost_usd=turn_cost(session.messages[turn.start :], session.usage.registry),
             messages=session.messages[turn.start :],
             error=error,
+            output=turn.output_value if turn.output_ready and error is None else None,
         )
     if stop != "client_tools":
         session._turn = None
