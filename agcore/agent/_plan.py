@@ -72,6 +72,12 @@ class Step(BaseModel):
     error: StepError | None = None
     skip_reason: str | None = None
     last_error: StepError | None = None
+    #: The name of the type the step's answer must validate into (a key of the task agent's
+    #: ``output_types``); None: a free text answer.
+    output_type: str | None = None
+    #: The validated answer of a completed step with an ``output_type``, as JSON data (saved with the
+    #: plan; ``DefaultTaskAgent.step_output`` gives it back typed).
+    output: Any = None
 
     @field_validator("id", mode="before")
     @classmethod

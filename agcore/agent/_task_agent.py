@@ -36,12 +36,13 @@ applications that keep plans elsewhere. The planning call goes to the session's 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agcore.agent._agent import Agent, BasicAgent
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._errors import AgentError, PlanParseError
+from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._plan import Plan, Step, StepError, StepStatus
 from agcore.agent._plan_parser import PLAN_SHAPE, JsonPlanParser, PlanParser
 from agcore.llm.types import AssistantMessage, LLMRequest, ToolDefinition, UserMessage
@@ -123,6 +124,8 @@ class DefaultTaskAgent:
     ``plan_prompt`` is a template (``{goal}``, ``{tools}``, ``{shape}``) or a function
     ``(goal, tool_definitions) -> str``; ``reask_prompt`` a template with ``{error}``.
     ``failure_policy``, ``max_retries`` and ``on_update`` are the defaults of ``execute_plan``.
+    ``output_types`` names the types a step may declare as its ``output_type`` (``{"report":
+    Report}``): such a step's turn must answer with a valid ``Report`` (``Step.output``).
     """
 
     def __init__(
@@ -138,6 +141,7 @@ class DefaultTaskAgent:
         failure_policy: FailurePolicy = "stop",
         max_retries: int = 2,
         on_update: PlanUpdate | None = None,
+        output_types: Mapping[str, Any] | None = None,
     ) -> None:
         _check_policy(failure_policy, max_retries)
         self.name = name
@@ -150,6 +154,8 @@ class DefaultTaskAgent:
         self.failure_policy: FailurePolicy = failure_policy
         self.max_retries = max_retries
         self.on_update = on_update
+        #: The types a step's ``output_type`` may name, by name (a type or a ``StructuredOutput``).
+        self.output_types: dict[str, Any] = dict(output_types or {})
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -218,6 +224,7 @@ class DefaultTaskAgent:
         _check_policy(policy, retries)
         update = on_update if on_update is not None else self.on_update
         plan.check()
+        self._check_output_types(plan)
         for step in plan.steps:
             if not step.done:
                 step.reset()
@@ -250,12 +257,44 @@ class DefaultTaskAgent:
     # ---------------------------------------------------------------------------- pieces
 
     async def run_step(self, session: AgentSession, plan: Plan, step: Step) -> None:
-        """Run ``step`` as one turn and complete or fail it by how the turn ended."""
-        result = await session.submit_turn(self.step_input(plan, step))
+        """Run ``step`` as one turn and complete or fail it by how the turn ended. A step with an
+        ``output_type`` is a typed turn: its validated answer is kept in ``step.output`` (as JSON
+        data) and its JSON is the step's result."""
+        step.output = None
+        output = self._step_output_type(step)
+        if output is None:
+            result = await session.submit_turn(self.step_input(plan, step))
+        else:
+            result = await session.submit_turn(self.step_input(plan, step), output_type=output)
         if result.stop == "done" and result.error is None:
             step.complete(result.text)
+            if output is not None:
+                step.output = output.dump(result.output)
         else:
             step.fail(_turn_error(result))
+
+    def step_output(self, step: Step) -> Any:
+        """The typed answer of a completed ``step`` with an ``output_type`` (validated again from the
+        saved ``step.output``, so a resumed plan gives it too); None for a step without one."""
+        output = self._step_output_type(step)
+        if output is None or step.output is None:
+            return None
+        return output.validate_data(step.output)
+
+    def _step_output_type(self, step: Step) -> StructuredOutput | None:
+        if step.output_type is None:
+            return None
+        return resolve_output(self.output_types[step.output_type], None)
+
+    def _check_output_types(self, plan: Plan) -> None:
+        for step in plan.steps:
+            if step.output_type is not None and step.output_type not in self.output_types:
+                known = ", ".join(sorted(self.output_types)) or "none"
+                raise PlanParseError(
+                    f"{step.label} declares output_type {step.output_type!r}, which the task agent does "
+                    f"not know (its output_types: {known}): pass output_types={{{step.output_type!r}: "
+                    "YourModel}} to the task agent, or fix the plan."
+                )
 
     def step_input(self, plan: Plan, step: Step) -> str:
         """The user input of ``step``'s turn: the goal, the completed steps' results, the step."""

@@ -324,3 +324,107 @@ async def test_resume_after_client_tools_keeps_the_output_type() -> None:
     call = paused.pending_tool_calls[0]
     result = await session.resume([ToolResultBlock(tool_use_id=call.id, content="Kyiv")])
     assert result.output == City(name="Kyiv", population=2900000)
+
+
+# ------------------------------------------------------------------------------ text mode
+
+
+async def test_a_text_mode_model_calls_the_final_tool_in_its_text() -> None:
+    model = ScriptedProvider([
+        '{"tool": "lookup", "arguments": {"name": "Quito"}}',
+        'Done.\n```json\n{"tool": "final_result", "arguments": {"name": "Quito", "population": 2800000}}\n```',
+    ])
+    session = make_session(model, lookup, config=AgentConfig(text_mode_tools=True))
+    result = await session.submit_turn("Quito?", output_type=City)
+    assert result.output == City(name="Quito", population=2800000)
+    request = model.requests[0]
+    assert request.tools == [] and request.response_format is None
+    assert "- final_result:" in (request.system or "") and "- lookup:" in (request.system or "")
+    assert_history_valid(session)
+
+
+async def test_a_text_mode_model_may_answer_with_bare_json_too() -> None:
+    model = ScriptedProvider(['[{"x": 1, "y": 2}]'])
+    session = make_session(model, config=AgentConfig(text_mode_tools=True))
+    assert (await session.submit_turn("p", output_type=list[Point])).output == [Point(1, 2)]
+
+
+# ------------------------------------------------------------------------------ persistence
+
+
+async def test_a_typed_turn_paused_for_client_tools_resumes_typed_in_another_process(tmp_path: Any) -> None:
+    from agcore.memory import SqliteSessionStore
+
+    ask = Tool.client("ask_user", "Ask the user")
+    agent = BasicAgent("typed", output_type=City)  # the type is code: the agent brings it back
+    first = ScriptedProvider([
+        tool_call_reply("final_result", {"name": "Kyiv"}),  # invalid: one retry spent before the pause
+        tool_call_reply("ask_user", {"question": "population?"}),
+    ])
+    path = tmp_path / "s.db"
+    async with SqliteSessionStore(path) as store:
+        session = AgentSession(agent, "s1", AgentBuilder().provider(first).tools(ask).build(), store=store)
+        paused = await session.submit_turn("Kyiv?")
+        assert paused.stop == "client_tools"
+        call = paused.pending_tool_calls[0]
+    second = ScriptedProvider([tool_call_reply("final_result", {"name": "Kyiv", "population": -1})])
+    async with SqliteSessionStore(path) as store:
+        bundle = AgentBuilder().provider(second).tools(ask).config(AgentConfig(output_retries=1)).build()
+        loaded = await AgentSession.load(store, "s1", agent, bundle)
+        resumed = await loaded.resume([ToolResultBlock(tool_use_id=call.id, content="2.9 million")])
+    # the retry spent before the pause still counts: the second bad answer ends the turn
+    assert isinstance(resumed.error, OutputValidationError)
+    assert_history_valid(loaded)
+
+
+# ------------------------------------------------------------------------------ plans
+
+
+class Report(BaseModel):
+    title: str
+    findings: list[str]
+
+
+async def test_a_plan_step_declares_its_output_type_and_keeps_the_typed_answer() -> None:
+    from agcore.agent import DefaultTaskAgent, Plan, PlanParseError, StepStatus
+
+    plan = Plan.from_dict({"goal": "review", "steps": [
+        {"id": "look", "description": "Look around"},
+        {"id": "report", "description": "Write the report", "depends_on": ["look"], "output_type": "report"},
+    ]})
+    model = ScriptedProvider([
+        "Looked: two issues.",
+        tool_call_reply("final_result", {"title": "Review", "findings": "two"}),  # invalid, retried
+        tool_call_reply("final_result", {"title": "Review", "findings": ["a", "b"]}),
+    ])
+    agent = DefaultTaskAgent(output_types={"report": Report})
+    session = AgentSession(agent, "s1", AgentBuilder().provider(model).build())
+    done = await agent.execute_plan(session, plan)
+    look, report = done.steps
+    assert look.status is StepStatus.COMPLETED and look.output is None
+    assert report.status is StepStatus.COMPLETED
+    assert report.output == {"title": "Review", "findings": ["a", "b"]}
+    assert agent.step_output(report) == Report(title="Review", findings=["a", "b"])
+    assert [t.name for t in model.requests[0].tools] == []  # the untyped step is asked nothing
+    assert [t.name for t in model.requests[1].tools] == ["final_result"]
+    # saved with the plan: a resumed plan gives the typed answer back
+    again = Plan.from_dict(session.app_state["plan"])
+    assert agent.step_output(again.steps[1]) == Report(title="Review", findings=["a", "b"])
+
+    unknown = Plan.from_dict({"steps": [{"description": "x", "output_type": "memo"}]})
+    with pytest.raises(PlanParseError, match="output_type 'memo'.*output_types: report"):
+        await agent.execute_plan(session, unknown)
+
+
+async def test_a_step_whose_answer_never_fits_fails_recoverably() -> None:
+    from agcore.agent import DefaultTaskAgent, Plan, StepStatus
+
+    model = ScriptedProvider(["not json", "still not json"])
+    agent = DefaultTaskAgent(output_types={"point": Point})
+    bundle = AgentBuilder().provider(model).config(AgentConfig(output_retries=1)).build()
+    session = AgentSession(agent, "s1", bundle)
+    plan = await agent.execute_plan(
+        session, Plan.from_dict({"steps": [{"description": "where?", "output_type": "point"}]}))
+    step = plan.steps[0]
+    assert step.status is StepStatus.FAILED and step.output is None
+    assert step.error is not None and step.error.type == "OutputValidationError" and step.error.recoverable
