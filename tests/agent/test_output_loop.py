@@ -338,8 +338,10 @@ async def test_a_text_mode_model_calls_the_final_tool_in_its_text() -> None:
     result = await session.submit_turn("Quito?", output_type=City)
     assert result.output == City(name="Quito", population=2800000)
     request = model.requests[0]
-    assert request.tools == [] and request.response_format is None
-    assert "- final_result:" in (request.system or "") and "- lookup:" in (request.system or "")
+    assert request.tools == []
+    assert request.response_format is None
+    assert "- final_result:" in (request.system or "")
+    assert "- lookup:" in (request.system or "")
     assert_history_valid(session)
 
 
@@ -352,7 +354,7 @@ async def test_a_text_mode_model_may_answer_with_bare_json_too() -> None:
 # ------------------------------------------------------------------------------ persistence
 
 
-async def test_a_typed_turn_paused_for_client_tools_resumes_typed_in_another_process(tmp_path: Any) -> None:
+async def test_a_paused_typed_turn_resumes_typed_in_another_process(tmp_path: Any) -> None:
     from agcore.memory import SqliteSessionStore
 
     ask = Tool.client("ask_user", "Ask the user")
@@ -401,7 +403,8 @@ async def test_a_plan_step_declares_its_output_type_and_keeps_the_typed_answer()
     session = AgentSession(agent, "s1", AgentBuilder().provider(model).build())
     done = await agent.execute_plan(session, plan)
     look, report = done.steps
-    assert look.status is StepStatus.COMPLETED and look.output is None
+    assert look.status is StepStatus.COMPLETED
+    assert look.output is None
     assert report.status is StepStatus.COMPLETED
     assert report.output == {"title": "Review", "findings": ["a", "b"]}
     assert agent.step_output(report) == Report(title="Review", findings=["a", "b"])
@@ -412,7 +415,7 @@ async def test_a_plan_step_declares_its_output_type_and_keeps_the_typed_answer()
     assert agent.step_output(again.steps[1]) == Report(title="Review", findings=["a", "b"])
 
     unknown = Plan.from_dict({"steps": [{"description": "x", "output_type": "memo"}]})
-    with pytest.raises(PlanParseError, match="output_type 'memo'.*output_types: report"):
+    with pytest.raises(PlanParseError, match=r"output_type 'memo'.*output_types: report"):
         await agent.execute_plan(session, unknown)
 
 
@@ -426,5 +429,8 @@ async def test_a_step_whose_answer_never_fits_fails_recoverably() -> None:
     plan = await agent.execute_plan(
         session, Plan.from_dict({"steps": [{"description": "where?", "output_type": "point"}]}))
     step = plan.steps[0]
-    assert step.status is StepStatus.FAILED and step.output is None
-    assert step.error is not None and step.error.type == "OutputValidationError" and step.error.recoverable
+    assert step.status is StepStatus.FAILED
+    assert step.output is None
+    assert step.error is not None
+    assert step.error.type == "OutputValidationError"
+    assert step.error.recoverable
