@@ -332,7 +332,8 @@ async def test_resume_after_client_tools_keeps_the_output_type() -> None:
 async def test_a_text_mode_model_calls_the_final_tool_in_its_text() -> None:
     model = ScriptedProvider([
         '{"tool": "lookup", "arguments": {"name": "Quito"}}',
-        'Done.\n```json\n{"tool": "final_result", "arguments": {"name": "Quito", "population": 2800000}}\n```',
+        'Done.\n```json\n{"tool": "final_result", "arguments": '
+        '{"name": "Quito", "population": 2800000}}\n```',
     ])
     session = make_session(model, lookup, config=AgentConfig(text_mode_tools=True))
     result = await session.submit_turn("Quito?", output_type=City)
