@@ -182,12 +182,13 @@ async def test_a_tool_named_like_the_final_tool_is_a_config_error() -> None:
         """Clashes."""
         return x
 
-    session = make_session(ScriptedProvider([]), final_result)
+    model = ScriptedProvider([])
+    session = make_session(model, final_result)
     result = await session.submit_turn("go", output_type=City)
     assert isinstance(result.error, ConfigError)
     assert "StructuredOutput(Model, name=" in str(result.error)
     renamed = StructuredOutput(City, name="answer")
-    session.bundle.provider().add(tool_call_reply("answer", {"name": "A", "population": 3}))  # type: ignore[attr-defined]
+    model.add(tool_call_reply("answer", {"name": "A", "population": 3}))
     assert (await session.submit_turn("go", output_type=renamed)).output == City(name="A", population=3)
 
 
