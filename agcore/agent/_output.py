@@ -92,7 +92,10 @@ class OutputValidationError(AgentError):
 @dataclass(frozen=True, eq=False)
 class StructuredOutput:
     """What a typed turn must answer with: ``type`` (anything a pydantic ``TypeAdapter`` takes) and
-    how to ask for it. ``mode`` is ``auto``, ``native``, ``tool`` or ``prompted`` (module docstring);
+    how to ask for it. ``mode``: ``native`` (the vendor holds the text to the JSON Schema:
+    ``LLMRequest.response_format``), ``tool`` (a final-answer tool whose arguments are the answer),
+    ``prompted`` (the schema in the system prompt, JSON read from the text) or ``auto`` (native on
+    OpenAI, and on Ollama without tools; else tool; the guide's "Typed final answers" page);
     ``name``/``description`` name the answer to the model (the final tool's name and description,
     the response format's name); ``max_retries`` overrides ``AgentConfig.output_retries``.
     ``output_type=Model`` anywhere is ``StructuredOutput(Model)``."""
