@@ -38,6 +38,7 @@ from agcore.llm.types import (
     AssistantMessage,
     LLMRequest,
     ResponseFormat,
+    StopReason,
     ToolChoice,
     ToolDefinition,
     ToolResultBlock,
@@ -294,6 +295,8 @@ async def settle_text_answer(
     else:
         _accept(turn, spec, value)
         return True
+    if message.stop_reason is StopReason.MAX_TOKENS:
+        problem += "\n(The answer was cut off at the output token limit: give it more briefly.)"
     _retry_or_fail(turn, spec, problem, message.text, retries)
     how = (f"call the `{spec.name}` tool with it" if spec.name in turn.offered
            else "answer with only the JSON object, no other text")
@@ -377,30 +380,58 @@ def _object_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return wrapped, True
 
 
-def _closed(schema: Any) -> Any:
+def _subschemas(schema: dict[str, Any]) -> list[Any]:
+    """The schemas nested in ``schema`` (property names and enum values are not schemas)."""
+    nested: list[Any] = []
+    for key in ("properties", "$defs", "definitions", "patternProperties"):
+        if isinstance(schema.get(key), dict):
+            nested.extend(schema[key].values())
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if isinstance(schema.get(key), list):
+            nested.extend(schema[key])
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(schema.get(key), dict):
+            nested.append(schema[key])
+    return nested
+
+
+def _closed(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``schema`` whose objects with properties say ``additionalProperties: false`` (pydantic
     ignores extra keys anyway; strict vendors require it said)."""
-    if isinstance(schema, list):
-        return [_closed(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    copy = {key: _closed(value) for key, value in schema.items()}
-    if copy.get("type") == "object" and "properties" in copy and "additionalProperties" not in copy:
-        copy["additionalProperties"] = False
-    return copy
+    copy = json.loads(json.dumps(schema))
+    pending: list[Any] = [copy]
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict):
+            continue
+        if node.get("type") == "object" and "properties" in node:
+            node.setdefault("additionalProperties", False)
+        pending.extend(_subschemas(node))
+    return copy  # type: ignore[no-any-return]
 
 
-def _strict_ok(schema: Any) -> bool:
-    """Whether OpenAI's strict mode takes ``schema``: every object closed, with all its properties
-    required (a field with a default is optional, which strict mode cannot say)."""
-    if isinstance(schema, list):
-        return all(_strict_ok(item) for item in schema)
-    if not isinstance(schema, dict):
-        return True
-    if schema.get("type") == "object":
-        props = schema.get("properties")
-        if not isinstance(props, dict) or schema.get("additionalProperties") is not False:
+#: The keywords OpenAI's strict mode takes; a schema using any other (``default``, ``minLength``,
+#: ``allOf``...) is sent non-strict rather than rewritten, and validation catches what slips through.
+_STRICT_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "anyOf", "enum", "const",
+    "$ref", "$defs", "definitions", "title", "description", "pattern", "format", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
+})
+
+
+def _strict_ok(schema: dict[str, Any]) -> bool:
+    """Whether OpenAI's strict mode takes ``schema``: known keywords only, every object closed, with
+    all its properties required (a field with a default is optional, which strict mode cannot say)."""
+    pending: list[Any] = [schema]
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict) or not set(node) <= _STRICT_KEYWORDS:
             return False
-        if set(schema.get("required", ())) != set(props):
-            return False
-    return all(_strict_ok(value) for key, value in schema.items() if key != "required")
+        if node.get("type") == "object":
+            props = node.get("properties")
+            if not isinstance(props, dict) or node.get("additionalProperties") is not False:
+                return False
+            if set(node.get("required", ())) != set(props):
+                return False
+        pending.extend(_subschemas(node))
+    return True

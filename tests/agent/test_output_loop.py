@@ -26,7 +26,7 @@ from agcore.agent import (
     UserInput,
 )
 from agcore.agent._output import shape_request
-from agcore.llm import LLMRequest, ToolChoice, ToolResultBlock
+from agcore.llm import AssistantMessage, LLMRequest, StopReason, TextBlock, ToolChoice, ToolResultBlock
 from agcore.testing import ScriptedProvider, tool_call_reply, tool_calls_reply
 from agcore.tools import Tool, tool
 
@@ -436,3 +436,14 @@ async def test_a_step_whose_answer_never_fits_fails_recoverably() -> None:
     assert step.error is not None
     assert step.error.type == "OutputValidationError"
     assert step.error.recoverable
+
+
+async def test_an_answer_cut_off_by_max_tokens_is_asked_again_more_briefly() -> None:
+    cut = AssistantMessage(content=[TextBlock(text='{"name": "Par')], stop_reason=StopReason.MAX_TOKENS)
+    model = ScriptedProvider([cut, '{"name": "Paris", "population": 1}'], provider_name="openai")
+    session = make_session(model)
+    result = await session.submit_turn("Paris?", output_type=City)
+    assert result.output == City(name="Paris", population=1)
+    retry = session.messages[2]
+    assert isinstance(retry, UserInput)
+    assert "cut off at the output token limit" in str(retry.content)
