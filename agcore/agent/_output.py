@@ -112,6 +112,9 @@ class StructuredOutput:
     wrapped: bool = field(init=False, repr=False)
     #: Whether the schema meets OpenAI's strict subset (every property required, objects closed).
     strict: bool = field(init=False, repr=False)
+    #: What the request carries in ``native`` mode, and the tool offered in ``tool`` mode (built once).
+    response_format: ResponseFormat = field(init=False, repr=False)
+    final_tool: ToolDefinition = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "native", "tool", "prompted"):
@@ -129,6 +132,11 @@ class StructuredOutput:
         object.__setattr__(self, "json_schema", closed)
         object.__setattr__(self, "wrapped", wrapped)
         object.__setattr__(self, "strict", _strict_ok(closed))
+        object.__setattr__(self, "response_format", ResponseFormat(
+            name=self.name, description=self.description, json_schema=closed, strict=self.strict))
+        described = self.description or f"Give the final answer ({self.type_name}). Call it once, last."
+        object.__setattr__(self, "final_tool", ToolDefinition(
+            name=self.name, description=described, input_schema=closed))
 
     @property
     def is_text(self) -> bool:
@@ -168,7 +176,20 @@ def resolve_output(output_type: Any, agent: object) -> StructuredOutput | None:
         output_type = getattr(agent, "output_type", None)
     if output_type is None or isinstance(output_type, StructuredOutput):
         return output_type
-    return StructuredOutput(output_type)
+    # Building one costs ~0.6 ms (the TypeAdapter and its schema): an agent's type is built once.
+    try:
+        cached = _BUILT.get(output_type)
+    except TypeError:  # an unhashable type form: built every time
+        return StructuredOutput(output_type)
+    if cached is None:
+        if len(_BUILT) >= _BUILT_MAX:
+            _BUILT.clear()
+        cached = _BUILT[output_type] = StructuredOutput(output_type)
+    return cached
+
+
+_BUILT: dict[Any, StructuredOutput] = {}
+_BUILT_MAX = 256
 
 
 # ------------------------------------------------------------------------------------- request
@@ -196,10 +217,9 @@ def shape_request(
 
     mode = _mode(spec, request, provider, uses_text_mode(agent, config, provider.model_id))
     if mode == "native":
-        fmt = ResponseFormat(name=spec.name, description=spec.description, json_schema=spec.json_schema,
-                             strict=spec.strict)
         line = f"Give your final answer as a JSON object following the response format `{spec.name}`."
-        return request.model_copy(update={"response_format": fmt, "system": _with(request.system, line)})
+        native = {"response_format": spec.response_format, "system": _with(request.system, line)}
+        return request.model_copy(update=native)
     if mode == "prompted":
         schema = json.dumps(spec.json_schema, ensure_ascii=False, separators=(",", ":"))
         line = ("When you give your final answer, answer with only a JSON object that follows this JSON "
@@ -211,9 +231,7 @@ def shape_request(
             "tool: pass StructuredOutput(Model, name='another_name') as output_type",
             piece="output_type",
         )
-    described = spec.description or f"Give the final answer ({spec.type_name}). Call it once, last."
-    final = ToolDefinition(name=spec.name, description=described, input_schema=spec.json_schema)
-    update: dict[str, Any] = {"tools": [*request.tools, final]}
+    update: dict[str, Any] = {"tools": [*request.tools, spec.final_tool]}
     line = (f"When you have the final answer, call the `{spec.name}` tool with it; "
             "do not answer in plain text.")
     update["system"] = _with(request.system, line)
