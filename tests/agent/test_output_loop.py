@@ -26,7 +26,15 @@ from agcore.agent import (
     UserInput,
 )
 from agcore.agent._output import shape_request
-from agcore.llm import AssistantMessage, LLMRequest, StopReason, TextBlock, ToolChoice, ToolResultBlock
+from agcore.llm import (
+    AssistantMessage,
+    LLMRequest,
+    StopReason,
+    TextBlock,
+    ToolChoice,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from agcore.testing import ScriptedProvider, tool_call_reply, tool_calls_reply
 from agcore.tools import Tool, tool
 
@@ -447,3 +455,41 @@ async def test_an_answer_cut_off_by_max_tokens_is_asked_again_more_briefly() -> 
     retry = session.messages[2]
     assert isinstance(retry, UserInput)
     assert "cut off at the output token limit" in str(retry.content)
+
+
+async def test_unreadable_final_arguments_go_back_to_the_model() -> None:
+    broken = AssistantMessage(content=[ToolUseBlock(
+        id="call_1", name="final_result", input={},
+        parse_error="The arguments are not valid JSON: Expecting ',' delimiter. Send them again.",
+    )], stop_reason=StopReason.TOOL_USE)
+    model = ScriptedProvider([broken, tool_call_reply("final_result", {"name": "Bonn", "population": 1})])
+    session = make_session(model)
+    result = await session.submit_turn("Bonn?", output_type=City)
+    assert result.output == City(name="Bonn", population=1)
+    first = session.messages[2]
+    assert isinstance(first, ToolResults)
+    assert first.results[0].is_error
+    assert "Expecting ',' delimiter" in first.results[0].text
+    assert_history_valid(session)
+
+
+async def test_hooks_see_the_typed_request_and_the_final_reply() -> None:
+    from agcore.hooks import hookimpl
+
+    seen: list[str] = []
+
+    class Watcher:
+        @hookimpl
+        def on_llm_request(self, ctx: Any, request: LLMRequest) -> LLMRequest:
+            seen.extend(t.name for t in request.tools)
+            return request
+
+        @hookimpl
+        def before_tool_call(self, ctx: Any, call: ToolUseBlock) -> None:
+            seen.append(f"before:{call.name}")
+
+    model = ScriptedProvider([tool_call_reply("final_result", {"x": 1, "y": 2})])
+    bundle = AgentBuilder().provider(model).plugins(Watcher()).build()
+    session = AgentSession(BasicAgent("typed"), "s1", bundle)
+    assert (await session.submit_turn("p", output_type=Point)).output == Point(1, 2)
+    assert seen == ["final_result"]  # the final call is the answer, not a tool run: no tool hooks
