@@ -25,7 +25,6 @@ at most ``max_retries`` times (``AgentConfig.output_retries``); then the turn en
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -34,6 +33,13 @@ from pydantic import TypeAdapter, ValidationError
 
 from agcore.agent._errors import AgentError, ConfigError
 from agcore.agent._messages import AgentMessage, ToolResults, UserInput
+from agcore.agent._output_schema import (
+    WRAP_KEY,
+    closed_schema,
+    json_values,
+    object_schema,
+    strict_compatible,
+)
 from agcore.llm.types import (
     AssistantMessage,
     LLMRequest,
@@ -63,8 +69,6 @@ __all__ = [
 #: How the typed answer is asked for; see the module docstring.
 OutputMode = Literal["auto", "native", "tool", "prompted"]
 
-_WRAP_KEY = "result"
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 _MAX_ERRORS = 12
 #: Providers whose vendor constrains a reply to a JSON Schema alongside native tool calls.
 _NATIVE_WITH_TOOLS = frozenset({"openai"})
@@ -127,11 +131,11 @@ class StructuredOutput:
             schema: dict[str, Any] = {"type": "string"}
             wrapped = False
         else:
-            schema, wrapped = _object_schema(adapter.json_schema())
-        closed = _closed(schema)
+            schema, wrapped = object_schema(adapter.json_schema())
+        closed = closed_schema(schema)
         object.__setattr__(self, "json_schema", closed)
         object.__setattr__(self, "wrapped", wrapped)
-        object.__setattr__(self, "strict", _strict_ok(closed))
+        object.__setattr__(self, "strict", strict_compatible(closed))
         object.__setattr__(self, "response_format", ResponseFormat(
             name=self.name, description=self.description, json_schema=closed, strict=self.strict))
         described = self.description or f"Give the final answer ({self.type_name}). Call it once, last."
@@ -150,19 +154,25 @@ class StructuredOutput:
 
     def validate_data(self, data: Any) -> Any:
         """The typed value of already-decoded JSON ``data`` (unwrapped); ``ValidationError`` if not."""
-        if self.wrapped and isinstance(data, dict) and set(data) == {_WRAP_KEY}:
-            data = data[_WRAP_KEY]
+        if self.wrapped and isinstance(data, dict) and set(data) == {WRAP_KEY}:
+            data = data[WRAP_KEY]
         return self.adapter.validate_python(data)
 
     def validate_text(self, text: str) -> Any:
-        """The typed value of a text answer; ``ValueError`` (a ``ValidationError`` when JSON was found
-        but did not fit) when there is none."""
+        """The typed value of a text answer: the first JSON value in it that validates. ``ValueError``
+        when there is none (a ``ValidationError``, of the likeliest value, when JSON was found but
+        did not fit)."""
         if self.is_text:
             return text
-        data = _json_in(text)
-        if data is _NOTHING:
+        first: ValidationError | None = None
+        for data in json_values(text):  # e.g. a "[1]" citation before the answer's object
+            try:
+                return self.validate_data(data)
+            except ValidationError as exc:
+                first = first or exc
+        if first is None:
             raise ValueError("the answer holds no JSON value")
-        return self.validate_data(data)
+        raise first
 
     def dump(self, value: Any) -> Any:
         """``value`` as JSON-able data (what plans save, and the text of a tool-given answer)."""
@@ -352,104 +362,3 @@ def _describe(exc: ValidationError) -> str:
     if hidden > 0:
         lines.append(f"- ... and {hidden} more")
     return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------------------- JSON
-
-_NOTHING: Any = object()
-
-
-def _json_in(text: str) -> Any:
-    """The first JSON value in ``text``: the whole text, a fenced block, then the first balanced
-    ``{...}`` or ``[...]``. Not repaired: a broken answer goes back to the model, nothing invented."""
-    stripped = text.strip()
-    candidates = [stripped]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
-    for opener in "{[":
-        start = stripped.find(opener)
-        if start >= 0:
-            candidates.append(stripped[start:])
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
-        if not candidate:
-            continue
-        try:
-            value, _ = decoder.raw_decode(candidate)
-        except ValueError:
-            continue
-        return value
-    return _NOTHING
-
-
-# ---------------------------------------------------------------------------------------- schema
-
-
-def _object_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """A JSON object schema for the answer: the type's own when it is an object, else it wrapped in
-    ``{"result": ...}`` (vendors and tools take objects only), ``$defs`` kept at the top."""
-    if schema.get("type") == "object":
-        return schema, False
-    defs = schema.pop("$defs", None)
-    wrapped: dict[str, Any] = {
-        "type": "object", "properties": {_WRAP_KEY: schema}, "required": [_WRAP_KEY],
-    }
-    if defs:
-        wrapped["$defs"] = defs
-    return wrapped, True
-
-
-def _subschemas(schema: dict[str, Any]) -> list[Any]:
-    """The schemas nested in ``schema`` (property names and enum values are not schemas)."""
-    nested: list[Any] = []
-    for key in ("properties", "$defs", "definitions", "patternProperties"):
-        if isinstance(schema.get(key), dict):
-            nested.extend(schema[key].values())
-    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-        if isinstance(schema.get(key), list):
-            nested.extend(schema[key])
-    for key in ("items", "additionalProperties", "not"):
-        if isinstance(schema.get(key), dict):
-            nested.append(schema[key])
-    return nested
-
-
-def _closed(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` whose objects with properties say ``additionalProperties: false`` (pydantic
-    ignores extra keys anyway; strict vendors require it said)."""
-    copy = json.loads(json.dumps(schema))
-    pending: list[Any] = [copy]
-    while pending:
-        node = pending.pop()
-        if not isinstance(node, dict):
-            continue
-        if node.get("type") == "object" and "properties" in node:
-            node.setdefault("additionalProperties", False)
-        pending.extend(_subschemas(node))
-    return copy  # type: ignore[no-any-return]
-
-
-#: The keywords OpenAI's strict mode takes; a schema using any other (``default``, ``minLength``,
-#: ``allOf``...) is sent non-strict rather than rewritten, and validation catches what slips through.
-_STRICT_KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "anyOf", "enum", "const",
-    "$ref", "$defs", "definitions", "title", "description", "pattern", "format", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
-})
-
-
-def _strict_ok(schema: dict[str, Any]) -> bool:
-    """Whether OpenAI's strict mode takes ``schema``: known keywords only, every object closed, with
-    all its properties required (a field with a default is optional, which strict mode cannot say)."""
-    pending: list[Any] = [schema]
-    while pending:
-        node = pending.pop()
-        if not isinstance(node, dict) or not set(node) <= _STRICT_KEYWORDS:
-            return False
-        if node.get("type") == "object":
-            props = node.get("properties")
-            if not isinstance(props, dict) or node.get("additionalProperties") is not False:
-                return False
-            if set(node.get("required", ())) != set(props):
-                return False
-        pending.extend(_subschemas(node))
-    return True

@@ -101,6 +101,8 @@ def test_typed_dicts_and_validators_work_as_types() -> None:
     '{"street": "1 Rue", "city": "Lyon"}',
     'Here you go:\n```json\n{"street": "1 Rue", "city": "Lyon"}\n```\nAnything else?',
     'The address is {"street": "1 Rue", "city": "Lyon"} as asked.',
+    'Filling in {street} and [city]: {"street": "1 Rue", "city": "Lyon"}',
+    'As [1] says: {"street": "1 Rue", "city": "Lyon"}',  # valid JSON that does not fit comes first
     '  \n{"street": "1 Rue", "city": "Lyon"}\n\n',
 ])
 def test_json_is_found_bare_fenced_or_in_prose(text: str) -> None:
