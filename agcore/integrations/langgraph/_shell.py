@@ -219,6 +219,7 @@ def turn_to_state(turn: TurnState) -> dict[str, Any]:
         "repetition": [turn.repetition.key, turn.repetition.count],
         "offered": sorted(turn.offered),
         "batch": turn.batch.to_state() if turn.batch is not None else None,
+        "output_retries": turn.output_retries,
     }
 
 
@@ -233,4 +234,5 @@ def turn_from_state(data: dict[str, Any], history_length: int) -> TurnState:
         batch=Batch.from_state(data["batch"]) if data["batch"] is not None else None,
     )
     turn.repetition.key, turn.repetition.count = data["repetition"]
+    turn.output_retries = data.get("output_retries", 0)
     return turn
