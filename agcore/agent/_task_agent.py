@@ -126,6 +126,8 @@ class DefaultTaskAgent:
     ``failure_policy``, ``max_retries`` and ``on_update`` are the defaults of ``execute_plan``.
     ``output_types`` names the types a step may declare as its ``output_type`` (``{"report":
     Report}``): such a step's turn must answer with a valid ``Report`` (``Step.output``).
+    ``output_type`` types the plan's final answer, its last step (``plan_output(plan)``); the other
+    steps answer in text unless they name a type.
     """
 
     def __init__(
@@ -142,6 +144,7 @@ class DefaultTaskAgent:
         max_retries: int = 2,
         on_update: PlanUpdate | None = None,
         output_types: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> None:
         _check_policy(failure_policy, max_retries)
         self.name = name
@@ -156,6 +159,8 @@ class DefaultTaskAgent:
         self.on_update = on_update
         #: The types a step's ``output_type`` may name, by name (a type or a ``StructuredOutput``).
         self.output_types: dict[str, Any] = dict(output_types or {})
+        #: The type of the plan's final answer: its last step's, unless that step names its own.
+        self.output_type = output_type
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -261,11 +266,11 @@ class DefaultTaskAgent:
         ``output_type`` is a typed turn: its validated answer is kept in ``step.output`` (as JSON
         data) and its JSON is the step's result."""
         step.output = None
-        output = self._step_output_type(step)
-        if output is None:
+        output = self._step_output_type(step, plan)
+        if output is None and resolve_output(None, session.agent) is None:
             result = await session.submit_turn(self.step_input(plan, step))
-        else:
-            result = await session.submit_turn(self.step_input(plan, step), output_type=output)
+        else:  # an untyped step stays untyped whatever the session's agent types its turns as
+            result = await session.submit_turn(self.step_input(plan, step), output_type=output or str)
         if result.stop == "done" and result.error is None:
             step.complete(result.text)
             if output is not None:
@@ -273,18 +278,25 @@ class DefaultTaskAgent:
         else:
             step.fail(_turn_error(result))
 
-    def step_output(self, step: Step) -> Any:
-        """The typed answer of a completed ``step`` with an ``output_type`` (validated again from the
-        saved ``step.output``, so a resumed plan gives it too); None for a step without one."""
-        output = self._step_output_type(step)
+    def step_output(self, step: Step, plan: Plan | None = None) -> Any:
+        """The typed answer of a completed ``step`` with an output type (validated again from the
+        saved ``step.output``, so a resumed plan gives it too); None for a step without one. Give
+        the ``plan`` for its last step typed by the agent's ``output_type``."""
+        output = self._step_output_type(step, plan)
         if output is None or step.output is None:
             return None
         return output.validate_data(step.output)
 
-    def _step_output_type(self, step: Step) -> StructuredOutput | None:
-        if step.output_type is None:
-            return None
-        return resolve_output(self.output_types[step.output_type], None)
+    def plan_output(self, plan: Plan) -> Any:
+        """The plan's typed final answer: its last step's (None until that step is completed)."""
+        return self.step_output(plan.steps[-1], plan)
+
+    def _step_output_type(self, step: Step, plan: Plan | None) -> StructuredOutput | None:
+        if step.output_type is not None:
+            return resolve_output(self.output_types[step.output_type], None)
+        if self.output_type is not None and plan is not None and step is plan.steps[-1]:
+            return resolve_output(self.output_type, None)
+        return None
 
     def _check_output_types(self, plan: Plan) -> None:
         for step in plan.steps:

@@ -493,3 +493,30 @@ async def test_hooks_see_the_typed_request_and_the_final_reply() -> None:
     session = AgentSession(BasicAgent("typed"), "s1", bundle)
     assert (await session.submit_turn("p", output_type=Point)).output == Point(1, 2)
     assert seen == ["final_result"]  # the final call is the answer, not a tool run: no tool hooks
+
+
+async def test_a_task_agents_output_type_types_the_plans_final_answer_only() -> None:
+    from agcore.agent import DefaultTaskAgent, Plan
+
+    model = ScriptedProvider([
+        "Two issues found.",
+        tool_call_reply("final_result", {"title": "Review", "findings": ["a", "b"]}),
+    ])
+    agent = DefaultTaskAgent(output_type=Report)
+    session = AgentSession(agent, "s1", AgentBuilder().provider(model).build())
+    plan = await agent.execute_plan(session, Plan.from_dict({"steps": ["Look around", "Write the report"]}))
+    assert agent.plan_output(plan) == Report(title="Review", findings=["a", "b"])
+    assert plan.steps[0].output is None
+    assert plan.steps[0].result == "Two issues found."
+    assert model.requests[0].tools == []  # the first step answers in text
+    assert [t.name for t in model.requests[1].tools] == ["final_result"]
+
+
+async def test_plan_steps_stay_untyped_when_the_sessions_agent_types_its_turns() -> None:
+    from agcore.agent import DefaultTaskAgent, Plan
+
+    model = ScriptedProvider(["plain step answer"])
+    session = make_session(model, output_type=Point)  # a BasicAgent typing every turn
+    plan = await DefaultTaskAgent().execute_plan(session, Plan.from_dict({"steps": ["Say something"]}))
+    assert plan.steps[0].result == "plain step answer"
+    assert model.requests[0].tools == []
