@@ -150,7 +150,8 @@ class StructuredOutput:
     @property
     def type_name(self) -> str:
         """The output type as messages name it."""
-        return getattr(self.type, "__name__", None) or repr(self.type)
+        # ``list[int].__name__`` is "list": generic aliases and unions are named by their repr.
+        return self.type.__name__ if isinstance(self.type, type) else repr(self.type)
 
     def validate_data(self, data: Any) -> Any:
         """The typed value of already-decoded JSON ``data`` (unwrapped); ``ValidationError`` if not."""

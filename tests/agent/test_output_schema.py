@@ -124,3 +124,9 @@ def test_bad_options_are_refused() -> None:
         StructuredOutput(Address, mode="json")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_retries"):
         StructuredOutput(Address, max_retries=-1)
+
+
+def test_messages_name_the_type_as_written() -> None:
+    assert StructuredOutput(Address).type_name == "Address"
+    assert StructuredOutput(list[Address]).type_name.endswith("list[tests.agent.test_output_schema.Address]")
+    assert StructuredOutput(int | None).type_name == "int | None"
