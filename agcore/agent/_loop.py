@@ -37,7 +37,13 @@ from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
-from agcore.agent._output import StructuredOutput, settle_final_call, settle_text_answer, shape_request
+from agcore.agent._output import (
+    StructuredOutput,
+    settle_final_call,
+    settle_text_answer,
+    shape_request,
+    unforce_with_thinking,
+)
 from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
 from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
@@ -309,6 +315,8 @@ async def model_call(
     if hooks.has_impls("on_llm_request"):
         request = await hooks.on_llm_request(session.hook_context(), request)
         offered.update(t.name for t in request.tools)  # a hook may offer more
+        if turn.output is not None:
+            request = unforce_with_thinking(request, provider)
     turn.offered = frozenset(offered)
     message: AssistantMessage | None = None
     streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")

@@ -64,6 +64,7 @@ __all__ = [
     "settle_final_call",
     "settle_text_answer",
     "shape_request",
+    "unforce_with_thinking",
 ]
 
 #: How the typed answer is asked for; see the module docstring.
@@ -250,6 +251,17 @@ def shape_request(
             and "thinking" not in request.extra):
         update["tool_choice"] = ToolChoice(mode="any")
     return request.model_copy(update=update)
+
+
+def unforce_with_thinking(request: LLMRequest, provider: LLMProvider) -> LLMRequest:
+    """``request`` without the forced final tool when an ``on_llm_request`` hook turned extended
+    thinking on after it was shaped: Anthropic refuses a forced tool with thinking (the tool stays
+    offered, and the system prompt asks for it)."""
+    choice = request.tool_choice
+    if (provider.provider_name in _FORCED_TOOL and "thinking" in request.extra
+            and choice is not None and choice.mode == "any"):
+        return request.model_copy(update={"tool_choice": None})
+    return request
 
 
 def _with(system: str | None, line: str) -> str:

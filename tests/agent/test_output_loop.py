@@ -26,6 +26,7 @@ from agcore.agent import (
     UserInput,
 )
 from agcore.agent._output import shape_request
+from agcore.hooks import hookimpl
 from agcore.llm import (
     AssistantMessage,
     LLMRequest,
@@ -182,6 +183,17 @@ async def test_anthropic_gets_the_final_tool_forced_unless_thinking_is_on() -> N
     shaped = shape_request(StructuredOutput(City), thinking, model, session.agent, AgentConfig())
     assert shaped.tool_choice is None
     assert shaped.tools[-1].name == "final_result"
+
+    class Thinking:  # thinking turned on by a hook, after the request was shaped
+        @hookimpl
+        def on_llm_request(self, ctx: Any, request: LLMRequest) -> LLMRequest:
+            return request.model_copy(update={"extra": thinking.extra})
+
+    model.add(answer)
+    session.bundle.hook_executor().register(Thinking())
+    assert (await session.submit_turn("Oslo again?", output_type=City)).output is not None
+    assert model.requests[1].tool_choice is None
+    assert model.requests[1].tools[-1].name == "final_result"
 
 
 async def test_a_tool_named_like_the_final_tool_is_a_config_error() -> None:
@@ -474,8 +486,6 @@ async def test_unreadable_final_arguments_go_back_to_the_model() -> None:
 
 
 async def test_hooks_see_the_typed_request_and_the_final_reply() -> None:
-    from agcore.hooks import hookimpl
-
     seen: list[str] = []
 
     class Watcher:
