@@ -236,3 +236,27 @@ async def test_ollama_with_tools_answers_through_the_final_tool(ollama_api: resp
     body = bodies(route)[0]
     assert "format" not in body
     assert [t["function"]["name"] for t in body["tools"]] == ["get_weather", "final_result"]
+
+
+async def test_anthropic_streamed_final_tool_arguments_are_assembled_then_validated(
+    anthropic_api: respx.MockRouter,
+) -> None:
+    args = json.dumps(FORECAST)
+    body = anthropic_wire.sse(
+        anthropic_wire.message_start(),
+        anthropic_wire.block_start(0, {"type": "tool_use", "id": "toolu_01Stream", "name": "final_result",
+                                       "input": {}}),
+        anthropic_wire.PING,
+        *(anthropic_wire.block_delta(0, {"type": "input_json_delta", "partial_json": args[i : i + 7]})
+          for i in range(0, len(args), 7)),
+        anthropic_wire.block_stop(0),
+        anthropic_wire.message_delta("tool_use", 40),
+        anthropic_wire.MESSAGE_STOP,
+    )
+    anthropic_api.post(anthropic_wire.MESSAGES).mock(
+        return_value=httpx.Response(200, headers=anthropic_wire.SSE_HEADERS, content=body))
+    session = session_for(anthropic_wire.make())
+    events = [e async for e in session.stream_turn("Paris?", output_type=Forecast)]
+    assert events[-1].type == "done"
+    assert session.last_result is not None
+    assert session.last_result.output == Forecast(**FORECAST)
