@@ -324,9 +324,18 @@ async def settle_text_answer(
 ) -> bool:
     """Read the typed answer in a reply without tool calls. True: valid, kept in ``turn``. False: the
     model is asked again (a user message with the errors). Raises ``OutputValidationError`` once the
-    retries are spent."""
+    retries are spent, or at once when the model refused (``StopReason.REFUSAL``)."""
     spec = turn.output
     assert spec is not None
+    if message.stop_reason is StopReason.REFUSAL and not spec.is_text:
+        # Asking again after a refusal costs tokens and rarely changes the answer: stop here.
+        said = message.text.strip() or "(no reason given)"
+        raise OutputValidationError(
+            f"The model refused to give a {spec.type_name}: {said} The session is intact: rephrase "
+            "the request, or ask without an output type.",
+            type_name=spec.type_name, errors="the model refused", raw=message.text,
+            retries=turn.output_retries,
+        )
     try:
         value = spec.validate_text(message.text)
     except ValidationError as exc:

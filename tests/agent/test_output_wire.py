@@ -14,7 +14,14 @@ import pytest
 import respx
 from pydantic import BaseModel
 
-from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, StructuredOutput
+from agcore.agent import (
+    AgentBuilder,
+    AgentConfig,
+    AgentSession,
+    BasicAgent,
+    OutputValidationError,
+    StructuredOutput,
+)
 from agcore.llm import LLMProvider
 from agcore.tools import tool
 from tests.llm import test_anthropic_provider as anthropic_wire
@@ -260,3 +267,17 @@ async def test_anthropic_streamed_final_tool_arguments_are_assembled_then_valida
     assert events[-1].type == "done"
     assert session.last_result is not None
     assert session.last_result.output == Forecast(**FORECAST)
+
+
+async def test_an_openai_refusal_ends_the_typed_turn_without_retrying(openai_api: respx.MockRouter) -> None:
+    refusal = "I'm sorry, I can't help with that request."
+    route = openai_api.post(openai_wire.CHAT).mock(return_value=openai_wire.respond_json(
+        openai_wire.completion({"content": None, "refusal": refusal})
+    ))
+    session = session_for(openai_wire.make())
+    result = await session.submit_turn("Something bad?", output_type=Forecast)
+    assert result.stop == "error"
+    assert isinstance(result.error, OutputValidationError)
+    assert f"The model refused to give a Forecast: {refusal}" in str(result.error)
+    assert len(route.calls) == 1  # not asked again
+    assert (await session.submit_turn("Never mind.")).stop == "done"  # the session goes on
