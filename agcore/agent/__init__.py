@@ -59,6 +59,7 @@ from agcore.agent._messages import (
     messages_from_json,
     messages_to_json,
 )
+from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
@@ -214,6 +215,9 @@ __all__ = [
     "run_subagent",
     "subagent_of",
     "subagent_session_id",
+    "OutputMode",
+    "OutputValidationError",
+    "StructuredOutput",
 ]
 
 

@@ -68,11 +68,15 @@ class Agent(Protocol):
 class BasicAgent:
     """An ``Agent`` from data. ``tools`` picks the tools offered: None for all of the registry's, a
     sequence of names (in that order; a name the registry lacks is a ``ConfigError``), or a predicate
-    on each ``Tool``."""
+    on each ``Tool``. ``output_type`` (a pydantic type, or a ``StructuredOutput``) types every turn's
+    final answer unless ``submit_turn(..., output_type=...)`` says otherwise; any ``Agent`` may
+    carry an ``output_type`` attribute to the same effect."""
 
     name: str
     system_prompt: str | None = None
     tools: Sequence[str] | Callable[[Tool], bool] | None = None
+    #: The type every turn's answer is validated into (``TurnResult.output``); None: plain text.
+    output_type: Any = None
 
     def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
         """The tools ``tools`` picks from the bundle's registry. Raises ``ConfigError`` for a name the

@@ -35,6 +35,8 @@ class AgentConfig(BaseModel):
       the same reply for less CPU, since nobody reads the deltas); ``"always"`` streams every call
       (long generations behind proxies that cut idle connections); ``"never"`` never streams
       (``stream_turn`` then yields the text in one delta per reply);
+    * ``output_retries``: how many times a turn with an ``output_type`` gives the model its
+      validation errors and asks again before it ends with ``OutputValidationError``;
     * ``backend``: the runtime ``open_session`` runs the session on: ``"loop"`` (agcore's own,
       ``AgentSession``) or an installed backend such as ``"langgraph"`` (see ``open_session``
       and the guide's Backends page).
@@ -57,6 +59,7 @@ class AgentConfig(BaseModel):
     text_mode_tools: bool = False
     streaming: Literal["auto", "always", "never"] = "auto"
     backend: str = Field(default="loop", min_length=1)
+    output_retries: int = Field(default=2, ge=0)
 
     def replace(self, **changes: Any) -> AgentConfig:
         """A copy with ``changes`` applied and validated (``model_copy`` would skip validation)."""

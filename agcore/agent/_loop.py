@@ -38,6 +38,13 @@ from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._cycles import describe_call
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
+from agcore.agent._output import (
+    StructuredOutput,
+    settle_final_call,
+    settle_text_answer,
+    shape_request,
+    unforce_with_thinking,
+)
 from agcore.agent._subagent_links import (
     collect_subagent_events,
     parent_budget_exceeded,
@@ -90,9 +97,11 @@ async def run_turn(
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
+    output: StructuredOutput | None = None,
 ) -> TurnResult:
     """Run the loop to the end without building events (``submit_turn``, ``resume``)."""
-    loop = run_loop(session, new_input=new_input, client_results=client_results, reads_deltas=False)
+    loop = run_loop(session, new_input=new_input, client_results=client_results, reads_deltas=False,
+                    output=output)
     async with aclosing(loop) as events:
         async for _ in events:
             pass
@@ -105,13 +114,14 @@ def stream_turn(
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
+    output: StructuredOutput | None = None,
 ) -> AsyncIterator[ev.AgentEvent]:
     """The loop's events (``stream_turn``, ``stream_resume``). A stream dropped mid-turn (``break``
     out of ``async for`` without ``aclosing``) ends its turn the moment it is freed: the history is
     repaired and the session is idle again, before the event loop gets round to closing the
     generator (which then finds nothing left to do)."""
     run = _Run()
-    stream = run_loop(session, new_input=new_input, client_results=client_results, run=run)
+    stream = run_loop(session, new_input=new_input, client_results=client_results, run=run, output=output)
 
     def dropped(_: object) -> None:
         if session._running is run:  # started, and still running: nobody will ever resume it
@@ -139,6 +149,7 @@ async def run_loop(
     client_results: list[ToolResultBlock] | None = None,
     reads_deltas: bool = True,
     run: _Run | None = None,
+    output: StructuredOutput | None = None,
 ) -> AsyncGenerator[ev.AgentEvent, None]:
     """The loop, as its events. ``reads_deltas=False`` (``submit_turn``, whose caller never sees the
     text deltas) makes ``streaming="auto"`` use one ``complete()`` call per model turn instead of a
@@ -159,8 +170,10 @@ async def run_loop(
             await _report_dropped(session, hooks, dropped)
         if new_input is not None:
             turn = await _start_turn(session, hooks, new_input)
+            turn.output = output
         elif client_results is not None:
             assert turn is not None
+            turn.output = output or turn.output
             for event in await _finish_client_batch(session, hooks, turn, client_results):
                 yield event
         assert turn is not None
@@ -179,6 +192,13 @@ async def run_loop(
                 if calls:
                     await _record_unrun(session, turn, calls, _HOOK_STOPPED)
                 raise _Stop("stopped_by_hook")
+            accepted = False  # a typed answer given by the final-answer tool in this reply
+            if turn.output is not None and calls:
+                settled = await settle_final_call(turn, calls, session._record, config.output_retries)
+                if settled is False:
+                    continue
+                if settled:
+                    accepted, calls = True, []
             if not calls:
                 steering = session._drain(session._steering)
                 if steering:  # the user spoke during the model call: answer that first
@@ -187,6 +207,10 @@ async def run_loop(
                     continue
                 follow_ups = session._drain(session._follow_ups)
                 if not follow_ups:
+                    retries = config.output_retries
+                    if (turn.output is not None and not accepted
+                            and not await settle_text_answer(turn, message, session._record, retries)):
+                        continue  # the model was asked again, with the errors
                     break
                 for follow in follow_ups:
                     await session._record(UserInput(content=follow.content))
@@ -288,6 +312,8 @@ async def model_call(
     turn.model_calls += 1
     yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
     provider, request = await _prepare_call(session, config, hooks)
+    if turn.output is not None:
+        request = shape_request(turn.output, request, provider, session.agent, config)
     last = session._last_model
     current = (provider.provider_name, provider.model_id)
     if last is not None and last != current:
@@ -304,6 +330,8 @@ async def model_call(
     if hooks.has_impls("on_llm_request"):
         request = await hooks.on_llm_request(session.hook_context(), request)
         offered.update(t.name for t in request.tools)  # a hook may offer more
+        if turn.output is not None:
+            request = unforce_with_thinking(request, provider)
     turn.offered = frozenset(offered)
     message: AssistantMessage | None = None
     streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")
@@ -559,6 +587,7 @@ def _finish(
             cost_usd=turn_cost(session.messages[turn.start :], session.usage.registry),
             messages=session.messages[turn.start :],
             error=error,
+            output=turn.output_value if turn.output_ready and error is None else None,
         )
     if stop != "client_tools":
         session._turn = None

@@ -76,6 +76,12 @@ class Step(BaseModel):
     #: The sub-agent this step is delegated to (a name in the task agent's ``subagents``); None: the
     #: session's own agent runs it.
     agent: str | None = None
+    #: The name of the type the step's answer must validate into (a key of the task agent's
+    #: ``output_types``); None: a free text answer.
+    output_type: str | None = None
+    #: The validated answer of a completed step with an ``output_type``, as JSON data (saved with the
+    #: plan; ``DefaultTaskAgent.step_output`` gives it back typed).
+    output: Any = None
 
     @field_validator("id", mode="before")
     @classmethod

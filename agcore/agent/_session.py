@@ -36,6 +36,7 @@ from agcore.agent._batch import check_client_results
 from agcore.agent._cost import CostTracker
 from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
+from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.llm.types import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
 from agcore.tools import Tool, ToolContext, ToolProgress
@@ -181,19 +182,27 @@ class AgentSession:
 
     # ------------------------------------------------------------------------------- turns
 
-    async def submit_turn(self, input: str | UserMessage) -> TurnResult:
+    async def submit_turn(self, input: str | UserMessage, *, output_type: Any = None) -> TurnResult:
         """Run a turn to its end and return how it ended. ``result.stop`` is ``done`` (answered),
         ``client_tools`` (run them, then ``resume``), ``stopped_by_hook`` (``on_turn_end`` said False),
         ``limit`` (a turn, token, USD, TTL or repetition limit: ``LimitExceeded``), ``error`` (the model
         call, a gatekeeper hook or a callback failed) or ``cancelled``. Limits and errors are returned
-        in ``result.error``, never raised; the history stays valid for the next turn."""
+        in ``result.error``, never raised; the history stays valid for the next turn.
+
+        ``output_type`` (default: the agent's ``output_type``, if it has one) makes the turn end on an
+        answer validated into that type, in ``result.output``: a pydantic model, a dataclass,
+        ``list[...]``, any type a pydantic ``TypeAdapter`` takes, or a ``StructuredOutput`` saying how
+        to ask for it. An answer that does not validate goes back to the model with the errors, at
+        most ``AgentConfig.output_retries`` times; then the turn ends with ``OutputValidationError``."""
         from agcore.agent._loop import run_turn
 
         self._check_idle()
-        return await run_turn(self, new_input=_user_message(input))
+        output = resolve_output(output_type, self.agent)
+        return await run_turn(self, new_input=_user_message(input), output=output)
 
-    def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]:
-        """Run a turn, yielding its events; ``session.last_result`` holds the result afterwards.
+    def stream_turn(self, input: str | UserMessage, *, output_type: Any = None) -> AsyncIterator[AgentEvent]:
+        """Run a turn, yielding its events; ``session.last_result`` holds the result afterwards (its
+        ``output`` the typed answer, with an ``output_type`` as for ``submit_turn``).
 
         Leaving early cancels the turn and repairs the history: ``aclose()`` the stream (or iterate it
         inside ``contextlib.aclosing``), or simply ``break`` out of ``async for event in
@@ -203,20 +212,33 @@ class AgentSession:
         from agcore.agent._loop import stream_turn
 
         self._check_idle()
-        return stream_turn(self, new_input=_user_message(input))
+        output = resolve_output(output_type, self.agent)
+        return stream_turn(self, new_input=_user_message(input), output=output)
 
-    async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult:
-        """Continue a turn paused for client tools with their results (one per pending call)."""
+    async def resume(self, tool_results: Iterable[ToolResultBlock], *, output_type: Any = None) -> TurnResult:
+        """Continue a turn paused for client tools with their results (one per pending call). The
+        turn keeps the output type it started with; a turn loaded from a store (whose Python type is
+        not saved) takes ``output_type``, else the agent's."""
         from agcore.agent._loop import run_turn
 
-        return await run_turn(self, client_results=self._check_resume(tool_results))
+        results = self._check_resume(tool_results)
+        return await run_turn(self, client_results=results, output=self._resumed_output(output_type))
 
-    def stream_resume(self, tool_results: Iterable[ToolResultBlock]) -> AsyncIterator[AgentEvent]:
+    def stream_resume(
+        self, tool_results: Iterable[ToolResultBlock], *, output_type: Any = None
+    ) -> AsyncIterator[AgentEvent]:
         """``resume()``, yielding the events. A pending call without a result gets an error result;
         a result for no pending call raises ``ValueError``."""
         from agcore.agent._loop import stream_turn
 
-        return stream_turn(self, client_results=self._check_resume(tool_results))
+        results = self._check_resume(tool_results)
+        return stream_turn(self, client_results=results, output=self._resumed_output(output_type))
+
+    def _resumed_output(self, output_type: Any) -> StructuredOutput | None:
+        turn = self._turn
+        if output_type is None and turn is not None and turn.output is not None:
+            return turn.output
+        return resolve_output(output_type, self.agent)
 
     def _check_resume(self, tool_results: Iterable[ToolResultBlock]) -> list[ToolResultBlock]:
         self._check_idle()

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from agcore.agent._agent import Agent, BasicAgent
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._errors import AgentError, PlanParseError
+from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._plan import Plan, Step, StepError, StepStatus
 from agcore.agent._plan_parser import PLAN_SHAPE, JsonPlanParser, PlanParser
 from agcore.llm.types import AssistantMessage, LLMRequest, ToolDefinition, UserMessage
@@ -125,6 +126,10 @@ class DefaultTaskAgent:
     ``failure_policy``, ``max_retries`` and ``on_update`` are the defaults of ``execute_plan``.
     ``subagents`` are the agents a step may be delegated to (``Step.agent`` names one): the step then
     runs as the turn of a child session (``agcore.agent.run_subagent``), not in this session.
+    ``output_types`` names the types a step may declare as its ``output_type`` (``{"report":
+    Report}``): such a step's turn must answer with a valid ``Report`` (``Step.output``).
+    ``output_type`` types the plan's final answer, its last step (``plan_output(plan)``); the other
+    steps answer in text unless they name a type.
     """
 
     def __init__(
@@ -141,6 +146,8 @@ class DefaultTaskAgent:
         max_retries: int = 2,
         on_update: PlanUpdate | None = None,
         subagents: Mapping[str, Agent | Tool] | None = None,
+        output_types: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> None:
         _check_policy(failure_policy, max_retries)
         self.name = name
@@ -156,6 +163,10 @@ class DefaultTaskAgent:
         #: Sub-agents a step may be delegated to (``Step.agent`` names one): an ``Agent`` (run with the
         #: session's bundle) or a tool ``agent_tool`` made (run with its bundle and limits).
         self.subagents: dict[str, Agent | Tool] = dict(subagents or {})
+        #: The types a step's ``output_type`` may name, by name (a type or a ``StructuredOutput``).
+        self.output_types: dict[str, Any] = dict(output_types or {})
+        #: The type of the plan's final answer: its last step's, unless that step names its own.
+        self.output_type = output_type
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -231,6 +242,7 @@ class DefaultTaskAgent:
         _check_policy(policy, retries)
         update = on_update if on_update is not None else self.on_update
         plan.check()
+        self._check_output_types(plan)
         for step in plan.steps:
             if not step.done:
                 step.reset()
@@ -263,20 +275,60 @@ class DefaultTaskAgent:
     # ---------------------------------------------------------------------------- pieces
 
     async def run_step(self, session: AgentSession, plan: Plan, step: Step) -> None:
-        """Run ``step`` as one turn and complete or fail it by how the turn ended (a step with an
-        ``agent``: as the turn of that sub-agent's child session)."""
-        if step.agent is not None:
+        """Run ``step`` as one turn and complete or fail it by how the turn ended. A step with an
+        ``agent`` runs as the turn of that sub-agent's child session. A step with an
+        ``output_type`` is a typed turn: its validated answer is kept in ``step.output`` (as JSON
+        data) and its JSON is the step's result."""
+        step.output = None
+        output = None
+        if step.agent is not None:  # a delegated step answers in the sub-agent's text
             from agcore.agent._subagent_step import run_delegated_step
 
             result = await run_delegated_step(self.subagents, session, step, self.step_input(plan, step))
             if result is None:
                 return
         else:
-            result = await session.submit_turn(self.step_input(plan, step))
+            output = self._step_output_type(step, plan)
+            if output is None and resolve_output(None, session.agent) is None:
+                result = await session.submit_turn(self.step_input(plan, step))
+            else:  # an untyped step stays untyped whatever the session's agent types its turns as
+                result = await session.submit_turn(self.step_input(plan, step), output_type=output or str)
         if result.stop == "done" and result.error is None:
             step.complete(result.text)
+            if output is not None:
+                step.output = output.dump(result.output)
         else:
             step.fail(_turn_error(result))
+
+    def step_output(self, step: Step, plan: Plan | None = None) -> Any:
+        """The typed answer of a completed ``step`` with an output type (validated again from the
+        saved ``step.output``, so a resumed plan gives it too); None for a step without one. Give
+        the ``plan`` for its last step typed by the agent's ``output_type``."""
+        output = self._step_output_type(step, plan)
+        if output is None or step.output is None:
+            return None
+        return output.validate_data(step.output)
+
+    def plan_output(self, plan: Plan) -> Any:
+        """The plan's typed final answer: its last step's (None until that step is completed)."""
+        return self.step_output(plan.steps[-1], plan)
+
+    def _step_output_type(self, step: Step, plan: Plan | None) -> StructuredOutput | None:
+        if step.output_type is not None:
+            return resolve_output(self.output_types[step.output_type], None)
+        if self.output_type is not None and plan is not None and step is plan.steps[-1]:
+            return resolve_output(self.output_type, None)
+        return None
+
+    def _check_output_types(self, plan: Plan) -> None:
+        for step in plan.steps:
+            if step.output_type is not None and step.output_type not in self.output_types:
+                known = ", ".join(sorted(self.output_types)) or "none"
+                raise PlanParseError(
+                    f"{step.label} declares output_type {step.output_type!r}, which the task agent does "
+                    f"not know (its output_types: {known}): pass output_types={{{step.output_type!r}: "
+                    "YourModel}} to the task agent, or fix the plan."
+                )
 
     def step_input(self, plan: Plan, step: Step) -> str:
         """The user input of ``step``'s turn: the goal, the completed steps' results, the step."""

@@ -22,6 +22,7 @@ from agcore.llm.types import ToolUseBlock, Usage
 
 if TYPE_CHECKING:
     from agcore.agent._errors import AgentError
+    from agcore.agent._output import StructuredOutput
 
 __all__ = ["RepetitionTracker", "TurnResult", "TurnState", "turn_cost"]
 
@@ -34,7 +35,8 @@ class TurnResult:
     """How a turn (one ``submit_turn`` plus any ``resume``s) ended; see ``AgentSession`` for ``stop``.
 
     ``turns`` counts model calls, ``usage``/``cost_usd`` are this turn's (the session's totals are in
-    ``session.usage``), ``messages`` are the messages the turn added to the history.
+    ``session.usage``), ``messages`` are the messages the turn added to the history. ``output`` is
+    the answer validated into the turn's ``output_type`` (None without one).
     """
 
     text: str = ""
@@ -45,6 +47,8 @@ class TurnResult:
     cost_usd: float | None = None
     messages: list[AgentMessage] = field(default_factory=list)
     error: AgentError | None = None
+    #: The typed final answer of a turn run with an output type (None otherwise, and when it failed).
+    output: Any = None
 
     @property
     def ok(self) -> bool:
@@ -89,6 +93,11 @@ class TurnState:
     #: The tools the latest model call was offered: a call to any other is refused, not run.
     offered: frozenset[str] = frozenset()
     batch: Batch | None = None
+    #: The typed answer this turn must end with (None: any answer), and how it is going.
+    output: StructuredOutput | None = None
+    output_retries: int = 0
+    output_ready: bool = False
+    output_value: Any = None
 
     @property
     def paused(self) -> bool:
@@ -105,6 +114,7 @@ class TurnState:
                 "usage": self.usage.model_dump(mode="json"), "text": self.text,
                 "repetition": [self.repetition.key, self.repetition.count],
                 "cycles": self.cycles.to_state(),
+                "output_retries": self.output_retries,
             },
         }
 
@@ -121,6 +131,7 @@ class TurnState:
             cycles=CycleTracker.from_state(counters.get("cycles")),
         )
         turn.repetition.key, turn.repetition.count = counters["repetition"]
+        turn.output_retries = counters.get("output_retries", 0)
         return turn
 
 

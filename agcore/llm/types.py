@@ -21,6 +21,7 @@ __all__ = [
     "LLMResponse",
     "Message",
     "ProviderBlock",
+    "ResponseFormat",
     "StopReason",
     "TextBlock",
     "ThinkingBlock",
@@ -288,6 +289,19 @@ class ToolChoice(_Frozen):
         raise ValueError(f"unknown tool_choice {value!r}: use 'auto', 'any', 'none' or ToolChoice(...)")
 
 
+class ResponseFormat(_Frozen):
+    """A JSON Schema the model's text answer must follow (structured output), for vendors that
+    constrain it natively: OpenAI's ``response_format`` (``json_schema``; ``strict`` only where the
+    schema allows it), Ollama's ``format``, Anthropic's ``output_config.format``. ``json_schema``
+    describes a JSON object; ``name`` and ``description`` tell the model what the answer is."""
+
+    type: Literal["json_schema"] = "json_schema"
+    name: str = "final_result"
+    description: str | None = None
+    json_schema: dict[str, Any]
+    strict: bool = False
+
+
 class LLMRequest(_Frozen):
     """One model call, as every provider receives it (``provider.complete(request)``). Hooks may
     rewrite it (``model_copy(update=...)``). Plain data: it round-trips through JSON, so a durable
@@ -309,6 +323,8 @@ class LLMRequest(_Frozen):
     #: Extra HTTP headers for this call (e.g. ``{"anthropic-beta": "..."}``), on top of the
     #: provider's own; an ``anthropic-beta`` list adds to the provider's rather than replacing it.
     headers: dict[str, str] = Field(default_factory=dict)
+    #: Constrain the text answer to a JSON Schema (None: free text); see ``ResponseFormat``.
+    response_format: ResponseFormat | None = None
 
     @classmethod
     def build(
@@ -323,6 +339,7 @@ class LLMRequest(_Frozen):
         stop_sequences: Sequence[str] | None = None,
         extra: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        response_format: ResponseFormat | None = None,
     ) -> LLMRequest:
         """A request from keywords: the one convenience form (``provider.complete(LLMRequest.build(
         "Hi", max_tokens=50))``). ``messages`` may be a plain string: one user message. The parts
@@ -340,6 +357,7 @@ class LLMRequest(_Frozen):
             stop_sequences=list(stop_sequences or ()),
             extra=dict(extra or {}),
             headers=dict(headers or {}),
+            response_format=response_format,
         )
 
 

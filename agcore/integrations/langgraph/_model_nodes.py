@@ -31,6 +31,7 @@ from agcore.agent._loop import (
     _Stop,
     model_call,
 )
+from agcore.agent._output import resolve_output, settle_final_call, settle_text_answer
 from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
 from agcore.llm.types import AssistantMessage, UserMessage
 
@@ -98,6 +99,8 @@ class ModelNodes:
         session, config, hooks, emit = step.session, step.config, step.hooks, step.emit
         turn = session._turn
         assert turn is not None, "the model node runs inside a turn"
+        if turn.output is None:  # the agent's output type: code, so taken from the agent, not the state
+            turn.output = resolve_output(None, session.agent)
         message: AssistantMessage | None = None
         async with aclosing(model_call(session, config, hooks, turn, emit)) as calling:
             async for item in calling:
@@ -111,6 +114,13 @@ class ModelNodes:
             if calls:
                 await _record_unrun(session, turn, calls, _HOOK_STOPPED)
             raise _Stop("stopped_by_hook")
+        accepted = False  # a typed answer given by the final-answer tool in this reply
+        if turn.output is not None and calls:
+            settled = await settle_final_call(turn, calls, session._record, config.output_retries)
+            if settled is False:
+                return Command(update=step.update(), goto="model")
+            if settled:
+                accepted, calls = True, []
         if not calls:
             steering = session._drain(session._steering)
             if steering:  # the user spoke during the model call: answer that first
@@ -120,6 +130,10 @@ class ModelNodes:
                 return Command(update=step.update(), goto="model")
             follow_ups = session._drain(session._follow_ups)
             if not follow_ups:
+                retries = config.output_retries
+                if (turn.output is not None and not accepted
+                        and not await settle_text_answer(turn, message, session._record, retries)):
+                    return Command(update=step.update(), goto="model")  # asked again, with the errors
                 return await step.end("done")
             for follow in follow_ups:
                 await session._record(UserInput(content=follow.content))

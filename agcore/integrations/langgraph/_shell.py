@@ -221,6 +221,7 @@ def turn_to_state(turn: TurnState) -> dict[str, Any]:
         "cycles": turn.cycles.to_state(),
         "offered": sorted(turn.offered),
         "batch": turn.batch.to_state() if turn.batch is not None else None,
+        "output_retries": turn.output_retries,
     }
 
 
@@ -236,4 +237,5 @@ def turn_from_state(data: dict[str, Any], history_length: int) -> TurnState:
         cycles=CycleTracker.from_state(data.get("cycles")),
     )
     turn.repetition.key, turn.repetition.count = data["repetition"]
+    turn.output_retries = data.get("output_retries", 0)
     return turn

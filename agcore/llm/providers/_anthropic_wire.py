@@ -218,6 +218,12 @@ def build_params(
     if request.temperature is not None:
         body["temperature"] = request.temperature
     body.update(request.extra)
+    if request.response_format is not None:  # structured outputs, beside any output_config in extra
+        config = body.get("output_config")
+        body["output_config"] = {
+            **(config if isinstance(config, dict) else {}),
+            "format": {"type": "json_schema", "schema": request.response_format.json_schema},
+        }
     if body:
         params["extra_body"] = body
     if extra_headers := request_headers(headers or {}, request.headers):

@@ -195,6 +195,8 @@ def build_body(
         body["keep_alive"] = keep_alive
     if think is not None:
         body["think"] = think
+    if request.response_format is not None:  # Ollama's structured outputs: the schema as `format`
+        body["format"] = request.response_format.json_schema
     body.update(extra)
     return body
 

@@ -26,6 +26,7 @@ from agcore.llm.types import (
     ContentBlock,
     ImageBlock,
     LLMRequest,
+    ResponseFormat,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -233,9 +234,20 @@ def build_params(
         params["temperature"] = request.temperature
     if request.stop_sequences:
         params["stop"] = list(request.stop_sequences)
+    if request.response_format is not None:
+        params["response_format"] = response_format(request.response_format)
     if request.extra:
         params.update(request.extra)
     return params
+
+
+def response_format(fmt: ResponseFormat) -> dict[str, Any]:
+    """Chat Completions' ``response_format`` for a JSON Schema answer (``strict`` only when the schema
+    meets OpenAI's strict subset: the caller decides, see ``ResponseFormat``)."""
+    spec: dict[str, Any] = {"name": fmt.name, "schema": fmt.json_schema, "strict": fmt.strict}
+    if fmt.description:
+        spec["description"] = fmt.description
+    return {"type": "json_schema", "json_schema": spec}
 
 
 # ----------------------------------------------------------------------------- response
