@@ -36,8 +36,9 @@ from agcore.agent._batch import (
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
-from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
-from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
+from agcore.agent._messages import AssistantReply, ContextNote, ToolResults, UserInput, convert_to_llm
+from agcore.agent._text_stream import CallTextFilter
+from agcore.agent._text_tools import call_mode, read_text_calls, text_mode_request
 from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
 from agcore.llm.errors import LLMError
@@ -174,6 +175,8 @@ async def run_loop(
                     await _record_unrun(session, turn, calls, _HOOK_STOPPED)
                 raise _Stop("stopped_by_hook")
             if not calls:
+                if turn.reread:  # only unreadable calls: the model reads what was wrong and retries
+                    continue
                 steering = session._drain(session._steering)
                 if steering:  # the user spoke during the model call: answer that first
                     steered = await _steer(session, steering, [])
@@ -281,11 +284,9 @@ async def model_call(
         )
     session._last_model = current
     offered = {t.name for t in request.tools}
-    if uses_text_mode(session.agent, config, provider.model_id):
-        request = text_mode_request(request)
-        text_mode = True
-    else:
-        text_mode = False
+    mode = call_mode(session, config, provider.model_id, provider.provider_name) if offered else "native"
+    if mode == "text":
+        request = text_mode_request(request, provider.model_id)
     if hooks.has_impls("on_llm_request"):
         request = await hooks.on_llm_request(session.hook_context(), request)
         offered.update(t.name for t in request.tools)  # a hook may offer more
@@ -293,10 +294,14 @@ async def model_call(
     message: AssistantMessage | None = None
     streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")
     calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
+    # Calls written as text are not shown as the answer while they stream (text mode, and auto).
+    held = CallTextFilter(offered) if mode != "native" else None
     async with aclosing(calling) as stream:
         async for chunk in stream:
             if isinstance(chunk, TextDelta):
-                yield ev.TextDelta(text=chunk.text)
+                text = chunk.text if held is None else held.feed(chunk.text)
+                if text:
+                    yield ev.TextDelta(text=text)
             elif isinstance(chunk, ThinkingDelta):
                 yield ev.ThinkingDelta(thinking=chunk.thinking)
             elif isinstance(chunk, DoneEvent):
@@ -307,11 +312,24 @@ async def model_call(
         raise AgentLLMError(
             LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
         )
-    if text_mode:
-        message = text_mode_message(message)
+    if held is not None and (rest := held.flush()):
+        yield ev.TextDelta(text=rest)
+    note: str | None = None
+    if mode != "native":
+        read = read_text_calls(message, offered, auto=mode == "auto")
+        if read is not None:
+            message, note = read
+            if mode == "auto":
+                yield switch_to_text_mode(session, provider.provider_name, provider.model_id)
     message = unique_call_ids(message, session.messages)
     session.usage.add(message)  # before recording: a saved reply is saved with its usage
     await session._record(AssistantReply(message=message))
+    if note is not None:  # what could not be read as a call: the model reads it with the results
+        await session._record(ContextNote(text=note))
+    # A reply whose only calls could not be read is answered with the note, not taken as the answer
+    # (at most twice in a row: a model that cannot write a call then answers in text).
+    turn.reread = note is not None and not message.tool_calls and turn.rereads < _MAX_REREADS
+    turn.rereads = turn.rereads + 1 if turn.reread else 0
     turn.usage = turn.usage + message.usage
     turn.text = message.text
     if hooks.has_impls("on_llm_response"):
@@ -323,6 +341,21 @@ async def model_call(
         tool_calls=len(message.tool_calls),
     )
     yield message
+
+
+_MAX_REREADS = 2
+
+
+def switch_to_text_mode(session: AgentSession, provider: str, model: str) -> ev.TextModeSwitched:
+    """Switch ``session`` to text-mode tool calls for good (auto mode saw ``model`` write a call as
+    text); the event that says so, and a log line."""
+    session.switched_to_text_mode = True
+    _log.info(
+        "session %s: %s:%s wrote its tool call as text instead of a native call; the session uses "
+        "text-mode tool calls from now on (AgentConfig.text_mode_tools='on' or 'off' decides this)",
+        session.session_id, provider, model,
+    )
+    return ev.TextModeSwitched(provider=provider, model=model)
 
 
 async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserMessage) -> TurnState:

@@ -86,6 +86,10 @@ class TurnState:
     #: The tools the latest model call was offered: a call to any other is refused, not run.
     offered: frozenset[str] = frozenset()
     batch: Batch | None = None
+    #: The latest reply held only text-mode calls that could not be read: the model is asked again.
+    reread: bool = False
+    #: How many replies in a row were asked again (bounded, see ``_loop``).
+    rereads: int = 0
 
     @property
     def paused(self) -> bool:
