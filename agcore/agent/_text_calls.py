@@ -51,6 +51,7 @@ _LONE_FENCE = re.compile(r"\s*```[\w+.-]*\s*")
 _PUNCTUATION_ONLY = re.compile(r"[\s\[\],]*")
 # What a model writes when it makes up a result: the result label, or a line that starts like one.
 _INVENTED_TAG = re.compile(r"<tool_(?:response|result|output)\b", re.IGNORECASE)
+_INVENTED_TAG_LINE = re.compile(r"^[ \t]*<tool_(?:response|result|output)\b", re.IGNORECASE | re.MULTILINE)
 _INVENTED_LINE = re.compile(
     r"^[ \t>*#]*(?:tool[ _]?(?:result|response|output)|observation|result|output)\s*(?:\(|:)",
     re.IGNORECASE | re.MULTILINE,
@@ -275,6 +276,11 @@ def find_invented_result(text: str, after: int) -> int | None:
     return min(hits) if hits else None
 
 
+def _find_result_tag(text: str, after: int) -> int | None:
+    match = _INVENTED_TAG_LINE.search(text, after)
+    return match.start() if match else None
+
+
 def parse_text_calls(
     text: str, offered: Collection[str] | None = None, *, cut_off: bool = False
 ) -> TextCalls:
@@ -283,7 +289,7 @@ def parse_text_calls(
     ``offered`` are the tools' names (None: any name counts); ``cut_off`` says the reply hit the output
     token limit, so a call left unclosed at its end is incomplete and gets a ``parse_error``.
     """
-    if "{" not in text and "<tool_call>" not in text:
+    if "{" not in text and "<tool_" not in text:
         return TextCalls(parts=[text] if text.strip() else [])
     reader = _Reader(offered)
     found: list[tuple[int, int, _Read]] = []
@@ -351,17 +357,19 @@ def _assemble(text: str, found: list[tuple[int, int, _Read]], *, cut_off: bool) 
     found.sort(key=lambda f: f[0])
     first_call_end = next((end for _, end, read in found if read.calls), None)
     limit = len(text)
-    if first_call_end is not None:
-        # A made-up result counts only in the prose between fragments, never inside a call's arguments.
-        search = first_call_end
-        for start, end, _ in [f for f in found if f[1] > first_call_end] + [(len(text), len(text), _Read())]:
-            hit = find_invented_result(text[:start], search)
-            if hit is not None:
-                limit = hit
-                break
-            search = max(search, end)
-        if limit < len(text):
-            result.invented = text[limit:].strip()
+    # A made-up result counts only in the prose between fragments, never inside a call's arguments:
+    # after a call, a result tag or a line that starts like a result; with no call, the tag only (a
+    # reply that "answers" with a result nobody produced).
+    search = first_call_end if first_call_end is not None else 0
+    finder = find_invented_result if first_call_end is not None else _find_result_tag
+    for start, end, _ in [f for f in found if f[1] > search] + [(len(text), len(text), _Read())]:
+        hit = finder(text[:start], search)
+        if hit is not None:
+            limit = hit
+            break
+        search = max(search, end)
+    if limit < len(text):
+        result.invented = text[limit:].strip()
     pos = 0
     for start, end, read in found:
         if start >= limit:

@@ -4,7 +4,8 @@ While a text-mode reply streams, ``CallTextFilter`` passes prose through as it c
 what may be the start of a call written as text (``{``, ``[{``, a code fence, ``<tool_call>``) until
 it is known: a call (or a fragment that tried to be one) is never shown; anything else (a code block,
 JSON that is data) is shown once it is closed. After a call, a line that starts the way a made-up
-result starts (``Tool result:``, ``<tool_response``) ends what is shown: the loop cuts it off too.
+result starts (``Tool result:``, ``<tool_response``) ends what is shown, as does a result tag that
+opens a line before any call: the loop cuts such text off too.
 """
 
 from __future__ import annotations
@@ -169,10 +170,12 @@ class CallTextFilter:
                     return self._decide(at, len(text)) if final else None
                 return self._decide(at, close + len("</tool_call>"))
             lowered = rest.lower()
-            if self._after_call and lowered.startswith(_RESULT_TAGS):
+            # A result tag after a call, or opening a line: a result the model writes itself.
+            result_tag = self._after_call or self._line_start
+            if result_tag and lowered.startswith(_RESULT_TAGS):
                 self._discard = True
                 return ""
-            prefixes = _OPENERS + (_RESULT_TAGS if self._after_call else ())
+            prefixes = _OPENERS + (_RESULT_TAGS if result_tag else ())
             if not final and any(p.startswith(lowered) for p in prefixes):
                 return None
         self._pos = at + 1

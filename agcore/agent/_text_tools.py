@@ -87,6 +87,10 @@ _NOTE_INVENTED = (
     "discarded. Results come only from the system, in <tool_response> tags: after your tool calls, "
     "stop and wait for them."
 )
+_NOTE_INVENTED_ALONE = (
+    "Your last reply held a tool result you wrote yourself, without calling a tool; that text was "
+    "discarded. To use a tool, write a tool call and stop: the system runs it and sends the result."
+)
 
 
 def coerce_text_mode(value: object) -> TextModeSetting | None:
@@ -100,11 +104,6 @@ def coerce_text_mode(value: object) -> TextModeSetting | None:
     if value in ("auto", "on", "off"):
         return value
     raise ValueError(f"text_mode_tools must be 'auto', 'on' or 'off' (or True/False), not {value!r}")
-
-
-def _local_or_unknown(model_id: str, provider_name: str) -> bool:
-    info = get_model_info(model_id)
-    return info is None or info.provider in _LOCAL_PROVIDERS or provider_name in _LOCAL_PROVIDERS
 
 
 def call_mode(
@@ -123,9 +122,9 @@ def call_mode(
     if getattr(session, "switched_to_text_mode", False):
         return "text"
     info = get_model_info(model_id)
-    if info is not None and not info.supports_tools:
-        return "text"
-    return "auto" if _local_or_unknown(model_id, provider_name) else "native"
+    if info is None or info.provider in _LOCAL_PROVIDERS or provider_name in _LOCAL_PROVIDERS:
+        return "text" if info is not None and not info.supports_tools else "auto"
+    return "native" if info.supports_tools else "text"
 
 
 def describe_tools(tools: list[ToolDefinition]) -> str:
@@ -150,7 +149,7 @@ def _note(parsed: TextCalls) -> str | None:
         lines.extend(f"- {problem}" for problem in parsed.problems)
         lines.append(_NOTE_HOW)
     if parsed.invented is not None:
-        lines.append(_NOTE_INVENTED)
+        lines.append(_NOTE_INVENTED if parsed.calls else _NOTE_INVENTED_ALONE)
     return "\n".join(lines) or None
 
 
@@ -172,7 +171,7 @@ def read_text_calls(
     calls = parsed.calls
     if auto and not any(c.parse_error is None and not c.repaired for c in calls):
         return None
-    if not calls and not parsed.problems:
+    if not calls and not parsed.problems and parsed.invented is None:
         return None
     if parsed.invented is not None:
         _log.info("the model wrote a tool result itself after its call; cut off: %.200r", parsed.invented)

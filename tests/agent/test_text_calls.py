@@ -180,6 +180,19 @@ def test_invented_result_is_cut_off(reply: str, invented_start: str) -> None:
     assert invented_start not in parsed.prose
 
 
+def test_a_result_written_without_any_call_is_cut_off() -> None:
+    # Issue 18: the model "answered" with a result in the protocol's own words and no tool ran.
+    parsed = parse_text_calls('<tool_response name="read_file" status="ok">\nhello\n</tool_response>\nIt says hello.', TOOLS)
+    assert parsed.calls == []
+    assert parsed.invented is not None
+    assert parsed.invented.startswith("<tool_response")
+    assert parsed.prose == ""
+    # Mentioning the tag in a sentence is not writing a result.
+    mention = parse_text_calls("Results arrive in <tool_response> tags.", TOOLS)
+    assert mention.invented is None
+    assert mention.prose == "Results arrive in <tool_response> tags."
+
+
 def test_calls_after_an_invented_result_are_not_run() -> None:
     # The second call was chosen on the strength of a result the model made up.
     reply = ('{"tool": "list_files", "arguments": {"path": "."}}\nTool result: app.py\n'

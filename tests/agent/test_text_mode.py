@@ -216,6 +216,21 @@ async def test_invented_result_is_cut_and_the_real_one_used() -> None:
     assert "result you wrote yourself" in note
 
 
+async def test_a_made_up_result_without_a_call_is_not_the_answer() -> None:
+    model = ScriptedProvider([
+        '<tool_response name="read_file" status="ok">\nprint("hi")\n</tool_response>\nThe file prints hi.',
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a.py"}}</tool_call>',
+        "It holds <contents of a.py>.",
+    ])
+    session = session_for(model)
+    result = await session.submit_turn("what is in a.py?")
+    assert ran == ["read a.py"]
+    assert result.text == "It holds <contents of a.py>."
+    (note,) = notes(session)
+    assert "without calling a tool" in note
+    assert "The file prints hi." not in request_text(model.requests[1])
+
+
 async def test_a_call_cut_by_max_tokens_is_not_run() -> None:
     cut = text_reply('{"tool": "read_file", "arguments": {"path": "very/long/pa')
     cut = cut.model_copy(update={"stop_reason": StopReason.MAX_TOKENS})

@@ -44,6 +44,8 @@ CASES: list[tuple[str, str]] = [
     ('{"tool": "add", "arguments": {"a": 1', ""),  # cut off mid-call: still a call, never shown
     ("An unclosed { brace in prose", "An unclosed { brace in prose"),
     ("A `backtick` and a lone < sign", "A `backtick` and a lone < sign"),
+    ('Reading.\n<tool_response name="read_file" status="ok">\nmade up\n</tool_response>', "Reading.\n"),
+    ("The tag <tool_response> is what results come in.", "The tag <tool_response> is what results come in."),
 ]
 
 
