@@ -40,6 +40,7 @@ _ARG_KEYS = ("arguments", "args", "input", "parameters", "params", "action_input
 _WRAPPER_KEYS = ("tool_calls", "calls", "tool_uses")
 
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
 _FENCE = re.compile(r"```[ \t]*([\w+.-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _QWEN_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.DOTALL)
 _QWEN_PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?(?:</parameter>|\Z)", re.DOTALL)
@@ -156,12 +157,12 @@ class _Reader:
         tools = ", ".join(sorted(self.offered or ())) or "none"
         return f"{_shown(fragment)}: there is no tool named '{name}' (the tools are: {tools})."
 
-    def read_value(self, value: Any, fragment: str, *, strong: bool) -> _Read:
+    def read_value(self, value: Any, fragment: str, *, strong: bool, unclosed: bool = False) -> _Read:
         """A decoded fragment as calls; ``strong``: it is a call attempt whatever it holds."""
         if isinstance(value, list):
             read = _Read()
             for item in value:
-                part = self.read_value(item, fragment, strong=strong)
+                part = self.read_value(item, fragment, strong=strong, unclosed=unclosed)
                 read.calls += part.calls
                 read.problem = read.problem or part.problem
             return read
@@ -169,10 +170,10 @@ class _Reader:
             return _Read(problem=f"{_shown(fragment)}: this is not a JSON object." if strong else None)
         for key in _WRAPPER_KEYS:
             if isinstance(value.get(key), list):
-                return self.read_value(value[key], fragment, strong=True)
+                return self.read_value(value[key], fragment, strong=True, unclosed=unclosed)
         nested = value.get("function")
         if isinstance(nested, dict):  # OpenAI's {"type": "function", "function": {...}}
-            return self.read_value(nested, fragment, strong=True)
+            return self.read_value(nested, fragment, strong=True, unclosed=unclosed)
         name, name_key = _name_of(value)
         has_args = any(k in value for k in _ARG_KEYS)
         if name is None:
@@ -181,12 +182,14 @@ class _Reader:
             attempt = strong or has_args or name_key in _STRONG_NAME_KEYS
             return _Read(problem=self._no_such_tool(name, fragment) if attempt else None)
         raw: Any = next((value[k] for k in _ARG_KEYS if k in value), None)
+        if raw is None and unclosed:
+            return _Read(problem=f"{_shown(fragment)}: the call was cut off before its arguments.")
         if raw is None:  # {"tool": "x", "path": "a"}: the arguments beside the name
             raw = {k: v for k, v in value.items() if k != name_key and k not in ("type", "id")}
         arguments, error = parse_tool_arguments(raw)
         return _Read(calls=[(name, arguments, error)])
 
-    def read_fragment(self, fragment: str, *, strong: bool) -> _Read:
+    def read_fragment(self, fragment: str, *, strong: bool, unclosed: bool = False) -> _Read:
         """A fragment of JSON text: parsed, else (a call attempt only) repaired, on its own."""
         try:
             value = json.loads(fragment)
@@ -201,7 +204,7 @@ class _Reader:
                 value = None
             if not isinstance(value, dict | list) or not value:
                 return _Read(problem=f"{_shown(fragment)}: this is not valid JSON and could not be repaired.")
-            read = self.read_value(value, fragment, strong=True)
+            read = self.read_value(value, fragment, strong=True, unclosed=unclosed)
             read.repaired = True
             return read
         return self.read_value(value, fragment, strong=strong)
@@ -236,36 +239,47 @@ def _found(parts: list[tuple[int, int, _Read]], start: int, end: int, read: _Rea
 def _scan_objects(
     reader: _Reader, text: str, start: int, end: int, out: list[tuple[int, int, _Read]], *, strong: bool
 ) -> None:
-    """Every balanced ``{...}`` fragment of ``text[start:end]``, read; a fragment never closed is
-    read as it is (cut off), and when it is no call the scan goes on inside it."""
+    """Every balanced ``{...}`` fragment of ``text[start:end]``, read. A ``{`` never closed is a
+    stray brace or a call cut off: when complete fragments inside it are calls (or tried to be), they
+    are what counts, so a stray ``{`` in prose never swallows the calls after it; else the unclosed
+    fragment is read as it is, and json-repair may still read a cut-off call from it."""
     i = text.find("{", start, end)
     while i != -1:
         close = object_end(text[:end], i)
-        fragment = text[i : close if close is not None else end]
-        read = reader.read_fragment(fragment, strong=strong)
         if close is not None:
-            out.append((i, close, read))
+            out.append((i, close, reader.read_fragment(text[i:close], strong=strong)))
             i = text.find("{", close, end)
-        elif read.calls or strong:
-            read.unclosed = True
-            out.append((i, end, read))
-            break
-        else:
-            i = text.find("{", i + 1, end)
+            continue
+        inside: list[tuple[int, int, _Read]] = []
+        _scan_objects(reader, text, i + 1, end, inside, strong=strong)
+        if any(r.calls or r.problem for _, _, r in inside):
+            out.extend(inside)
+            return
+        read = reader.read_fragment(text[i:end], strong=strong, unclosed=True)
+        read.unclosed = True
+        out.append((i, end, read) if read.calls or read.problem else (i, end, _Read()))
+        return
+
+
+def _outside(pattern: re.Pattern[str], text: str, taken: list[tuple[int, int]]) -> list[re.Match[str]]:
+    """The matches of ``pattern`` in the gaps between the ``taken`` spans (sorted)."""
+    found: list[re.Match[str]] = []
+    pos = 0
+    for start, end in [*taken, (len(text), len(text))]:
+        found.extend(pattern.finditer(text, pos, start))
+        pos = end
+    return found
 
 
 def _regions(text: str) -> list[tuple[str, int, int, int, int]]:
-    """Tags and fences in order, as ``(kind, outer_start, outer_end, inner_start, inner_end)``;
-    a fence inside a tag belongs to the tag."""
-    regions: list[tuple[str, int, int, int, int]] = []
-    for match in _TAG.finditer(text):
-        regions.append(("tag", match.start(), match.end(), match.start(1), match.end(1)))
-    pos = 0
-    gaps = [(r[1], r[2]) for r in regions] + [(len(text), len(text))]
-    for gap_end, next_start in gaps:
-        for match in _FENCE.finditer(text, pos, gap_end):
-            regions.append(("fence", match.start(), match.end(), match.start(2), match.end(2)))
-        pos = next_start
+    """Reasoning, tags and fences in order, as ``(kind, outer_start, outer_end, inner_start,
+    inner_end)``: a fence inside a tag belongs to the tag, and anything inside ``<think>`` is thought,
+    not done (a call drafted while reasoning is not a call)."""
+    regions = [("think", m.start(), m.end(), m.start(), m.end()) for m in _THINK.finditer(text)]
+    for kind, pattern, group in (("tag", _TAG, 1), ("fence", _FENCE, 2)):
+        taken = sorted((r[1], r[2]) for r in regions)
+        for match in _outside(pattern, text, taken):
+            regions.append((kind, match.start(), match.end(), match.start(group), match.end(group)))
     regions.sort(key=lambda r: r[1])
     return regions
 
@@ -299,6 +313,10 @@ def parse_text_calls(
         if outer_start < pos:
             continue
         _scan_objects(reader, text, pos, outer_start, found, strong=False)
+        pos = outer_end
+        if kind == "think":
+            found.append((outer_start, outer_end, _Read()))
+            continue
         inner: list[tuple[int, int, _Read]] = []
         if kind == "tag":
             qwen = reader.read_qwen(text[inner_start:inner_end], text[outer_start:outer_end])
@@ -319,7 +337,6 @@ def parse_text_calls(
             found.append((outer_start, outer_end, _merge(inner)))
         else:
             found.extend(inner)
-        pos = outer_end
     _scan_objects(reader, text, pos, len(text), found, strong=False)
     return _assemble(text, found, cut_off=cut_off)
 

@@ -18,7 +18,9 @@ from agcore.agent._text_calls import parse_text_calls
 __all__ = ["CallTextFilter"]
 
 _SPECIAL = re.compile(r"[{\[`<\n]")
-_OPENERS = ("<tool_call>",)
+_OPENERS = ("<tool_call>", "<think>")
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
 _RESULT_TAGS = ("<tool_response", "<tool_result", "<tool_output")
 # Line starts of a made-up result (as ``_text_calls._INVENTED_LINE`` reads them), lower case.
 _RESULT_LINES = (
@@ -74,6 +76,7 @@ class CallTextFilter:
         self._after_call = False
         self._line_start = True
         self._discard = False
+        self._thinking = False  # inside <think>: reasoning streams as it is (calls there are not run)
 
     def feed(self, delta: str) -> str:
         """What of the reply so far can be shown, beyond what was shown already."""
@@ -102,6 +105,18 @@ class CallTextFilter:
         shown: list[str] = []
         while self._pos < len(text) and not self._discard:
             pos = self._pos
+            if self._thinking:
+                close = text.find(_THINK_CLOSE, pos)
+                if close != -1:
+                    upto = close + len(_THINK_CLOSE)
+                    self._thinking = False
+                else:  # all but what may be the start of the closing tag
+                    upto = len(text) if final else max(pos, len(text) - len(_THINK_CLOSE) + 1)
+                shown.append(text[pos:upto])
+                self._pos = upto
+                if self._thinking:
+                    break
+                continue
             if self._after_call and self._line_start:
                 verdict = self._result_line(pos, final)
                 if verdict is None:
@@ -164,6 +179,10 @@ class CallTextFilter:
             if "```".startswith(rest) and not final:
                 return None
         elif ch == "<":
+            if rest.startswith(_THINK_OPEN):
+                self._thinking = True
+                self._pos = at + len(_THINK_OPEN)
+                return _THINK_OPEN
             if rest.startswith("<tool_call>"):
                 close = text.find("</tool_call>", at)
                 if close == -1:

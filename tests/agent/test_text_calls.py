@@ -103,6 +103,41 @@ CORPUS: list[tuple[str, str, list[Call], int, list[str]]] = [
      [("write_file", {"path": "说明.md", "content": "你好，世界"})], 0, ["好的，"]),
     ("chinese-two-calls", '首先列出文件：{"tool": "list_files", "arguments": {"path": "."}}\n然后运行测试：'
      '{"tool": "run_command", "arguments": {"command": "pytest -q"}}', [LIST, RUN], 0, ["首先列出文件：", "然后运行测试："]),
+    # --- reasoning (DeepSeek-R1 distills, Qwen3 on llama.cpp without a reasoning parser): thought, not done
+    ("think-then-call", '<think>\nThe user wants the file. I will call {"tool": "read_file", "arguments": {"path": "x.py"}}? '
+     'No, src/app.py.\n</think>\n<tool_call>\n{"name": "read_file", "arguments": {"path": "src/app.py"}}\n</tool_call>',
+     [READ_A], 0, ["<think>", "No, src/app.py."]),
+    ("think-unclosed", '<think>\nMaybe <tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call> later',
+     [], 0, ["Maybe"]),
+    # --- realistic whole replies of small models
+    ("qwen-explain-then-call", "To understand why the test fails, I need to look at the implementation first.\n\n"
+     '```json\n{\n  "name": "read_file",\n  "arguments": {\n    "path": "src/app.py"\n  }\n}\n```\n\n'
+     "Once I have the file, I will compare it with the test.", [READ_A], 0,
+     ["To understand why the test fails", "Once I have the file"]),
+    ("call-then-plan", '{"tool": "run_command", "arguments": {"command": "pytest -q"}}\n\nAfter the tests run I will '
+     "fix whatever fails, probably in `app.py` where `handlers = {}` is built.", [RUN], 0, ["handlers = {}"]),
+    ("write-file-with-code", 'I will add the function.\n{"tool": "write_file", "arguments": {"path": "src/util.py", '
+     '"content": "def merge(a: dict, b: dict) -> dict:\\n    return {**a, **b}\\n"}}',
+     [("write_file", {"path": "src/util.py", "content": "def merge(a: dict, b: dict) -> dict:\n    return {**a, **b}\n"})],
+     0, ["I will add the function."]),
+    ("answer-with-json-example", "Here is how the API answers:\n```json\n{\n  \"status\": \"ok\",\n  \"items\": "
+     '[{"id": 1, "name": "first"}]\n}\n```\nThe `items` list holds the results.', [], 0, ['"status": "ok"']),
+    ("answer-with-tool-schema-talk", "The `read_file` tool takes an object such as {path: string}; no call is needed.",
+     [], 0, ["{path: string}"]),
+    ("numbered-plan-no-calls", "1. Read the file.\n2. Find the bug in `parse({})`.\n3. Write the fix.", [], 0,
+     ["parse({})"]),
+    ("stray-brace-before-calls", 'In Python a set starts with { too. {"tool": "add", "arguments": {"a": 2, "b": 3}} and '
+     '{"tool": "list_files", "arguments": {"path": "."}}', [ADD, LIST], 0, ["a set starts with { too."]),
+    ("cut-call-with-nested-braces", '{"tool": "write_file", "arguments": {"path": "a.py", "content": "x = {1: {2}}"',
+     [("write_file", {"path": "a.py", "content": "x = {1: {2}}"})], 0, []),
+    ("truncated-second-call", '{"tool": "list_files", "arguments": {"path": "."}}\n{"tool": "read_file", "argum',
+     [LIST], 1, []),
+    ("chinese-explain-fenced-two", "好的，我需要先查看目录结构，然后阅读源文件。\n```json\n"
+     '{"name": "list_files", "arguments": {"path": "."}}\n```\n```json\n'
+     '{"name": "read_file", "arguments": {"path": "src/app.py"}}\n```', [LIST, READ_A], 0, ["好的，我需要先查看目录结构"]),
+    ("chinese-answer-with-dict", "这个函数返回一个字典，例如 {\"键\": \"值\"}，不需要调用工具。", [], 0, ['{"键": "值"}']),
+    ("search-tool", 'Searching: {"tool": "search", "arguments": {"query": "def parse_config"}}',
+     [("search", {"query": "def parse_config"})], 0, ["Searching:"]),
     # --- JSON that is data, code with braces: text, no call, nothing reported
     ("plain-answer", "The function returns the sum of its arguments.", [], 0, ["returns the sum"]),
     ("data-json", 'The config is {"debug": true, "port": 8080}.', [], 0, ['{"debug": true, "port": 8080}']),
@@ -141,7 +176,7 @@ def test_corpus(reply: str, calls: list[Call], problems: int, kept: list[str]) -
 
 
 def test_corpus_is_large() -> None:
-    assert len(CORPUS) >= 60
+    assert len(CORPUS) >= 70
 
 
 def test_calls_keep_their_order_with_the_prose_between() -> None:

@@ -46,6 +46,8 @@ CASES: list[tuple[str, str]] = [
     ("A `backtick` and a lone < sign", "A `backtick` and a lone < sign"),
     ('Reading.\n<tool_response name="read_file" status="ok">\nmade up\n</tool_response>', "Reading.\n"),
     ("The tag <tool_response> is what results come in.", "The tag <tool_response> is what results come in."),
+    ('<think>\nMaybe {"tool": "add"} or <tool_call> here.\n</think>\n<tool_call>{"name": "add", "arguments": '
+     '{"a": 1, "b": 2}}</tool_call>', '<think>\nMaybe {"tool": "add"} or <tool_call> here.\n</think>\n'),
 ]
 
 
