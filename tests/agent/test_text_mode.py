@@ -339,7 +339,11 @@ async def test_auto_keeps_native_calls_native() -> None:
     assert model.last_request.tools  # still native
 
 
-async def test_registry_local_and_toolless_models() -> None:
+async def test_registry_local_and_toolless_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agcore.llm import models
+
+    # A registry of this test's own: the default one stays as it was for other tests.
+    monkeypatch.setattr(models, "default_registry", models.ModelRegistry(models.default_registry))
     register_model(ModelInfo(id="textmode-test-local", provider="ollama", context_window=8192,
                              max_output_tokens=2048, input_usd_per_mtok=0, output_usd_per_mtok=0))
     register_model(ModelInfo(id="textmode-test-toolless", provider="openai-compatible", context_window=8192,
