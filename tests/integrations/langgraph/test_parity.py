@@ -400,7 +400,7 @@ async def test_text_mode_tool_calls_read_the_same_on_both() -> None:
     runs = {}
     for backend in ("loop", "graph"):
         model = ScriptedProvider(['Let me add.\n{"tool": "add", "arguments": {"a": 2, "b": 2}}', "It is 4."])
-        bundle = AgentBuilder().provider(model).tools(add).config(text_mode_tools=True).build()
+        bundle = AgentBuilder().provider(model).tools(add).config(text_mode_tools="on").build()
         agent = BasicAgent(name="text", system_prompt="s")
         with use_clock(FixedClock()):  # the call id text mode makes is the same on both
             session: AgentSession | GraphSession = (
