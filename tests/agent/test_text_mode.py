@@ -243,6 +243,19 @@ async def test_a_call_cut_by_max_tokens_is_not_run() -> None:
     assert CUT_AT_MAX_TOKENS in result.text
 
 
+async def test_a_call_repeated_as_text_after_its_result_is_nudged() -> None:
+    # The common small-model failure: the same call again right after its result came back.
+    again = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n</tool_call>'
+    model = ScriptedProvider([again, again, again, "a.py holds its contents."])
+    session = session_for(model)  # the default repetition_limit (3) and action ("nudge")
+    result = await session.submit_turn("what is in a.py?")
+    assert result.text == "a.py holds its contents."
+    outcomes = results_of(session)
+    assert [r.is_error for r in outcomes] == [False, False, True]
+    assert "same arguments 3 times in a row" in outcomes[2].text
+    assert ran == ["read a.py", "read a.py"]  # the third call was not run
+
+
 # ------------------------------------------------------------------------------ settings
 
 
