@@ -17,6 +17,7 @@ that invented result cut off (``invented``): only the tools' real results count.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Collection
@@ -106,7 +107,7 @@ class _Read:
     repaired: bool = False
 
 
-def object_end(text: str, start: int) -> int | None:
+def _object_end(text: str, start: int) -> int | None:
     """The index after the ``}`` closing the ``{`` at ``start`` (None: never closed)."""
     depth = 0
     in_string = escaped = False
@@ -223,17 +224,15 @@ class _Reader:
             arguments: dict[str, Any] = {}
             for parameter in _QWEN_PARAMETER.finditer(match.group(2)):
                 raw = parameter.group(2)
-                try:  # numbers, booleans, lists and objects come as JSON text
-                    arguments[parameter.group(1)] = json.loads(raw)
-                except ValueError:
-                    arguments[parameter.group(1)] = raw
+                # Values are text (the tool's validation reads "2" as a number where one is asked
+                # for); only lists and objects are JSON.
+                value: Any = raw
+                if raw.lstrip().startswith(("{", "[")):
+                    with contextlib.suppress(ValueError):
+                        value = json.loads(raw)
+                arguments[parameter.group(1)] = value
             read.calls.append((name, arguments, None))
         return read
-
-
-def _found(parts: list[tuple[int, int, _Read]], start: int, end: int, read: _Read) -> bool:
-    parts.append((start, end, read))
-    return bool(read.calls or read.problem)
 
 
 def _scan_objects(
@@ -245,7 +244,7 @@ def _scan_objects(
     fragment is read as it is, and json-repair may still read a cut-off call from it."""
     i = text.find("{", start, end)
     while i != -1:
-        close = object_end(text[:end], i)
+        close = _object_end(text[:end], i)
         if close is not None:
             out.append((i, close, reader.read_fragment(text[i:close], strong=strong)))
             i = text.find("{", close, end)

@@ -53,8 +53,12 @@ CORPUS: list[tuple[str, str, list[Call], int, list[str]]] = [
      [READ_A], 0, []),
     ("qwen3-coder-xml", "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n"
      "</function>\n</tool_call>", [READ_A], 0, []),
-    ("qwen3-coder-xml-json-values", "<tool_call>\n<function=add>\n<parameter=a>\n2\n</parameter>\n<parameter=b>\n3\n"
-     "</parameter>\n</function>\n</tool_call>", [ADD], 0, []),
+    # Qwen3-Coder's values are text (the tool's validation reads "2" as a number); lists and objects are JSON.
+    ("qwen3-coder-xml-values", "<tool_call>\n<function=add>\n<parameter=a>\n2\n</parameter>\n<parameter=b>\n3\n"
+     "</parameter>\n</function>\n</tool_call>", [("add", {"a": "2", "b": "3"})], 0, []),
+    ("qwen3-coder-xml-object", "<tool_call>\n<function=write_file>\n<parameter=path>\n007.json\n</parameter>\n"
+     '<parameter=content>\n{"k": [1, 2]}\n</parameter>\n</function>\n</tool_call>',
+     [("write_file", {"path": "007.json", "content": {"k": [1, 2]}})], 0, []),
     ("llama-python-tag", '<|python_tag|>{"name": "add", "parameters": {"a": 2, "b": 3}}<|eom_id|>', [ADD], 0, []),
     ("mistral-tool-calls", '[TOOL_CALLS][{"name": "add", "arguments": {"a": 2, "b": 3}}]', [ADD], 0, []),
     ("wrapper-tool-calls", '{"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}', [ADD], 0, []),

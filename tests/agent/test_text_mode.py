@@ -101,6 +101,18 @@ async def test_every_call_in_a_reply_runs_in_order() -> None:
     assert_history_valid(session)
 
 
+async def test_qwen3_coder_calls_run_with_their_values_validated() -> None:
+    reply = (
+        "<tool_call>\n<function=add>\n<parameter=a>\n2\n</parameter>\n<parameter=b>\n3\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    model = ScriptedProvider([reply, "5"])
+    session = session_for(model)
+    await session.submit_turn("2+3?")
+    assert ran == ["add 2 3"]
+    assert [r.content for r in results_of(session)] == ["5"]
+
+
 async def test_the_protocol_request_and_how_history_is_written_back() -> None:
     model = ScriptedProvider(['{"tool": "add", "arguments": {"a": 2, "b": 2}}', "It is 4."])
     session = session_for(model)
