@@ -38,7 +38,13 @@ from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
 from agcore.agent._messages import AssistantReply, ContextNote, ToolResults, UserInput, convert_to_llm
 from agcore.agent._text_stream import CallTextFilter
-from agcore.agent._text_tools import call_mode, read_text_calls, text_mode_request
+from agcore.agent._text_tools import (
+    MAX_REREADS,
+    call_mode,
+    read_text_calls,
+    switch_to_text_mode,
+    text_mode_request,
+)
 from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
 from agcore.llm.errors import LLMError
@@ -328,7 +334,7 @@ async def model_call(
         await session._record(ContextNote(text=note))
     # A reply whose only calls could not be read is answered with the note, not taken as the answer
     # (at most twice in a row: a model that cannot write a call then answers in text).
-    turn.reread = note is not None and not message.tool_calls and turn.rereads < _MAX_REREADS
+    turn.reread = note is not None and not message.tool_calls and turn.rereads < MAX_REREADS
     turn.rereads = turn.rereads + 1 if turn.reread else 0
     turn.usage = turn.usage + message.usage
     turn.text = message.text
@@ -341,21 +347,6 @@ async def model_call(
         tool_calls=len(message.tool_calls),
     )
     yield message
-
-
-_MAX_REREADS = 2
-
-
-def switch_to_text_mode(session: AgentSession, provider: str, model: str) -> ev.TextModeSwitched:
-    """Switch ``session`` to text-mode tool calls for good (auto mode saw ``model`` write a call as
-    text); the event that says so, and a log line."""
-    session.switched_to_text_mode = True
-    _log.info(
-        "session %s: %s:%s wrote its tool call as text instead of a native call; the session uses "
-        "text-mode tool calls from now on (AgentConfig.text_mode_tools='on' or 'off' decides this)",
-        session.session_id, provider, model,
-    )
-    return ev.TextModeSwitched(provider=provider, model=model)
 
 
 async def _start_turn(session: AgentSession, hooks: HookExecutor, message: UserMessage) -> TurnState:

@@ -22,6 +22,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Literal
 
 from agcore._clock import new_id
+from agcore.agent._events import TextModeSwitched
 from agcore.agent._text_calls import RESULT_LABEL, TextCall, TextCalls, parse_text_calls
 from agcore.llm.models import get_model_info
 from agcore.llm.types import (
@@ -39,14 +40,17 @@ from agcore.llm.types import (
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
+    from agcore.agent._session import AgentSession
 
 __all__ = [
+    "MAX_REREADS",
     "CallMode",
     "TextModeSetting",
     "call_mode",
     "coerce_text_mode",
     "describe_tools",
     "read_text_calls",
+    "switch_to_text_mode",
     "text_mode_request",
 ]
 
@@ -125,6 +129,23 @@ def call_mode(
     if info is None or info.provider in _LOCAL_PROVIDERS or provider_name in _LOCAL_PROVIDERS:
         return "text" if info is not None and not info.supports_tools else "auto"
     return "native" if info.supports_tools else "text"
+
+
+#: Replies in a row whose only calls could not be read that the model is asked again about (then
+#: its text is taken as the answer: a model that cannot write a call must still be able to answer).
+MAX_REREADS = 2
+
+
+def switch_to_text_mode(session: AgentSession, provider: str, model: str) -> TextModeSwitched:
+    """Switch ``session`` to text-mode tool calls for good (auto mode saw ``model`` write a call as
+    text); the event that says so, and a log line."""
+    session.switched_to_text_mode = True
+    _log.info(
+        "session %s: %s:%s wrote its tool call as text instead of a native call; the session uses "
+        "text-mode tool calls from now on (AgentConfig.text_mode_tools='on' or 'off' decides this)",
+        session.session_id, provider, model,
+    )
+    return TextModeSwitched(provider=provider, model=model)
 
 
 def describe_tools(tools: list[ToolDefinition]) -> str:
