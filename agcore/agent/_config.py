@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["AgentConfig"]
 
@@ -28,8 +28,11 @@ class AgentConfig(BaseModel):
       answered with the nudge, and a fourth stops the turn). A block of 2-4 calls repeated with the
       same results (read/list/read/list) is a cycle: its second pass gets a nudge, a third stops
       the turn (``"stop"``: the second does); see the Sessions guide;
-    * ``text_mode_tools``: describe tools in the prompt and read JSON tool calls from the text, for
-      models without native tool calling;
+    * ``text_mode_tools``: tool calls written in the model's text, for models without native tool
+      calling. ``"auto"`` (the default): native tools, but a model the registry does not know (or
+      knows as local) that writes a well-formed call as text has it run, and the session switches
+      to text mode; a model the registry lists without tool calling is in text mode from the start.
+      ``"on"``: always text mode; ``"off"``: never. ``True``/``False`` are read as ``"on"``/``"off"``;
     * ``streaming``: how model calls are made. ``"auto"`` streams when someone reads the events
       (``stream_turn``) and makes one ``complete()`` call per model turn otherwise (``submit_turn``:
       the same reply for less CPU, since nobody reads the deltas); ``"always"`` streams every call
@@ -56,10 +59,16 @@ class AgentConfig(BaseModel):
     compact_config: dict[str, Any] | None = None
     repetition_limit: int = Field(default=3, ge=2)
     repetition_action: Literal["stop", "nudge"] = "nudge"
-    text_mode_tools: bool = False
+    text_mode_tools: Literal["auto", "on", "off"] = "auto"
     streaming: Literal["auto", "always", "never"] = "auto"
     backend: str = Field(default="loop", min_length=1)
     output_retries: int = Field(default=2, ge=0)
+
+    @field_validator("text_mode_tools", mode="before")
+    @classmethod
+    def _text_mode_from_bool(cls, value: object) -> object:
+        # True/False were this field's values before "auto" existed: they keep their meaning.
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
     def replace(self, **changes: Any) -> AgentConfig:
         """A copy with ``changes`` applied and validated (``model_copy`` would skip validation)."""

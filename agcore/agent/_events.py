@@ -27,6 +27,7 @@ __all__ = [
     "Steered",
     "SubagentEvent",
     "TextDelta",
+    "TextModeSwitched",
     "ThinkingDelta",
     "ToolCallRequested",
     "ToolResultReady",
@@ -123,6 +124,15 @@ class ProviderSwitched(_Event):
     to_model: str
 
 
+class TextModeSwitched(_Event):
+    """The model wrote its tool call as text, not as a native call: the call is run, and the session
+    uses text-mode tool calls from now on (``AgentConfig.text_mode_tools="auto"``)."""
+
+    type: Literal["text_mode_switched"] = "text_mode_switched"
+    provider: str
+    model: str
+
+
 class Done(_Event):
     """The turn ended without error: ``stop`` is ``done``, ``client_tools`` or ``stopped_by_hook``."""
 
@@ -152,6 +162,7 @@ SubagentInnerEvent = Annotated[
     | ClientToolsRequested
     | Steered
     | ProviderSwitched
+    | TextModeSwitched
     | Done
     | Failed,
     Field(discriminator="type"),
@@ -183,6 +194,7 @@ AgentEvent = Annotated[
     | ClientToolsRequested
     | Steered
     | ProviderSwitched
+    | TextModeSwitched
     | Done
     | Failed
     | SubagentEvent,

@@ -37,7 +37,7 @@ from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._cycles import describe_call
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
-from agcore.agent._messages import AssistantReply, ToolResults, UserInput, convert_to_llm
+from agcore.agent._messages import AssistantReply, ContextNote, ToolResults, UserInput, convert_to_llm
 from agcore.agent._output import (
     StructuredOutput,
     settle_final_call,
@@ -50,7 +50,14 @@ from agcore.agent._subagent_links import (
     parent_budget_exceeded,
     take_subagent_events,
 )
-from agcore.agent._text_tools import text_mode_message, text_mode_request, uses_text_mode
+from agcore.agent._text_stream import CallTextFilter
+from agcore.agent._text_tools import (
+    MAX_REREADS,
+    call_mode,
+    read_text_calls,
+    switch_to_text_mode,
+    text_mode_request,
+)
 from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
 from agcore.llm.errors import LLMError
@@ -200,6 +207,8 @@ async def run_loop(
                 if settled:
                     accepted, calls = True, []
             if not calls:
+                if turn.reread:  # only unreadable calls: the model reads what was wrong and retries
+                    continue
                 steering = session._drain(session._steering)
                 if steering:  # the user spoke during the model call: answer that first
                     steered = await _steer(session, steering, [])
@@ -313,7 +322,7 @@ async def model_call(
     yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
     provider, request = await _prepare_call(session, config, hooks)
     if turn.output is not None:
-        request = shape_request(turn.output, request, provider, session.agent, config)
+        request = shape_request(turn.output, request, provider, session, config)
     last = session._last_model
     current = (provider.provider_name, provider.model_id)
     if last is not None and last != current:
@@ -322,11 +331,9 @@ async def model_call(
         )
     session._last_model = current
     offered = {t.name for t in request.tools}
-    if uses_text_mode(session.agent, config, provider.model_id):
-        request = text_mode_request(request)
-        text_mode = True
-    else:
-        text_mode = False
+    mode = call_mode(session, config, provider.model_id, provider.provider_name) if offered else "native"
+    if mode == "text":
+        request = text_mode_request(request, provider.model_id)
     if hooks.has_impls("on_llm_request"):
         request = await hooks.on_llm_request(session.hook_context(), request)
         offered.update(t.name for t in request.tools)  # a hook may offer more
@@ -336,10 +343,14 @@ async def model_call(
     message: AssistantMessage | None = None
     streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")
     calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
+    # Calls written as text are not shown as the answer while they stream (text mode, and auto).
+    held = CallTextFilter(offered) if mode != "native" else None
     async with aclosing(calling) as stream:
         async for chunk in stream:
             if isinstance(chunk, TextDelta):
-                yield ev.TextDelta(text=chunk.text)
+                text = chunk.text if held is None else held.feed(chunk.text)
+                if text:
+                    yield ev.TextDelta(text=text)
             elif isinstance(chunk, ThinkingDelta):
                 yield ev.ThinkingDelta(thinking=chunk.thinking)
             elif isinstance(chunk, DoneEvent):
@@ -350,11 +361,24 @@ async def model_call(
         raise AgentLLMError(
             LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
         )
-    if text_mode:
-        message = text_mode_message(message)
+    if held is not None and (rest := held.flush()):
+        yield ev.TextDelta(text=rest)
+    note: str | None = None
+    if mode != "native":
+        read = read_text_calls(message, offered, auto=mode == "auto")
+        if read is not None:
+            message, note = read
+            if mode == "auto":
+                yield switch_to_text_mode(session, provider.provider_name, provider.model_id)
     message = unique_call_ids(message, session.messages)
     session.usage.add(message)  # before recording: a saved reply is saved with its usage
     await session._record(AssistantReply(message=message))
+    if note is not None:  # what could not be read as a call: the model reads it with the results
+        await session._record(ContextNote(text=note))
+    # A reply whose only calls could not be read is answered with the note, not taken as the answer
+    # (at most twice in a row: a model that cannot write a call then answers in text).
+    turn.reread = note is not None and not message.tool_calls and turn.rereads < MAX_REREADS
+    turn.rereads = turn.rereads + 1 if turn.reread else 0
     turn.usage = turn.usage + message.usage
     turn.text = message.text
     if hooks.has_impls("on_llm_response"):

@@ -220,14 +220,16 @@ def _mode(spec: StructuredOutput, request: LLMRequest, provider: LLMProvider, te
 
 
 def shape_request(
-    spec: StructuredOutput, request: LLMRequest, provider: LLMProvider, agent: object, config: AgentConfig
+    spec: StructuredOutput, request: LLMRequest, provider: LLMProvider, session: object, config: AgentConfig
 ) -> LLMRequest:
-    """``request`` asking for the typed answer, in the mode this provider and model take."""
+    """``request`` asking for the typed answer, in the mode this provider and model take (``session``:
+    whose agent and text-mode switch decide whether the model writes its calls as text)."""
     if spec.is_text:
         return request
-    from agcore.agent._text_tools import uses_text_mode
+    from agcore.agent._text_tools import call_mode
 
-    mode = _mode(spec, request, provider, uses_text_mode(agent, config, provider.model_id))
+    text_mode = call_mode(session, config, provider.model_id, provider.provider_name) == "text"
+    mode = _mode(spec, request, provider, text_mode)
     if mode == "native":
         line = f"Give your final answer as a JSON object following the response format `{spec.name}`."
         native = {"response_format": spec.response_format, "system": _with(request.system, line)}

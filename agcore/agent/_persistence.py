@@ -7,7 +7,8 @@ changed since (queued input, ``app_state``). The store is the source of truth: a
 any moment and the next one loads a prefix of the history it recorded, never a torn message.
 
 What the record's ``state`` holds (``STATE_VERSION`` 1): queued steering and follow-up input, the
-tools approved "always", the plan step index, the last model used, ``session.app_state`` (plan
+tools approved "always", the plan step index, the last model used, whether the session switched to
+text-mode tool calls, ``session.app_state`` (plan
 progress and application data, JSON-able), and, while a turn is paused for client tools, that turn:
 its calls, the server results it already has, the steering it set aside, and its counters, so that
 ``resume(results)`` works in the new process.
@@ -130,6 +131,7 @@ def _session_state(session: AgentSession) -> dict[str, Any]:
         "plan_step_index": session.plan_step_index,
         "last_model": list(session._last_model) if session._last_model is not None else None,
         "app_state": session.app_state,
+        "text_mode": session.switched_to_text_mode,
         "pending": None,
     }
     turn = session._turn
@@ -192,6 +194,7 @@ def _restore_state(session: AgentSession, state: dict[str, Any]) -> dict[str, An
     last_model = state.get("last_model")
     session._last_model = (last_model[0], last_model[1]) if last_model else None
     session.app_state = dict(state.get("app_state") or {})
+    session.switched_to_text_mode = bool(state.get("text_mode", False))
     pending: dict[str, Any] | None = state.get("pending")
     return pending
 

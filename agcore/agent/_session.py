@@ -134,6 +134,9 @@ class AgentSession:
         #: The turn in progress, or paused for client tools (the loop drives it); None between turns.
         self._turn: TurnState | None = None
         self._last_model: tuple[str, str] | None = None
+        #: The model wrote its tool calls as text, so the session uses text-mode tool calls
+        #: (``AgentConfig.text_mode_tools="auto"``); saved with the session.
+        self.switched_to_text_mode = False
         self._started = False
         #: The running turn's token (None: idle); the loop sets and clears it (see ``_loop``).
         self._running: _Run | None = None

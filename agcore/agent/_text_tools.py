@@ -1,21 +1,29 @@
 """Text-mode tool calling, for models without native tool support (small local models, seed 002).
 
-The tools are described in the system prompt and the model answers with one JSON object,
-``{"tool": "<name>", "arguments": {...}}``, instead of a native tool call. The reply is read
-tolerantly — the whole text as JSON, else a fenced code block, else the first balanced ``{...}``
-object; broken JSON goes through json-repair — and becomes an ordinary ``ToolUseBlock``, so history,
-hooks and the tool phase are the same in both modes. Only the request changes: native tool calls and
-results in the history are rendered back to text, since the model has no other way to read them.
+The tools are described in the system prompt and the model writes its calls in its text, as JSON in
+``<tool_call>`` tags (the form Qwen/Hermes-style chat templates teach); ``_text_calls`` reads every
+call however it was written, and each becomes an ordinary ``ToolUseBlock``, so history, hooks and
+the tool phase are the same in both modes. Only the request changes: native calls and results in the
+history are rendered back to text, results under a label the model is told never to write
+(``<tool_response``), with a stop sequence on that label, so a model that starts to make up a result
+is stopped by the server (and what it made up is cut off here if the server has no stop sequences).
+
+Which mode a model call uses (``call_mode``): ``AgentConfig.text_mode_tools`` ``"on"`` or ``"off"``
+decide; under ``"auto"`` (the default) text mode is used for a model the registry says has no tool
+calling, and for a session that switched to it; a model the registry does not know (or knows as
+local) gets native tools, and its reply is checked for calls written as text: one well-formed call to
+an offered tool is run, and the session switches to text mode for good (``switch_to_text_mode``).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from typing import TYPE_CHECKING, Any
+import logging
+from typing import TYPE_CHECKING, Any, Literal
 
 from agcore._clock import new_id
-from agcore.llm import parse_tool_arguments
+from agcore.agent._events import TextModeSwitched
+from agcore.agent._text_calls import RESULT_LABEL, TextCall, TextCalls, parse_text_calls
 from agcore.llm.models import get_model_info
 from agcore.llm.types import (
     AssistantMessage,
@@ -32,44 +40,112 @@ from agcore.llm.types import (
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
+    from agcore.agent._session import AgentSession
 
 __all__ = [
+    "MAX_REREADS",
+    "CallMode",
+    "TextModeSetting",
+    "call_mode",
+    "coerce_text_mode",
     "describe_tools",
-    "parse_text_tool_call",
-    "text_mode_message",
+    "read_text_calls",
+    "switch_to_text_mode",
     "text_mode_request",
-    "uses_text_mode",
 ]
 
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
-_NAME_KEYS = ("tool", "name", "tool_name", "function")
-_ARG_KEYS = ("arguments", "args", "input", "parameters")
+_log = logging.getLogger("agcore.agent")
+
+#: ``AgentConfig.text_mode_tools``: ``"auto"`` (switch when a model writes its calls as text),
+#: ``"on"`` (always text mode), ``"off"`` (never).
+TextModeSetting = Literal["auto", "on", "off"]
+#: How one model call is made: text mode, native tools checked for text calls, or native tools only.
+CallMode = Literal["text", "auto", "native"]
+
+# Providers (ModelInfo.provider, or the provider's own name) whose models run locally: auto mode
+# watches them even when the registry lists them.
+_LOCAL_PROVIDERS = frozenset({"ollama", "llama.cpp", "llamacpp", "llama-cpp", "lmstudio", "vllm", "local"})
 
 _PROTOCOL = """\
 # Tools
-You can call tools. To call one, reply with ONLY a JSON object, and nothing else:
-{"tool": "<tool name>", "arguments": {<arguments as the tool's schema says>}}
-Call one tool per reply. The result comes back in the next message, starting with "Tool result".
-When you need no tool, answer in plain text without any JSON object.
+You can use the tools listed below. To use a tool, write a tool call in exactly this form:
+<tool_call>
+{"name": "TOOL_NAME", "arguments": {"ARGUMENT_NAME": "ARGUMENT_VALUE"}}
+</tool_call>
+Replace TOOL_NAME with the tool's name and give the arguments its schema asks for. You may write \
+several tool calls, one after another. After your last tool call, stop: end your reply there.
+Never write a tool's result yourself and never write <tool_response>: the system runs the tools and \
+sends their results back to you in the next message, each inside <tool_response> tags.
+When you need no tool, answer in plain text, without a tool call.
 
 Available tools:
 """
 
+_NOTE_PROBLEMS = "Part of your last reply looked like a tool call but could not be read, so it was not run:"
+_NOTE_HOW = (
+    'To call a tool, write <tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call> with a tool '
+    "from the list; to answer, write plain text without a tool call."
+)
+_NOTE_INVENTED = (
+    "Your last reply went on after its tool call with a result you wrote yourself; that text was "
+    "discarded. Results come only from the system, in <tool_response> tags: after your tool calls, "
+    "stop and wait for them."
+)
+_NOTE_INVENTED_ALONE = (
+    "Your last reply held a tool result you wrote yourself, without calling a tool; that text was "
+    "discarded. To use a tool, write a tool call and stop: the system runs it and sends the result."
+)
 
-# Whether a model id has native tool calling, as the model registry says (looked up once per id).
-_NATIVE_TOOLS: dict[str, bool] = {}
+
+def coerce_text_mode(value: object) -> TextModeSetting | None:
+    """``value`` as a ``TextModeSetting``: True is ``"on"``, False is ``"off"``, None stays None."""
+    if value is None:
+        return None
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    if value in ("auto", "on", "off"):
+        return value
+    raise ValueError(f"text_mode_tools must be 'auto', 'on' or 'off' (or True/False), not {value!r}")
 
 
-def uses_text_mode(agent: object, config: AgentConfig, model_id: str) -> bool:
-    """Text mode is on when the config says so, the agent has ``text_mode_tools = True``, or the
-    model registry knows the model has no native tool calling."""
-    if config.text_mode_tools or getattr(agent, "text_mode_tools", False):
-        return True
-    native = _NATIVE_TOOLS.get(model_id)
-    if native is None:
-        info = get_model_info(model_id)
-        native = _NATIVE_TOOLS[model_id] = info is None or info.supports_tools
-    return not native
+def call_mode(
+    session: object, config: AgentConfig, model_id: str, provider_name: str = ""
+) -> CallMode:
+    """How the next model call offers tools: the agent's ``text_mode_tools`` attribute or the
+    config's ``"on"``/``"off"`` decide; under ``"auto"``, text mode when the registry says the model
+    has no tool calling or the session switched, ``"auto"`` for an unknown or local model, else native.
+    """
+    setting = config.text_mode_tools
+    agent_setting = coerce_text_mode(getattr(getattr(session, "agent", None), "text_mode_tools", None))
+    if "on" in (setting, agent_setting):
+        return "text"
+    if "off" in (setting, agent_setting):
+        return "native"
+    if getattr(session, "switched_to_text_mode", False):
+        return "text"
+    info = get_model_info(model_id)
+    if info is None or info.provider in _LOCAL_PROVIDERS or provider_name in _LOCAL_PROVIDERS:
+        return "text" if info is not None and not info.supports_tools else "auto"
+    return "native" if info.supports_tools else "text"
+
+
+#: Replies in a row whose only calls could not be read that the model is asked again about (then
+#: its text is taken as the answer: a model that cannot write a call must still be able to answer).
+MAX_REREADS = 2
+
+
+def switch_to_text_mode(session: AgentSession, provider: str, model: str) -> TextModeSwitched:
+    """Switch ``session`` to text-mode tool calls for good (auto mode saw ``model`` write a call as
+    text); the event that says so, and a log line."""
+    session.switched_to_text_mode = True
+    _log.info(
+        "session %s: %s:%s wrote its tool call as text instead of a native call; the session uses "
+        "text-mode tool calls from now on (AgentConfig.text_mode_tools='on' or 'off' decides this)",
+        session.session_id, provider, model,
+    )
+    return TextModeSwitched(provider=provider, model=model)
 
 
 def describe_tools(tools: list[ToolDefinition]) -> str:
@@ -81,105 +157,62 @@ def describe_tools(tools: list[ToolDefinition]) -> str:
     return "\n".join(lines)
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Every top-level ``{...}`` span of ``text``, braces inside JSON strings ignored."""
-    spans: list[str] = []
-    depth = 0
-    start = -1
-    in_string = False
-    escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"' and depth > 0:
-            in_string = True
-        elif ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                spans.append(text[start : i + 1])
-    if depth > 0 and start >= 0:
-        spans.append(text[start:])  # cut off mid-object: json-repair may still read it
-    return spans
-
-
-def _as_call(candidate: str) -> tuple[str, dict[str, Any], str | None] | None:
-    value, error = parse_tool_arguments(candidate)
-    if error is not None or not value:
-        return None
-    name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
-    if not name:
-        return None
-    raw_args: Any = next((value[k] for k in _ARG_KEYS if k in value), {})
-    if isinstance(raw_args, str):  # some models double-encode the arguments
-        args, arg_error = parse_tool_arguments(raw_args)
-        return name, args, arg_error
-    if not isinstance(raw_args, dict):
-        return name, {}, (
-            f"The arguments of tool '{name}' must be a JSON object, not {type(raw_args).__name__}. "
-            'Reply again with {"tool": "' + name + '", "arguments": {...}}.'
-        )
-    return name, raw_args, None
-
-
-def parse_text_tool_call(text: str) -> tuple[str, dict[str, Any], str | None, str] | None:
-    """``(name, arguments, parse_error, prose)`` for the tool call written in ``text``, or None.
-
-    ``prose`` is what the model wrote outside the call (before a fence or object). Tries the whole
-    text, then each fenced block, then each balanced ``{...}`` object, and takes the first that names
-    a tool.
-    """
-    stripped = text.strip()
-    if not stripped or "{" not in stripped:
-        return None
-    if stripped.startswith("{"):
-        found = _as_call(stripped)
-        if found is not None:
-            return (*found, "")
-    for match in _FENCE.finditer(text):
-        found = _as_call(match.group(1).strip())
-        if found is not None:
-            return (*found, text[: match.start()].strip())
-    for span in _balanced_objects(text):
-        found = _as_call(span)
-        if found is not None:
-            return (*found, text[: text.find(span)].strip())
-    return None
-
-
-def text_mode_message(message: AssistantMessage) -> AssistantMessage:
-    """The model's reply with a JSON tool call in its text turned into a ``ToolUseBlock``."""
-    if message.tool_calls:
-        return message  # the model (or a provider shim) made a native call after all
-    parsed = parse_text_tool_call(message.text)
-    if parsed is None:
-        return message
-    name, arguments, parse_error, prose = parsed
-    content: list[ContentBlock] = [b for b in message.content if not isinstance(b, TextBlock)]
-    if prose:
-        content.append(TextBlock(text=prose))
-    content.append(
-        ToolUseBlock(id=f"text_{new_id()[:20]}", name=name, input=arguments, parse_error=parse_error)
+def _call_block(call: TextCall) -> ToolUseBlock:
+    return ToolUseBlock(
+        id=f"text_{new_id()[:20]}", name=call.name, input=call.arguments, parse_error=call.parse_error
     )
-    return message.model_copy(update={"content": content, "stop_reason": StopReason.TOOL_USE})
+
+
+def _note(parsed: TextCalls) -> str | None:
+    lines: list[str] = []
+    if parsed.problems:
+        lines.append(_NOTE_PROBLEMS)
+        lines.extend(f"- {problem}" for problem in parsed.problems)
+        lines.append(_NOTE_HOW)
+    if parsed.invented is not None:
+        lines.append(_NOTE_INVENTED if parsed.calls else _NOTE_INVENTED_ALONE)
+    return "\n".join(lines) or None
+
+
+def read_text_calls(
+    message: AssistantMessage, offered: set[str] | frozenset[str], *, auto: bool = False
+) -> tuple[AssistantMessage, str | None] | None:
+    """The reply with the calls written in its text turned into ``ToolUseBlock``s, and a note for
+    the model saying what could not be read (or None); None when there is nothing to change.
+
+    ``auto``: the model was offered native tools; only a reply with no native calls and at least
+    one well-formed call (JSON that needed no repair) to an offered tool is changed.
+    """
+    if message.tool_calls:
+        return None  # the model (or a provider shim) made a native call after all
+    text = message.text
+    if not text:
+        return None
+    parsed = parse_text_calls(text, offered, cut_off=message.stop_reason == StopReason.MAX_TOKENS)
+    calls = parsed.calls
+    if auto and not any(c.parse_error is None and not c.repaired for c in calls):
+        return None
+    if not calls and not parsed.problems and parsed.invented is None:
+        return None
+    if parsed.invented is not None:
+        _log.info("the model wrote a tool result itself after its call; cut off: %.200r", parsed.invented)
+    content: list[ContentBlock] = [b for b in message.content if not isinstance(b, TextBlock)]
+    content.extend(_call_block(p) if isinstance(p, TextCall) else TextBlock(text=p) for p in parsed.parts)
+    update: dict[str, Any] = {"content": content}
+    if calls:
+        update["stop_reason"] = StopReason.TOOL_USE
+    return message.model_copy(update=update), _note(parsed)
 
 
 def _call_text(call: ToolUseBlock) -> str:
-    return json.dumps({"tool": call.name, "arguments": call.input}, ensure_ascii=False)
+    body = json.dumps({"name": call.name, "arguments": call.input}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>"
 
 
 def _result_text(result: ToolResultBlock, names: dict[str, str]) -> str:
     label = names.get(result.tool_use_id, "tool")
     status = "error" if result.is_error else "ok"
-    return f"Tool result ({label}, {status}):\n{result.text}"
+    return f'{RESULT_LABEL} name="{label}" status="{status}">\n{result.text}\n</tool_response>'
 
 
 def _render(message: Message, names: dict[str, str]) -> Message:
@@ -203,15 +236,25 @@ def _render(message: Message, names: dict[str, str]) -> Message:
     return UserMessage(content=blocks)
 
 
-def text_mode_request(request: LLMRequest) -> LLMRequest:
+def _stops_on_label(model_id: str, stops: list[str]) -> bool:
+    # OpenAI's reasoning models refuse a `stop` parameter, and Chat Completions takes at most four.
+    info = get_model_info(model_id)
+    if info is not None and info.provider == "openai" and info.supports_thinking:
+        return False
+    return RESULT_LABEL not in stops and len(stops) < 4
+
+
+def text_mode_request(request: LLMRequest, model_id: str = "") -> LLMRequest:
     """``request`` for a model without native tools: tools described in the system prompt, no
-    ``tools`` field, and the history's tool calls and results written out as text."""
+    ``tools`` field, the history's tool calls and results written out as text, and a stop sequence
+    on the result label."""
     if not request.tools:
         return request
     names: dict[str, str] = {}
     messages = [_render(m, names) for m in request.messages]
     section = describe_tools(request.tools)
     system = f"{request.system}\n\n{section}" if request.system else section
-    return request.model_copy(
-        update={"messages": messages, "system": system, "tools": [], "tool_choice": None}
-    )
+    update: dict[str, Any] = {"messages": messages, "system": system, "tools": [], "tool_choice": None}
+    if _stops_on_label(model_id, request.stop_sequences):
+        update["stop_sequences"] = [*request.stop_sequences, RESULT_LABEL]
+    return request.model_copy(update=update)

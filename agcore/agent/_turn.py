@@ -98,6 +98,10 @@ class TurnState:
     output_retries: int = 0
     output_ready: bool = False
     output_value: Any = None
+    #: The latest reply held only text-mode calls that could not be read: the model is asked again.
+    reread: bool = False
+    #: How many replies in a row were asked again (bounded, see ``_loop``).
+    rereads: int = 0
 
     @property
     def paused(self) -> bool:

@@ -22,6 +22,7 @@ from agcore.agent import (
     Steered,
     SubagentEvent,
     TextDelta,
+    TextModeSwitched,
     ThinkingDelta,
     ToolCallRequested,
     ToolResultReady,
@@ -129,6 +130,9 @@ class Renderer:
             self.line(f"↪ steered: {shorten(event.text, _RESULT_CHARS)}{skipped}", style="magenta")
         elif isinstance(event, ProviderSwitched):
             self.line(f"model: {event.from_model} → {event.to_model}", style="dim")
+        elif isinstance(event, TextModeSwitched):
+            self.line(f"{event.model} writes its tool calls as text: text-mode tool calls from now on",
+                      style="dim")
         elif isinstance(event, ClientToolsRequested):
             names = ", ".join(c.name for c in event.calls)
             self.line(f"the turn paused for client tools ({names}), which this CLI cannot run",

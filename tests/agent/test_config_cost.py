@@ -24,7 +24,7 @@ def test_config_defaults_cap_every_loop() -> None:
     assert config.compact_config is None
     assert config.repetition_limit == 3
     assert config.repetition_action == "nudge"
-    assert config.text_mode_tools is False
+    assert config.text_mode_tools == "auto"
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Steering the loop: confirmation, client tools, steering and follow-up queues, limits, repetition,
-text-mode tool calls."""
+text-mode tool calls (their own module: test_text_mode.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ import anyio
 import pytest
 
 from agcore.agent import (
-    AgentBuilder,
     AgentConfig,
     AgentSession,
     AssistantReply,
-    BasicAgent,
     ClientToolsRequested,
     CostTracker,
     Failed,
@@ -23,7 +21,6 @@ from agcore.agent import (
     ToolResults,
     UserInput,
 )
-from agcore.agent._text_tools import parse_text_tool_call
 from agcore.llm import (
     LLMRequest,
     ModelInfo,
@@ -360,53 +357,6 @@ async def test_repetition_stop() -> None:
     assert_history_valid(session)
 
 
-# ----------------------------------------------------------------------------- text mode
-
-
-@pytest.mark.parametrize(
-    "written",
-    [
-        '{"tool": "add", "arguments": {"a": 2, "b": 2}}',
-        'Let me add.\n```json\n{"tool": "add", "arguments": {"a": 2, "b": 2}}\n```',
-        'I will call {"tool": "add", "args": {"a": 2, "b": 2},} now',
-    ],
-)
-async def test_text_mode_tool_calls(written: str) -> None:
-    model = ScriptedProvider([written, "It is 4."])
-    from .test_loop_basic import add
-
-    session = make_session(model, add, config=AgentConfig(text_mode_tools=True))
-    result = await session.submit_turn("2+2?")
-    assert result.text == "It is 4."
-    assert results_of(session)[0].content == "4"
-    first = model.requests[0]
-    assert first.tools == []
-    assert first.system is not None
-    assert '"tool"' in first.system
-    assert "- add:" in first.system
-    second = model.requests[1]
-    # The native call and result are replayed as text.
-    assert second.messages[1].content[-1] == TextBlock(
-        text='{"tool": "add", "arguments": {"a": 2, "b": 2}}')
-    assert isinstance(second.messages[2].content, list)
-    assert second.messages[2].content[0] == TextBlock(text="Tool result (add, ok):\n4")
-    assert_history_valid(session)
-
-
-async def test_text_mode_plain_answer_and_per_agent_switch() -> None:
-    from .test_loop_basic import add
-
-    class TextAgent(BasicAgent):
-        text_mode_tools = True
-
-    model = ScriptedProvider(["No tools needed {not json}"])
-    bundle = AgentBuilder().provider(model).tools(add).build()
-    session = AgentSession(TextAgent(name="t"), "s", bundle)
-    result = await session.submit_turn("hi")
-    assert result.text == "No tools needed {not json}"
-    assert model.last_request.tools == []
-
-
 async def test_tool_context_carries_session() -> None:
     seen: list[Any] = []
 
@@ -556,28 +506,3 @@ async def test_steering_while_parallel_batch_runs_is_read_before_next_call() -> 
     last = model.last_request.messages[-1]
     assert isinstance(last.content, list)
     assert last.content[-1] == TextBlock(text="hurry up")
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ('{"tool": "add", "arguments": {"a": 1}}', ("add", {"a": 1}, None, "")),
-        ('{"name": "add", "input": "{\\"a\\": 1}"}', ("add", {"a": 1}, None, "")),  # double-encoded
-        ('Sure.\n```\n{"tool": "add", "args": {"a": 1}}\n```\nDone.', ("add", {"a": 1}, None, "Sure.")),
-        ('Think {"tool": "add", "arguments": {"a": "}"}} end', ("add", {"a": "}"}, None, "Think")),
-        ('{"tool": "add", "arguments": {"a": 1', ("add", {"a": 1}, None, "")),  # cut off: repaired
-        ('{"answer": 42}', None),  # JSON, but no tool named: plain text
-        ("no json here", None),
-    ],
-)
-def test_parse_text_tool_call(text: str, expected: Any) -> None:
-    assert parse_text_tool_call(text) == expected
-
-
-def test_parse_text_tool_call_reports_non_object_arguments() -> None:
-    parsed = parse_text_tool_call('{"tool": "add", "arguments": [1, 2]}')
-    assert parsed is not None
-    name, arguments, error, _ = parsed
-    assert (name, arguments) == ("add", {})
-    assert error is not None
-    assert "must be a JSON object" in error

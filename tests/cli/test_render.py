@@ -40,6 +40,15 @@ def test_a_tool_call_ends_the_text_line_and_reasoning_restarts_after_it() -> Non
     ]
 
 
+def test_the_switch_to_text_mode_is_said_on_its_own_line() -> None:
+    from agcore.agent import TextModeSwitched
+
+    screen = render(TextDelta(text="Let me look."), TextModeSwitched(provider="openai", model="qwen-coder"))
+    assert screen.splitlines() == [
+        "Let me look.", "qwen-coder writes its tool calls as text: text-mode tool calls from now on",
+    ]
+
+
 def test_a_command_that_failed_gets_no_green_tick() -> None:
     from agcore.llm import ToolResultBlock
 

@@ -122,6 +122,8 @@ class ModelNodes:
             if settled:
                 accepted, calls = True, []
         if not calls:
+            if turn.reread:  # only unreadable text-mode calls: the model reads the note and retries
+                return Command(update=step.update(), goto="model")
             steering = session._drain(session._steering)
             if steering:  # the user spoke during the model call: answer that first
                 steered = await _steer(session, steering, [])

@@ -125,6 +125,7 @@ class Step:
             "created_at": session.created_at,
             "last_model": list(last) if last is not None else None,
             "always_confirmed": sorted(session._always_confirmed),
+            "text_mode": session.switched_to_text_mode,
             "turn": turn_to_state(turn) if turn is not None else None,
             **fields,
         }
@@ -207,6 +208,7 @@ def sync_session(session: AgentSession, state: AgentState) -> int:
     last = state.get("last_model")
     session._last_model = (last[0], last[1]) if last else None
     session._always_confirmed = set(state.get("always_confirmed") or ())
+    session.switched_to_text_mode = bool(state.get("text_mode", False))
     turn = state.get("turn")
     session._turn = turn_from_state(turn, len(history)) if turn is not None else None
     return len(session.messages)

@@ -90,6 +90,8 @@ class AgentState(TypedDict, total=False):
     last_model: list[str] | None
     #: Tools the user approved for the whole conversation (confirmation answered "always").
     always_confirmed: list[str]
+    #: Whether the conversation switched to text-mode tool calls (``AgentSession.switched_to_text_mode``).
+    text_mode: bool
     #: The turn in progress (``TurnState`` counters and its batch, JSON); None between turns.
     turn: dict[str, Any] | None
     #: How far the vetting of the batch in flight has got (see ``_tool_nodes``).

@@ -400,7 +400,7 @@ async def test_text_mode_tool_calls_read_the_same_on_both() -> None:
     runs = {}
     for backend in ("loop", "graph"):
         model = ScriptedProvider(['Let me add.\n{"tool": "add", "arguments": {"a": 2, "b": 2}}', "It is 4."])
-        bundle = AgentBuilder().provider(model).tools(add).config(text_mode_tools=True).build()
+        bundle = AgentBuilder().provider(model).tools(add).config(text_mode_tools="on").build()
         agent = BasicAgent(name="text", system_prompt="s")
         with use_clock(FixedClock()):  # the call id text mode makes is the same on both
             session: AgentSession | GraphSession = (
@@ -411,6 +411,36 @@ async def test_text_mode_tool_calls_read_the_same_on_both() -> None:
     assert runs["graph"] == runs["loop"]
     assert runs["loop"][2] == "It is 4."
     assert runs["loop"][1][0]["tools"] == []  # the tools were described in the prompt instead
+
+
+async def test_auto_text_mode_switches_and_asks_again_the_same_on_both() -> None:
+    from agcore._clock import use_clock
+    from agcore.testing import FixedClock
+
+    runs = {}
+    for backend in ("loop", "graph"):
+        model = ScriptedProvider([
+            '```json\n{"name": "add", "arguments": {"a": 2, "b": 2}}\n```',  # a call as text: switched
+            '<tool_call>{"name": "ad", "arguments": {"a": 2}}</tool_call>',  # no such tool: ask again
+            "It is 4.",
+            "Still 4.",
+        ], model_id="local-qwen")
+        bundle = AgentBuilder().provider(model).tools(add).build()
+        agent = BasicAgent(name="auto", system_prompt="s")
+        with use_clock(FixedClock()):
+            session: AgentSession | GraphSession = (
+                AgentSession(agent, "s7", bundle) if backend == "loop" else GraphSession(agent, "s7", bundle)
+            )
+            events = [type(e).__name__ async for e in session.stream_turn("2+2?")]
+            result = await session.submit_turn("and again?")
+        history = session.messages if isinstance(session, AgentSession) else await session.history()
+        runs[backend] = (comparable(history), [r.model_dump() for r in model.requests], result.text, events)
+    assert runs["graph"] == runs["loop"]
+    requests = runs["loop"][1]
+    assert [bool(r["tools"]) for r in requests] == [True, False, False, False]  # switched for good
+    assert "there is no tool named" in str(requests[2]["messages"])
+    assert "TextModeSwitched" in runs["loop"][3]
+    assert runs["loop"][2] == "Still 4."
 
 
 async def test_memory_tools_from_the_bundle_work_the_same_on_both() -> None:
