@@ -322,7 +322,8 @@ async def model_call(
     yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
     provider, request = await _prepare_call(session, config, hooks)
     if turn.output is not None:
-        request = shape_request(turn.output, request, provider, session, config)
+        text_mode = call_mode(session, config, provider.model_id, provider.provider_name) == "text"
+        request = shape_request(turn.output, request, provider, text_mode)
     last = session._last_model
     current = (provider.provider_name, provider.model_id)
     if last is not None and last != current:

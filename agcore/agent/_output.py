@@ -52,7 +52,6 @@ from agcore.llm.types import (
 )
 
 if TYPE_CHECKING:
-    from agcore.agent._config import AgentConfig
     from agcore.agent._turn import TurnState
     from agcore.llm.provider import LLMProvider
 
@@ -220,15 +219,12 @@ def _mode(spec: StructuredOutput, request: LLMRequest, provider: LLMProvider, te
 
 
 def shape_request(
-    spec: StructuredOutput, request: LLMRequest, provider: LLMProvider, session: object, config: AgentConfig
+    spec: StructuredOutput, request: LLMRequest, provider: LLMProvider, text_mode: bool
 ) -> LLMRequest:
-    """``request`` asking for the typed answer, in the mode this provider and model take (``session``:
-    whose agent and text-mode switch decide whether the model writes its calls as text)."""
+    """``request`` asking for the typed answer, in the mode this provider and model take
+    (``text_mode``: the model writes its tool calls as text)."""
     if spec.is_text:
         return request
-    from agcore.agent._text_tools import call_mode
-
-    text_mode = call_mode(session, config, provider.model_id, provider.provider_name) == "text"
     mode = _mode(spec, request, provider, text_mode)
     if mode == "native":
         line = f"Give your final answer as a JSON object following the response format `{spec.name}`."

@@ -21,16 +21,13 @@ __all__ = ["TEXT_TOOL_MODES", "LocalOptions", "text_tools_setting"]
 TEXT_TOOL_MODES = ("on", "off", "auto")
 
 
-def text_tools_setting(mode: str | None) -> bool | None:
-    """``AgentConfig.text_mode_tools`` for ``--text-tools MODE``: ``on`` -> True, ``off`` -> False,
-    ``auto`` (or absent) -> None: the config's default is left as it is."""
-    # One place to change when AgentConfig.text_mode_tools takes "auto"/"on"/"off" itself.
-    if mode is None or mode == "auto":
+def text_tools_setting(mode: str | None) -> str | None:
+    """``AgentConfig.text_mode_tools`` for ``--text-tools MODE`` (``on``, ``off`` or ``auto``); None
+    when not given, so the config's default (``"auto"``) stays."""
+    if mode is None:
         return None
-    if mode == "on":
-        return True
-    if mode == "off":
-        return False
+    if mode in ("on", "off", "auto"):
+        return mode
     raise CliError(f"--text-tools {mode!r}: choose on, off or auto", ExitCode.USAGE)
 
 

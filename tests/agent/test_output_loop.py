@@ -180,7 +180,7 @@ async def test_anthropic_gets_the_final_tool_forced_unless_thinking_is_on() -> N
     assert model.requests[0].tool_choice == ToolChoice(mode="any")
     # Anthropic refuses a forced tool with extended thinking: then the tool is only offered
     thinking = LLMRequest.build("Oslo?", extra={"thinking": {"type": "enabled", "budget_tokens": 1024}})
-    shaped = shape_request(StructuredOutput(City), thinking, model, session, AgentConfig())
+    shaped = shape_request(StructuredOutput(City), thinking, model, text_mode=False)
     assert shaped.tool_choice is None
     assert shaped.tools[-1].name == "final_result"
 
