@@ -71,7 +71,7 @@ OutputMode = Literal["auto", "native", "tool", "prompted"]
 
 _MAX_ERRORS = 12
 #: Providers whose vendor constrains a reply to a JSON Schema alongside native tool calls.
-_NATIVE_WITH_TOOLS = frozenset({"openai"})
+_NATIVE_WITH_TOOLS = frozenset({"openai", "openai-responses"})
 #: Providers whose vendor constrains a reply to a JSON Schema, but only when no tools are offered.
 _NATIVE_WITHOUT_TOOLS = frozenset({"ollama"})
 #: Providers on which the final-answer tool is forced (``tool_choice`` any) unless thinking is on.

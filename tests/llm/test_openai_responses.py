@@ -31,6 +31,7 @@ from agcore.llm.types import (
     AssistantMessage,
     ImageBlock,
     LLMRequest,
+    ResponseFormat,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -250,6 +251,25 @@ async def test_tool_choice(api: respx.MockRouter, choice: Any, wire: Any) -> Non
     assert sent(route)["tool_choice"] == wire
     await make().complete(LLMRequest.build(HI, tool_choice=choice))  # no tools: no tool_choice either
     assert "tool_choice" not in sent(route, 1)
+
+
+@pytest.mark.anyio
+async def test_a_json_schema_answer_and_per_request_headers(api: respx.MockRouter) -> None:
+    # A typed final answer (``output_type``) asks for a JSON Schema in ``text.format``, flat, unlike
+    # Chat Completions' ``response_format``; a request's own headers go with that call only.
+    route = ok_route(api, output=[message_item('{"city": "Paris", "celsius": 18}')])
+    fmt = ResponseFormat(name="weather", description="The weather", json_schema={
+        "type": "object", "properties": {"city": {"type": "string"}, "celsius": {"type": "integer"}},
+        "required": ["city", "celsius"], "additionalProperties": False}, strict=True)
+    reply = await make(PLAIN).complete(LLMRequest.build(HI, response_format=fmt,
+                                                        headers={"x-trace": "t-1"}))
+    assert sent(route)["text"] == {"format": {
+        "type": "json_schema", "name": "weather", "schema": fmt.json_schema, "strict": True,
+        "description": "The weather"}}
+    assert route.calls[0].request.headers["x-trace"] == "t-1"
+    assert reply.message.text == '{"city": "Paris", "celsius": 18}'
+    await make(PLAIN).complete(LLMRequest.build(HI))
+    assert "text" not in sent(route, 1) and "x-trace" not in route.calls[1].request.headers
 
 
 def own_reasoning(summary: str = "", encrypted: str | None = ENCRYPTED) -> ThinkingBlock:

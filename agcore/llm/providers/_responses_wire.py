@@ -31,6 +31,7 @@ from agcore.llm.types import (
     ContentBlock,
     ImageBlock,
     LLMRequest,
+    ResponseFormat,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -179,9 +180,21 @@ def build_body(
         body["max_output_tokens"] = max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.response_format is not None:
+        body["text"] = {"format": text_format(request.response_format)}
     if request.extra:
         body.update(request.extra)
     return body
+
+
+def text_format(fmt: ResponseFormat) -> dict[str, Any]:
+    """The Responses API's ``text.format`` for a JSON Schema answer (flat, unlike Chat Completions'
+    ``response_format``; ``strict`` as the caller decided, see ``ResponseFormat``)."""
+    spec: dict[str, Any] = {"type": "json_schema", "name": fmt.name, "schema": fmt.json_schema,
+                            "strict": fmt.strict}
+    if fmt.description:
+        spec["description"] = fmt.description
+    return spec
 
 
 # ----------------------------------------------------------------------------- response

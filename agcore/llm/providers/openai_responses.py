@@ -106,12 +106,15 @@ class OpenAIResponsesProvider(OpenAIProvider):
         return build_body(request, model=self.model_id, provider=self.provider_name, max_tokens=max_tokens,
                           encrypted_reasoning=self.encrypted_reasoning)
 
-    async def _post(self, body: dict[str, Any], *, stream: bool) -> Any:
-        """POST the body; when the model refuses encrypted reasoning, stop asking and send it again."""
+    async def _post(self, body: dict[str, Any], *, stream: bool, headers: dict[str, str]) -> Any:
+        """POST the body (with the request's own ``headers``); when the model refuses encrypted
+        reasoning, stop asking and send it again."""
         options: dict[str, Any] = (
             {"cast_to": object, "stream": True, "stream_cls": openai.AsyncStream[Any]} if stream
             else {"cast_to": httpx.Response}
         )
+        if headers:
+            options["options"] = {"headers": headers}
         try:
             return await self._client.post(_RESPONSES, body=body, **options)
         except openai.APIStatusError as exc:
@@ -125,7 +128,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
         return await self._client.post(_RESPONSES, body=retry, **options)
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
-        raw: httpx.Response = await self._post(self._params(request), stream=False)
+        raw: httpx.Response = await self._post(self._params(request), stream=False, headers=request.headers)
         try:
             body = json.loads(raw.content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -139,7 +142,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
     ) -> AsyncIterator[StreamEvent]:
         params = self._params(request)
         params["stream"] = True
-        stream = await self._post(params, stream=True)
+        stream = await self._post(params, stream=True, headers=request.headers)
         response = stream.response
         request_id = response.headers.get("x-request-id")
         if is_json(response.headers):
