@@ -269,7 +269,8 @@ async def test_a_json_schema_answer_and_per_request_headers(api: respx.MockRoute
     assert route.calls[0].request.headers["x-trace"] == "t-1"
     assert reply.message.text == '{"city": "Paris", "celsius": 18}'
     await make(PLAIN).complete(LLMRequest.build(HI))
-    assert "text" not in sent(route, 1) and "x-trace" not in route.calls[1].request.headers
+    assert "text" not in sent(route, 1)
+    assert "x-trace" not in route.calls[1].request.headers
 
 
 def own_reasoning(summary: str = "", encrypted: str | None = ENCRYPTED) -> ThinkingBlock:
