@@ -3,11 +3,14 @@
 Models rarely answer with exactly the JSON asked for. ``JsonPlanParser`` reads, in this order, each
 fenced code block (```json or untagged), the whole answer, and every JSON-looking ``{...}``/``[...]``
 in the prose, mending what json-repair can (trailing commas, single quotes, comments, missing commas,
-an answer cut off mid-way), and takes the first that is a plan. A plan may be an object with ``steps``
-(or ``tasks``, ``plan``, ``subtasks``, ``todo``...), a bare list of steps, or ``{"step1": ..., ...}``;
-a step may be a plain string; its description may be under ``step``, ``task``, ``title``, ``name``,
-``action``...; ``dependencies``/``deps``/``after`` mean ``depends_on``, and "step 2" in them means "2".
-Keys the model adds (``rationale``, ``expected_output``...) and any statuses it invents are dropped.
+an answer cut off mid-way), and takes the first that is a plan. ``_plan_shape`` turns that JSON into
+steps (the spellings models use, steps keyed by name, sub-steps, code spread over items) and says in
+``Plan.warnings`` what it had to change: a step cut off by the answer's end dropped, ``depends_on``
+entries that name no step dropped.
+
+Prose is not a plan: code in a fence tagged with another language is never read, a bracket right after
+a name (``data["key"]``) or after ``name =`` (a TOML or Python assignment) is code, and a list found in
+prose counts only if its items read as steps (phrases, or objects with a step's fields).
 
 What it cannot read raises ``PlanParseError`` whose message says what was wrong and shows the shape
 wanted; ``TaskAgent`` hands that message back to the model when it asks again.
@@ -17,13 +20,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import json_repair
 
 from agcore.agent._errors import PlanParseError
 from agcore.agent._plan import Plan
+from agcore.agent._plan_shape import Cut, plan_data
 
 __all__ = ["PLAN_SHAPE", "JsonPlanParser", "PlanParser"]
 
@@ -46,26 +50,22 @@ class PlanParser(Protocol):
 _FENCE = re.compile(r"(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:\n[ \t]*\1|\Z)", re.DOTALL)
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _JSON_TAGS = {"", "json", "jsonc", "json5", "javascript", "js"}
-_STEP_LISTS = ("steps", "tasks", "subtasks", "plan", "todo", "todos", "actions", "items")
-_GOAL_KEYS = ("goal", "objective")
-_DESCRIPTION_KEYS = (
-    "description", "step", "task", "title", "name", "action", "instruction", "instructions",
-    "content", "text", "summary", "desc", "details",
-)
-_ID_KEYS = ("id", "step_id", "number", "step_number", "index", "step")
-_DEPENDS_KEYS = ("depends_on", "dependencies", "depends", "deps", "after", "requires", "needs",
-                 "prerequisites")
-_TOOL_KEYS = ("tool_hints", "tools", "tool", "suggested_tools")
-_NUMBERED_KEY = re.compile(r"^(?:step|task)?[ _-]?(\d+)$", re.IGNORECASE)
-_STEP_REF = re.compile(r"^\s*(?:step|task)?\s*#?\s*(\d+)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A text that may hold the plan; ``in_prose``: found inside prose, so it must look like steps."""
+
+    text: str
+    in_prose: bool
 
 
 class JsonPlanParser:
     """The default ``PlanParser``: JSON as models write it. It reads fenced blocks, the whole answer,
     or JSON inside prose, mends what json-repair can (trailing commas, quotes, a cut-off answer), and
-    accepts a bare list of steps, steps as plain strings and the usual key spellings (``task``,
-    ``title``, ``dependencies``...). What it cannot read raises ``PlanParseError`` showing the shape
-    wanted.
+    accepts a bare list of steps, steps as plain strings, steps keyed by name and the usual key
+    spellings (``task``, ``title``, ``dependencies``...). What it changed to read the plan is in
+    ``plan.warnings``; what it cannot read raises ``PlanParseError`` showing the shape wanted.
 
     ``max_steps`` (None: no cap) rejects a plan with more steps, asking for a shorter one.
     """
@@ -85,13 +85,13 @@ class JsonPlanParser:
         problems: list[str] = []
         found_json = False
         for candidate in _candidates(text):
-            value = _load(candidate)
+            value = _load(candidate.text)
             if value is None:
                 continue
             found_json = True
             try:
-                data = _plan_data(value)
-                plan = Plan.from_dict(data, goal=goal)
+                read = plan_data(value, in_prose=candidate.in_prose, cut=_cut(candidate.text))
+                plan = Plan.from_dict(read.data, goal=goal)
             except PlanParseError as exc:
                 problems.append(exc.message.removeprefix("The plan is not valid: ").removesuffix(
                     ". Fix the plan and load it again."))
@@ -102,6 +102,7 @@ class JsonPlanParser:
                 continue
             if not plan.goal:
                 plan.goal = goal
+            plan.warnings = read.warnings
             return plan
         if not found_json:
             raise self._error("it contains no JSON plan (no JSON object or list was found)", raw)
@@ -117,22 +118,39 @@ class JsonPlanParser:
         )
 
 
-def _candidates(text: str) -> list[str]:
+def _candidates(text: str) -> list[_Candidate]:
     """Texts that may hold the plan, the likeliest first."""
-    out: list[str] = []
-    fences = list(_FENCE.finditer(text))
-    for match in fences:
-        if match.group(2).lower() in _JSON_TAGS and match.group(3).strip():
-            out.append(match.group(3))
+    out: list[_Candidate] = []
+    prose = text
+    for match in _FENCE.finditer(text):
+        body = match.group(3)
+        if match.group(2).lower() in _JSON_TAGS:
+            if body.strip()[:1] in ("{", "["):
+                out.append(_Candidate(body.strip(), in_prose=False))
+            else:  # an untagged fence may hold prose or code around the JSON
+                out.extend(_Candidate(span, in_prose=True) for span in _embedded(body))
+        # Code in another language is not a plan, nor is anything inside it.
+        prose = prose.replace(match.group(0), "\n" * match.group(0).count("\n"), 1)
     stripped = text.strip()
     if stripped and stripped[0] in "{[":
-        out.append(stripped)
-    out.extend(_embedded(text))
-    return list(dict.fromkeys(out))
+        out.append(_Candidate(stripped, in_prose=False))
+    out.extend(_Candidate(span, in_prose=True) for span in _embedded(prose))
+    seen: set[str] = set()
+    unique: list[_Candidate] = []
+    for candidate in out:
+        if candidate.text not in seen:
+            seen.add(candidate.text)
+            unique.append(candidate)
+    return unique
+
+
+_CODE_BEFORE = re.compile(r"(?:[\w)\]]|^[ \t]*[\w.\-\[\]\"']+[ \t]*[:=]?=[ \t]*)$", re.MULTILINE)
 
 
 def _embedded(text: str) -> list[str]:
-    """Each outermost ``{...}``/``[...]`` in ``text``; an unclosed one runs to the end (cut off)."""
+    """Each outermost ``{...}``/``[...]`` in ``text``; an unclosed one runs to the end (cut off). A
+    bracket right after a name or a closing bracket (``data["key"]``, ``f(x)[0]``) or after
+    ``name =`` at the start of a line (an assignment) is code, and skipped."""
     spans: list[str] = []
     i = 0
     while i < len(text):
@@ -140,7 +158,9 @@ def _embedded(text: str) -> list[str]:
             i += 1
             continue
         end = _closing(text, i)
-        spans.append(text[i:end])
+        line_start = text.rfind("\n", 0, i) + 1
+        if _CODE_BEFORE.search(text[line_start:i]) is None:
+            spans.append(text[i:end])
         i = end if end > i + 1 else i + 1
     return spans
 
@@ -169,6 +189,41 @@ def _closing(text: str, start: int) -> int:
     return len(text)
 
 
+def _cut(candidate: str) -> Cut | None:
+    """Where ``candidate`` ends if it ends inside its JSON (an answer cut off by max_tokens); None if
+    its brackets all close."""
+    stack: list[str] = []
+    key_next: list[bool] = []  # per open object: whether the next string is a key
+    in_string = in_key = escaped = False
+    for ch in candidate:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+            in_key = bool(stack) and stack[-1] == "{" and key_next[-1]
+        elif ch in "{[":
+            stack.append(ch)
+            key_next.append(ch == "{")
+        elif ch in "}]" and stack:
+            stack.pop()
+            key_next.pop()
+            if not stack:
+                return None
+        elif ch == ":" and stack and stack[-1] == "{":
+            key_next[-1] = False
+        elif ch == "," and stack and stack[-1] == "{":
+            key_next[-1] = True
+    if not stack:
+        return None
+    return Cut(depth=len(stack), in_string=in_string, in_key=in_string and in_key)
+
+
 def _load(candidate: str) -> Any:
     """The JSON value of ``candidate``, repaired if need be; None when there is none."""
     if '"' not in candidate and "'" not in candidate:
@@ -185,104 +240,3 @@ def _load(candidate: str) -> Any:
         return None
     return value
 
-
-def _plan_data(value: Any) -> dict[str, Any]:
-    """``value`` rewritten into ``Plan.from_dict``'s shape (strict checks are left to it)."""
-    goal: str | None = None
-    steps: Any = None
-    if isinstance(value, list):
-        steps = value
-    elif isinstance(value, Mapping):
-        goal = next((value[k] for k in _GOAL_KEYS if isinstance(value.get(k), str)), None)
-        inner = value
-        for _ in range(3):  # {"plan": {"steps": [...]}} and the like
-            key = next((k for k in _STEP_LISTS if isinstance(inner.get(k), list | Mapping)), None)
-            if key is None:
-                break
-            found = inner[key]
-            if isinstance(found, list):
-                steps = found
-                break
-            if goal is None:
-                goal = next((found[k] for k in _GOAL_KEYS if isinstance(found.get(k), str)), None)
-            inner = found
-        if steps is None:
-            steps = _numbered(inner)
-        if steps is None:
-            keys = ", ".join(repr(k) for k in list(value)[:8]) or "none"
-            raise PlanParseError(f"the JSON object has no list of steps under 'steps' (its keys: {keys})")
-    else:
-        raise PlanParseError(f"the JSON is a {type(value).__name__}, not a plan")
-    data: dict[str, Any] = {"steps": [_step(s) for s in steps]}
-    if goal:
-        data["goal"] = goal
-    _resolve_refs(data["steps"])
-    return data
-
-
-def _numbered(value: Mapping[str, Any]) -> list[Any] | None:
-    """``{"step1": "...", "step2": {...}}`` as a list, in number order; None if not that shape."""
-    if not value:
-        return None
-    numbered: list[tuple[int, Any]] = []
-    for key, item in value.items():
-        match = _NUMBERED_KEY.match(str(key))
-        if match is None:
-            return None
-        if isinstance(item, Mapping):
-            item = {"id": match.group(1), **item}
-        elif isinstance(item, str):
-            item = {"id": match.group(1), "description": item}
-        numbered.append((int(match.group(1)), item))
-    return [item for _, item in sorted(numbered, key=lambda pair: pair[0])]
-
-
-def _step(raw: Any) -> Any:
-    if isinstance(raw, str):
-        return raw.strip()
-    if not isinstance(raw, Mapping):
-        return raw  # Plan.from_dict names the step and what it got
-    step: dict[str, Any] = {}
-    texts = {k: raw[k].strip() for k in _DESCRIPTION_KEYS if isinstance(raw.get(k), str) and raw[k].strip()}
-    # {"step": "2", "task": "..."}: a number under "step" is the step's id, not what to do.
-    number = _STEP_REF.match(texts["step"]) if "step" in texts else None
-    if number is not None:
-        del texts["step"]
-        step["id"] = number.group(1)
-    description = next(iter(texts.values()), None)
-    if description is not None:
-        step["description"] = description
-    for key in _ID_KEYS:
-        found = raw.get(key)
-        if "id" in step and key == "step":
-            break
-        if isinstance(found, int) and not isinstance(found, bool):
-            step["id"] = str(found)
-            break
-        if isinstance(found, str) and found.strip() and key != "step":
-            step["id"] = found.strip()
-            break
-    depends = next((raw[k] for k in _DEPENDS_KEYS if raw.get(k) is not None), None)
-    if depends is not None:
-        step["depends_on"] = depends
-    tools = next((raw[k] for k in _TOOL_KEYS if raw.get(k) is not None), None)
-    if tools is not None:
-        step["tool_hints"] = tools
-    return step
-
-
-def _resolve_refs(steps: list[Any]) -> None:
-    """``depends_on`` entries like "step 2" or 2 become the id they mean, when that id exists."""
-    ids = {str(s.get("id", i + 1)) if isinstance(s, Mapping) else str(i + 1) for i, s in enumerate(steps)}
-    for step in steps:
-        if not isinstance(step, dict) or "depends_on" not in step:
-            continue
-        refs = step["depends_on"]
-        refs = refs if isinstance(refs, list) else [refs]
-        resolved: list[Any] = []
-        for ref in refs:
-            text = str(ref) if isinstance(ref, int | str) and not isinstance(ref, bool) else None
-            if text is not None and text not in ids and (match := _STEP_REF.match(text)) is not None:
-                text = match.group(1)
-            resolved.append(text if text is not None else ref)
-        step["depends_on"] = resolved

@@ -209,6 +209,11 @@ async def test_parser_corpus(raw: str, expected: dict[str, Any]) -> None:
             assert step.tool_hints == want["tool_hints"]
         assert step.status is StepStatus.PENDING  # whatever the model wrote
         assert step.attempts == 0
+    # Every change the parser made is a warning the caller sees, and nothing else is.
+    wanted = expected.get("warnings_contain", [])
+    assert len(plan.warnings) == len(wanted), plan.warnings
+    for warning, part in zip(plan.warnings, wanted, strict=True):
+        assert part in warning
 
 
 @pytest.mark.anyio
