@@ -85,12 +85,13 @@ class JsonPlanParser:
         problems: list[str] = []
         found_json = False
         for candidate in _candidates(text):
-            value = _load(candidate.text)
+            value, strict = _load(candidate.text)
             if value is None:
                 continue
             found_json = True
             try:
-                read = plan_data(value, in_prose=candidate.in_prose, cut=_cut(candidate.text))
+                # JSON that had to be mended must look like steps too: json-repair reads "[the x]" as a list.
+                read = plan_data(value, in_prose=candidate.in_prose or not strict, cut=_cut(candidate.text))
                 plan = Plan.from_dict(read.data, goal=goal)
             except PlanParseError as exc:
                 problems.append(exc.message.removeprefix("The plan is not valid: ").removesuffix(
@@ -150,7 +151,8 @@ _CODE_BEFORE = re.compile(r"(?:[\w)\]]|^[ \t]*[\w.\-\[\]\"']+[ \t]*[:=]?=[ \t]*)
 def _embedded(text: str) -> list[str]:
     """Each outermost ``{...}``/``[...]`` in ``text``; an unclosed one runs to the end (cut off). A
     bracket right after a name or a closing bracket (``data["key"]``, ``f(x)[0]``) or after
-    ``name =`` at the start of a line (an assignment) is code, and skipped."""
+    ``name =`` at the start of a line (an assignment) is code, and a markdown link's ``[text](url)``
+    is prose: both are skipped."""
     spans: list[str] = []
     i = 0
     while i < len(text):
@@ -159,7 +161,8 @@ def _embedded(text: str) -> list[str]:
             continue
         end = _closing(text, i)
         line_start = text.rfind("\n", 0, i) + 1
-        if _CODE_BEFORE.search(text[line_start:i]) is None:
+        link = text[i] == "[" and text[end:end + 1] == "("  # a markdown link: [text](url)
+        if not link and _CODE_BEFORE.search(text[line_start:i]) is None:
             spans.append(text[i:end])
         i = end if end > i + 1 else i + 1
     return spans
@@ -195,17 +198,18 @@ def _cut(candidate: str) -> Cut | None:
     stack: list[str] = []
     key_next: list[bool] = []  # per open object: whether the next string is a key
     in_string = in_key = escaped = False
+    quote = '"'
     for ch in candidate:
         if in_string:
             if escaped:
                 escaped = False
             elif ch == "\\":
                 escaped = True
-            elif ch == '"':
+            elif ch == quote:
                 in_string = False
             continue
-        if ch == '"':
-            in_string = True
+        if ch in "\"'":  # models write Python-style single-quoted strings too
+            in_string, quote = True, ch
             in_key = bool(stack) and stack[-1] == "{" and key_next[-1]
         elif ch in "{[":
             stack.append(ch)
@@ -224,19 +228,19 @@ def _cut(candidate: str) -> Cut | None:
     return Cut(depth=len(stack), in_string=in_string, in_key=in_string and in_key)
 
 
-def _load(candidate: str) -> Any:
-    """The JSON value of ``candidate``, repaired if need be; None when there is none."""
+def _load(candidate: str) -> tuple[Any, bool]:
+    """The JSON value of ``candidate``, repaired if need be (None when there is none), and whether it
+    was valid JSON as written."""
     if '"' not in candidate and "'" not in candidate:
-        return None  # a plan holds strings: "[1]" or "{name}" in prose is not one
+        return None, False  # a plan holds strings: "[1]" or "{name}" in prose is not one
     try:
-        return json.loads(candidate)
+        return json.loads(candidate), True
     except ValueError:
         pass
     try:
         value = json_repair.loads(candidate)
     except Exception:  # json-repair may raise on input it does not expect; that is "unreadable" here
-        return None
+        return None, False
     if value == "" or not isinstance(value, dict | list):
-        return None
-    return value
-
+        return None, False
+    return value, False

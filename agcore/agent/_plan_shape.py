@@ -42,7 +42,7 @@ _STEP_REF = re.compile(r"^\s*(?:step|task|步骤|第)?\s*#?\s*(\d+)\s*(?:步)?\s
 _NAME_ID = re.compile(r"^[\w.-]{1,40}$")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_LIST_NUMBER = re.compile(r"^(?:step\s*)?\d{1,3}[.)]\s+(?=\S)", re.IGNORECASE)  # "1. Read the file"
+_LIST_NUMBER = re.compile(r"^(?:step\s*)?\d{1,3}\s*[.):]\s+(?=\S)", re.IGNORECASE)  # "1. Read the file"
 _SPLIT_REFS = re.compile(r"\s*(?:,|;|\band\b|&|、|和)\s*", re.IGNORECASE)
 
 #: Beyond these, a plan is a model caught in a loop, not a plan.
@@ -123,11 +123,16 @@ def _locate(value: Any) -> tuple[str | None, list[Any] | Mapping[str, Any], int]
             return goal, found, depth
         goal = goal or _goal(found)
         if not any(k in found for k in _STEP_LISTS):
-            return goal, {k: v for k, v in found.items() if k not in _GOAL_KEYS}, depth
+            keyed = {k: v for k, v in found.items() if k not in _GOAL_KEYS}
+            # {"plan": {"summary": "..."}} describes a plan; it does not list its steps
+            if keyed and not any(k in _STEPISH_KEYS and isinstance(v, str) for k, v in keyed.items()):
+                return goal, keyed, depth
+            break
         inner = found
     steps = {k: v for k, v in inner.items() if k not in _GOAL_KEYS}
-    if steps and (all(_NUMBERED_KEY.match(str(k)) for k in steps)
-                  or all(isinstance(v, Mapping) and _STEPISH_KEYS.intersection(v) for v in steps.values())):
+    if steps and not any(k in _STEP_LISTS for k in steps) and (
+            all(_NUMBERED_KEY.match(str(k)) for k in steps)
+            or all(isinstance(v, Mapping) and _STEPISH_KEYS.intersection(v) for v in steps.values())):
         return goal, steps, depth
     keys = ", ".join(repr(k) for k in list(value)[:8]) or "none"
     raise PlanParseError(f"the JSON object has no list of steps under 'steps' (its keys: {keys})")
@@ -164,6 +169,7 @@ class _Step:
     tool_hints: Any = None
     children: list[tuple[str | None, Any]] = field(default_factory=list)
     aliases: set[str] = field(default_factory=set)
+    own: str | None = None  # a sub-step's description before its parent's was put in front
     other: Any = None  # an item that is no step at all: Plan.from_dict names it and what it got
 
     def fields(self) -> Any:
@@ -192,7 +198,7 @@ def _read_step(key: str | None, raw: Any, fallback: str) -> _Step:
     if name and not slug:
         step.aliases.add(name)
     if isinstance(raw, str):
-        text = raw.strip() if code_line(raw) else _LIST_NUMBER.sub("", raw.strip())
+        text = _clean(raw, numbered=True)
         step.description = _titled(name, slug, text) or name or text
     elif isinstance(raw, list) and name:
         step.description, step.children = name, [(None, item) for item in raw]
@@ -206,6 +212,14 @@ def _read_step(key: str | None, raw: Any, fallback: str) -> _Step:
     return step
 
 
+def _clean(text: str, *, numbered: bool = False) -> str:
+    """A description without edge whitespace, or a line of code with its indentation kept; a string
+    step loses a list number ("1. Read the file")."""
+    if code_line(text):
+        return text.rstrip()
+    return _LIST_NUMBER.sub("", text.strip()) if numbered else text.strip()
+
+
 def _titled(name: str | None, slug: bool, text: str | None) -> str | None:
     """A step named by a title key: the title, then what the value says (unless it repeats it)."""
     if not text or not name or slug or text.lower().startswith(name.lower()):
@@ -214,7 +228,7 @@ def _titled(name: str | None, slug: bool, text: str | None) -> str | None:
 
 
 def _read_fields(step: _Step, raw: Mapping[str, Any]) -> None:
-    texts = {k: raw[k].strip() for k in _DESCRIPTION_KEYS if isinstance(raw.get(k), str) and raw[k].strip()}
+    texts = {k: _clean(raw[k]) for k in _DESCRIPTION_KEYS if isinstance(raw.get(k), str) and raw[k].strip()}
     # {"step": "2", "task": "..."}: a number under "step" is the step's id, not what to do.
     number = _STEP_REF.match(texts["step"]) if "step" in texts else None
     if number is not None:
@@ -265,7 +279,7 @@ def _flatten(steps: list[_Step], warnings: list[str], level: int = 1,
         if not step.children:
             out.append(step)
             continue
-        text = _norm(step.description or "")
+        text = _norm(step.own or step.description or "")
         if text and text in ancestors:
             raise PlanParseError(f"step {step.id} ({_shorten(step.description or '')!r}) contains itself "
                                  "as a sub-step (the model looped); write each step once, without sub-steps")
@@ -275,7 +289,7 @@ def _flatten(steps: list[_Step], warnings: list[str], level: int = 1,
         children = _read_steps(step.children, prefix=f"{step.id}.")
         for child in children:
             if child.description and step.description:
-                child.description = f"{step.description}: {child.description}"
+                child.own, child.description = child.description, f"{step.description}: {child.description}"
             if not child.id.startswith(f"{step.id}."):
                 child.aliases.add(child.id)
                 child.id = f"{step.id}.{child.id}"
@@ -344,13 +358,6 @@ def _join_code(steps: list[_Step], warnings: list[str]) -> list[_Step]:
 
 def _check_not_looping(steps: list[_Step]) -> None:
     texts = [_norm(s.description or "") for s in steps]
-    counts: dict[str, int] = {}
-    for text in texts:
-        counts[text] = counts.get(text, 0) + 1
-    worst = max(counts.items(), key=lambda pair: pair[1], default=("", 0))
-    if worst[0] and worst[1] >= _MAX_SAME_STEP:
-        raise PlanParseError(f"the plan repeats the step {_shorten(worst[0])!r} {worst[1]} times (the model "
-                             "looped); write each step once")
     for size in (1, 2, 3):
         for start in range(len(texts) - size * _MAX_BLOCK_REPEATS + 1):
             block = texts[start:start + size]
@@ -359,8 +366,16 @@ def _check_not_looping(steps: list[_Step]) -> None:
                 repeats += 1
             if repeats >= _MAX_BLOCK_REPEATS:
                 shown = " / ".join(_shorten(t, 40) for t in block)
-                raise PlanParseError(f"the plan repeats the steps {shown!r} {repeats} times in a row (the "
+                what = "step" if size == 1 else "steps"
+                raise PlanParseError(f"the plan repeats the {what} {shown!r} {repeats} times in a row (the "
                                      "model looped); write each step once")
+    counts: dict[str, int] = {}
+    for text in texts:
+        counts[text] = counts.get(text, 0) + 1
+    worst = max(counts.items(), key=lambda pair: pair[1], default=("", 0))
+    if worst[0] and worst[1] >= _MAX_SAME_STEP:
+        raise PlanParseError(f"the plan repeats the step {_shorten(worst[0])!r} {worst[1]} times (the model "
+                             "looped); write each step once")
 
 
 def _resolve_refs(steps: list[_Step], warnings: list[str]) -> None:
