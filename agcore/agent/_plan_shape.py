@@ -12,6 +12,7 @@ in a deep self-repeating tree, or (for JSON found inside prose) brackets that ho
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ __all__ = ["Cut", "PlanData", "plan_data"]
 _STEP_LISTS = ("steps", "tasks", "subtasks", "plan", "todo", "todos", "actions", "items",
                "步骤", "任务", "计划")
 _SUBSTEP_KEYS = ("substeps", "sub_steps", "subtasks", "children", "steps", "tasks", "子步骤", "子任务")
+_CALL_ARGUMENTS = ("arguments", "parameters", "input", "args")
 _GOAL_KEYS = ("goal", "objective", "目标")
 _DESCRIPTION_KEYS = (
     "description", "step", "task", "title", "name", "action", "instruction", "instructions",
@@ -113,6 +115,9 @@ def _locate(value: Any) -> tuple[str | None, list[Any] | Mapping[str, Any], int]
     goal = _goal(value)
     inner: Mapping[str, Any] = value
     depth = 1
+    call = _call_arguments(value)
+    if call is not None:  # {"tool": "make_plan", "arguments": {"steps": [...]}}: a plan written as a call
+        inner, goal, depth = call, goal or _goal(call), 2
     for _ in range(3):  # {"plan": {"steps": [...]}} and the like
         key = next((k for k in _STEP_LISTS if isinstance(inner.get(k), list | Mapping)), None)
         if key is None:
@@ -136,6 +141,21 @@ def _locate(value: Any) -> tuple[str | None, list[Any] | Mapping[str, Any], int]
         return goal, steps, depth
     keys = ", ".join(repr(k) for k in list(value)[:8]) or "none"
     raise PlanParseError(f"the JSON object has no list of steps under 'steps' (its keys: {keys})")
+
+
+def _call_arguments(value: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    if any(k in value for k in _STEP_LISTS):
+        return None
+    for key in _CALL_ARGUMENTS:
+        found = value.get(key)
+        if isinstance(found, str):
+            try:
+                found = json.loads(found)
+            except ValueError:
+                continue
+        if isinstance(found, Mapping) and any(k in found for k in _STEP_LISTS):
+            return found
+    return None
 
 
 def _goal(value: Mapping[str, Any]) -> str | None:
