@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     )
     from agcore.agent._plan import Plan, Step, StepError, StepStatus
     from agcore.agent._plan_parser import JsonPlanParser, PlanParser
+    from agcore.agent._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent._task_agent import (
         DEFAULT_PLAN_PROMPT,
         DEFAULT_REASK_PROMPT,
@@ -106,6 +107,8 @@ _LAZY = {
     "StepStatus": "agcore.agent._plan",
     "JsonPlanParser": "agcore.agent._plan_parser",
     "PlanParser": "agcore.agent._plan_parser",
+    "DefaultStepVerifier": "agcore.agent._step_check",
+    "StepVerifier": "agcore.agent._step_check",
     "DEFAULT_PLAN_PROMPT": "agcore.agent._task_agent",
     "DEFAULT_REASK_PROMPT": "agcore.agent._task_agent",
     "PLAN_STATE_KEY": "agcore.agent._task_agent",
@@ -137,6 +140,7 @@ __all__ = [
     "ContextNote",
     "ConversationSession",
     "CostTracker",
+    "DefaultStepVerifier",
     "DefaultTaskAgent",
     "Environment",
     "FailurePolicy",
@@ -152,6 +156,7 @@ __all__ = [
     "Step",
     "StepError",
     "StepStatus",
+    "StepVerifier",
     "Summary",
     "SystemEvent",
     "SystemPrompt",

@@ -354,9 +354,10 @@ async def test_unreadable_plan_is_asked_for_again_with_the_error() -> None:
 
 
 async def test_a_plan_unreadable_twice_raises_and_runs_nothing() -> None:
-    model = ScriptedProvider(["no plan", '{"steps": [{"id": "1", "description": "x", "depends_on": ["9"]}]}'])
+    model = ScriptedProvider(["no plan", '{"steps": [{"id": "1", "description": "x", "depends_on": ["2"]}, '
+                                         '{"id": "2", "description": "y", "depends_on": ["1"]}]}'])
     agent, session = make(model)
-    expected = r"even when asked again: .*depends_on refers to unknown step '9'"
+    expected = r"even when asked again: depends_on forms a cycle: step 1 \('x'\) -> step 2 \('y'\) -> step 1"
     with pytest.raises(PlanParseError, match=expected):
         await agent.run(session, "goal")
     assert model.calls == 2

@@ -115,8 +115,10 @@ def test_plan_draft_prints_the_plan_and_saves_it_for_plan_run(tmp_path: Path, in
     assert [(s.id, s.description, s.depends_on) for s in saved.steps] == [
         ("1", "Write hello.txt", []), ("2", "Read it back [twice]", ["1"])]
 
-    write_script(tmp_path, ["Step one done.", "Step two done."], name="steps.json")
-    done = invoke("plan", "run", "greet.yaml", "--model", "scripted:steps.json", "--no-plugins")
+    write_script(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi"}}]},
+        "Step one done.", "Step two done."], name="steps.json")
+    done = invoke("plan", "run", "greet.yaml", "--model", "scripted:steps.json", "--no-plugins", "--yes")
     assert done.exit_code == 0, done.stdout + done.stderr
     assert "2/2 steps done" in done.stdout
 
