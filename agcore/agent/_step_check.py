@@ -118,7 +118,7 @@ class DefaultStepVerifier:
 
     def _invented_result(self, answer: str, results: list[str]) -> str | None:
         labels = tuple(label.lower() for label in self.result_labels)
-        real = _norm("\n".join(results))
+        real = [text for text in (_norm(r) for r in results) if text]
         lines = answer.splitlines()
         for i, line in enumerate(lines):
             bare = _LINE_START.sub("", line).lower()
@@ -130,8 +130,9 @@ class DefaultStepVerifier:
             rest = re.sub(r"^\([^)]*\)\s*:?\s*", "", rest)  # "Tool result (read_file, ok):"
             if not rest.strip():
                 rest = next((x for x in lines[i + 1:] if x.strip()), "")
-            claimed = _norm(rest)[:80]
-            if not claimed or claimed not in real:
+            claimed = _norm(rest)
+            # A result is quoted when the label's text is part of one, or begins with one.
+            if not claimed or not any(claimed[:80] in r or claimed.startswith(r[:80]) for r in real):
                 return line.strip()[:60]
         return None
 
