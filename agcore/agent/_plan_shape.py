@@ -20,31 +20,26 @@ from typing import Any
 
 from agcore.agent._errors import PlanParseError
 from agcore.agent._plan_code import code_line, join_code_lines
+from agcore.agent._plan_steps import (
+    DEPENDS_KEYS,
+    DESCRIPTION_KEYS,
+    NUMBERED_KEY,
+    STEP_REF,
+    TOOL_KEYS,
+    RawStep,
+    read_steps,
+    step_text,
+)
 
 __all__ = ["Cut", "PlanData", "plan_data"]
 
 _STEP_LISTS = ("steps", "tasks", "subtasks", "plan", "todo", "todos", "actions", "items",
                "步骤", "任务", "计划")
-_SUBSTEP_KEYS = ("substeps", "sub_steps", "subtasks", "children", "steps", "tasks", "子步骤", "子任务")
 _CALL_ARGUMENTS = ("arguments", "parameters", "input", "args")
 _GOAL_KEYS = ("goal", "objective", "目标")
-_DESCRIPTION_KEYS = (
-    "description", "step", "task", "title", "name", "action", "instruction", "instructions",
-    "content", "text", "summary", "desc", "details", "描述", "内容", "任务", "步骤", "说明",
-)
-_CODE_KEYS = ("code", "snippet", "file_content", "file_contents", "contents", "content", "代码")
-_COMMAND_KEYS = ("command", "cmd", "shell", "命令")
-_ID_KEYS = ("id", "step_id", "number", "step_number", "index", "step", "编号", "序号")
-_DEPENDS_KEYS = ("depends_on", "dependencies", "depends", "deps", "after", "requires", "needs",
-                 "prerequisites", "依赖", "前置")
-_TOOL_KEYS = ("tool_hints", "tools", "tool", "suggested_tools", "工具")
-_STEPISH_KEYS = frozenset((*_DESCRIPTION_KEYS, *_DEPENDS_KEYS, *_TOOL_KEYS))
-_NUMBERED_KEY = re.compile(r"^(?:step|task|步骤|第)?[ _-]?(\d+)(?:步)?$", re.IGNORECASE)
-_STEP_REF = re.compile(r"^\s*(?:step|task|步骤|第)?\s*#?\s*(\d+)\s*(?:步)?\s*$", re.IGNORECASE)
-_NAME_ID = re.compile(r"^[\w.-]{1,40}$")
+_STEPISH_KEYS = frozenset((*DESCRIPTION_KEYS, *DEPENDS_KEYS, *TOOL_KEYS))
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_LIST_NUMBER = re.compile(r"^(?:step\s*)?\d{1,3}\s*[.):]\s+(?=\S)", re.IGNORECASE)  # "1. Read the file"
 _SPLIT_REFS = re.compile(r"\s*(?:,|;|\band\b|&|、|和)\s*", re.IGNORECASE)
 
 #: Beyond these, a plan is a model caught in a loop, not a plan.
@@ -82,8 +77,8 @@ def plan_data(value: Any, *, in_prose: bool = False, cut: Cut | None = None) -> 
     if cut is not None and items:
         if cut.depth > depth or (cut.depth == depth and cut.in_string and not cut.in_key):
             key, last = items.pop()
-            where = f"step {len(items) + 1}" + (f" ({_shorten(_any_text(last, key))!r})"
-                                                if _any_text(last, key) else "")
+            where = f"step {len(items) + 1}" + (f" ({_shorten(step_text(last, key))!r})"
+                                                if step_text(last, key) else "")
             warnings.append(f"{where} was cut off by the end of the answer (max_tokens?); it was dropped")
             if not items:
                 raise PlanParseError("the answer was cut off inside its first step (max_tokens?); "
@@ -94,7 +89,7 @@ def plan_data(value: Any, *, in_prose: bool = False, cut: Cut | None = None) -> 
     if in_prose and isinstance(value, list) and not _looks_like_steps(value):
         raise PlanParseError("the only bracketed text in the answer is code or prose (e.g. "
                              f"{_shorten(str(value))!r}), not a list of steps with descriptions")
-    steps = _read_steps(items)
+    steps = read_steps(items)
     steps = _flatten(steps, warnings)
     steps = _join_code(steps, warnings)
     _check_not_looping(steps)
@@ -136,7 +131,7 @@ def _locate(value: Any) -> tuple[str | None, list[Any] | Mapping[str, Any], int]
         inner = found
     steps = {k: v for k, v in inner.items() if k not in _GOAL_KEYS}
     if steps and not any(k in _STEP_LISTS for k in steps) and (
-            all(_NUMBERED_KEY.match(str(k)) for k in steps)
+            all(NUMBERED_KEY.match(str(k)) for k in steps)
             or all(isinstance(v, Mapping) and _STEPISH_KEYS.intersection(v) for v in steps.values())):
         return goal, steps, depth
     keys = ", ".join(repr(k) for k in list(value)[:8]) or "none"
@@ -171,130 +166,18 @@ def _looks_like_steps(items: list[Any]) -> bool:
 
     def step(item: Any) -> bool:
         if isinstance(item, Mapping):
-            return any(phrase(item.get(k)) for k in _DESCRIPTION_KEYS) or bool(
-                {*_DEPENDS_KEYS, *_TOOL_KEYS}.intersection(item))
+            return any(phrase(item.get(k)) for k in DESCRIPTION_KEYS) or bool(
+                {*DEPENDS_KEYS, *TOOL_KEYS}.intersection(item))
         return phrase(item)
 
     return bool(items) and all(step(item) for item in items)
 
 
-@dataclass(slots=True)
-class _Step:
-    """A step as read, before ``Plan.from_dict`` checks it; ``aliases`` are other names refs may use."""
-
-    id: str
-    description: str | None
-    raw_id: bool = False  # the model gave the id (else it is the step's position)
-    depends_on: list[Any] | None = None
-    tool_hints: Any = None
-    children: list[tuple[str | None, Any]] = field(default_factory=list)
-    aliases: set[str] = field(default_factory=set)
-    own: str | None = None  # a sub-step's description before its parent's was put in front
-    other: Any = None  # an item that is no step at all: Plan.from_dict names it and what it got
-
-    def fields(self) -> Any:
-        if self.other is not None:
-            return self.other
-        out: dict[str, Any] = {"id": self.id}
-        if self.description is not None:
-            out["description"] = self.description
-        if self.depends_on is not None:
-            out["depends_on"] = self.depends_on
-        if self.tool_hints is not None:
-            out["tool_hints"] = self.tool_hints
-        return out
-
-
-def _read_steps(items: list[tuple[str | None, Any]], *, prefix: str = "") -> list[_Step]:
-    return [_read_step(key, raw, f"{prefix}{position}") for position, (key, raw) in enumerate(items, 1)]
-
-
-def _read_step(key: str | None, raw: Any, fallback: str) -> _Step:
-    number = _NUMBERED_KEY.match(key) if key is not None else None
-    name = key.strip() if key is not None and number is None else None
-    slug = name is not None and _NAME_ID.match(name) is not None
-    step_id = number.group(1) if number else (name if slug and name else fallback)
-    step = _Step(id=step_id, description=None, raw_id=number is not None or slug)
-    if name and not slug:
-        step.aliases.add(name)
-    if isinstance(raw, str):
-        text = _clean(raw, numbered=True)
-        step.description = _titled(name, slug, text) or name or text
-    elif isinstance(raw, list) and name:
-        step.description, step.children = name, [(None, item) for item in raw]
-    elif isinstance(raw, Mapping):
-        _read_fields(step, raw)
-        step.description = _titled(name, slug, step.description) if step.description else name
-    elif name:
-        step.description = name
-    else:
-        step.other = raw
-    return step
-
-
-def _clean(text: str, *, numbered: bool = False) -> str:
-    """A description without edge whitespace, or a line of code with its indentation kept; a string
-    step loses a list number ("1. Read the file")."""
-    if code_line(text):
-        return text.rstrip()
-    return _LIST_NUMBER.sub("", text.strip()) if numbered else text.strip()
-
-
-def _titled(name: str | None, slug: bool, text: str | None) -> str | None:
-    """A step named by a title key: the title, then what the value says (unless it repeats it)."""
-    if not text or not name or slug or text.lower().startswith(name.lower()):
-        return text
-    return f"{name}: {text}"
-
-
-def _read_fields(step: _Step, raw: Mapping[str, Any]) -> None:
-    texts = {k: _clean(raw[k]) for k in _DESCRIPTION_KEYS if isinstance(raw.get(k), str) and raw[k].strip()}
-    # {"step": "2", "task": "..."}: a number under "step" is the step's id, not what to do.
-    number = _STEP_REF.match(texts["step"]) if "step" in texts else None
-    if number is not None:
-        del texts["step"]
-        step.id, step.raw_id = number.group(1), True
-    chosen = next(iter(texts), None)
-    if chosen is not None:
-        description = texts[chosen]
-        for key in _CODE_KEYS:  # code the model put beside the description belongs to the step
-            if key != chosen and isinstance(raw.get(key), str) and raw[key].strip():
-                description += "\n" + join_code_lines(raw[key].splitlines())
-                break
-        command = next((raw[k] for k in _COMMAND_KEYS if isinstance(raw.get(k), str) and raw[k].strip()),
-                       None)
-        if command is not None:
-            description += f" (command: {command.strip()})"
-        step.description = description
-    for key in _ID_KEYS:
-        found = raw.get(key)
-        if number is not None and key == "step":
-            break
-        if isinstance(found, int) and not isinstance(found, bool):
-            step.id, step.raw_id = str(found), True
-            break
-        if isinstance(found, str) and found.strip() and key != "step":
-            step.id, step.raw_id = found.strip(), True
-            break
-    step.depends_on = next((_as_list(raw[k]) for k in _DEPENDS_KEYS if raw.get(k) is not None), None)
-    step.tool_hints = next((raw[k] for k in _TOOL_KEYS if raw.get(k) is not None), None)
-    children = next((raw[k] for k in _SUBSTEP_KEYS if isinstance(raw.get(k), list | Mapping) and raw[k]),
-                    None)
-    if isinstance(children, Mapping):
-        step.children = list(children.items())
-    elif children is not None:
-        step.children = [(None, child) for child in children]
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _flatten(steps: list[_Step], warnings: list[str], level: int = 1,
-             ancestors: tuple[str, ...] = ()) -> list[_Step]:
+def _flatten(steps: list[RawStep], warnings: list[str], level: int = 1,
+             ancestors: tuple[str, ...] = ()) -> list[RawStep]:
     """Sub-steps become steps ``<parent>.1``, ``<parent>.2``... in place of their parent; refs to the
     parent mean its last sub-step. A deep or self-repeating tree is a loop, not a plan."""
-    out: list[_Step] = []
+    out: list[RawStep] = []
     for step in steps:
         if not step.children:
             out.append(step)
@@ -306,7 +189,7 @@ def _flatten(steps: list[_Step], warnings: list[str], level: int = 1,
         if level >= _MAX_NESTING:
             raise PlanParseError(f"the steps nest more than {_MAX_NESTING} levels deep (step {step.id}); "
                                  "write one flat list of steps")
-        children = _read_steps(step.children, prefix=f"{step.id}.")
+        children = read_steps(step.children, prefix=f"{step.id}.")
         for child in children:
             if child.description and step.description:
                 child.own, child.description = child.description, f"{step.description}: {child.description}"
@@ -326,14 +209,14 @@ def _flatten(steps: list[_Step], warnings: list[str], level: int = 1,
     return out
 
 
-def _join_code(steps: list[_Step], warnings: list[str]) -> list[_Step]:
+def _join_code(steps: list[RawStep], warnings: list[str]) -> list[RawStep]:
     """Items that are lines of code or file contents join the step before them (or, at the start, the
     step after them) instead of being steps of their own."""
-    def is_code(step: _Step) -> bool:
+    def is_code(step: RawStep) -> bool:
         return (step.other is None and step.description is not None and not step.children
                 and step.depends_on is None and step.tool_hints is None and code_line(step.description))
 
-    out: list[_Step] = []
+    out: list[RawStep] = []
     i = 0
     while i < len(steps):
         if not is_code(steps[i]) or not (steps[i].description or "").strip():
@@ -376,7 +259,7 @@ def _join_code(steps: list[_Step], warnings: list[str]) -> list[_Step]:
     return kept
 
 
-def _check_not_looping(steps: list[_Step]) -> None:
+def _check_not_looping(steps: list[RawStep]) -> None:
     texts = [_norm(s.description or "") for s in steps]
     for size in (1, 2, 3):
         for start in range(len(texts) - size * _MAX_BLOCK_REPEATS + 1):
@@ -398,7 +281,7 @@ def _check_not_looping(steps: list[_Step]) -> None:
                              "looped); write each step once")
 
 
-def _resolve_refs(steps: list[_Step], warnings: list[str]) -> None:
+def _resolve_refs(steps: list[RawStep], warnings: list[str]) -> None:
     """``depends_on`` entries become the ids they mean ("step 2" -> "2", a title key -> its id, a
     merged item -> the step it joined); entries naming no other step are dropped with a warning.
     Steps the model gave no ids are numbered 1, 2... again when items were merged or dropped."""
@@ -446,7 +329,7 @@ def _resolve(ref: Any, ids: set[str], aliases: dict[str, str]) -> list[str]:
         return [text]
     if text in aliases:
         return [aliases[text]]
-    match = _STEP_REF.match(text)
+    match = STEP_REF.match(text)
     if match is not None and match.group(1) in ids:
         return [match.group(1)]
     if match is not None and match.group(1) in aliases:
@@ -459,15 +342,7 @@ def _resolve(ref: Any, ids: set[str], aliases: dict[str, str]) -> list[str]:
     return []
 
 
-def _any_text(raw: Any, key: str | None) -> str:
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, Mapping):
-        return next((raw[k] for k in _DESCRIPTION_KEYS if isinstance(raw.get(k), str)), key or "")
-    return key or ""
-
-
-def _first_line(step: _Step) -> str:
+def _first_line(step: RawStep) -> str:
     return (step.description or "").split("\n", 1)[0]
 
 
