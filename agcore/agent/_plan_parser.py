@@ -27,7 +27,9 @@ import json_repair
 
 from agcore.agent._errors import PlanParseError
 from agcore.agent._plan import Plan
-from agcore.agent._plan_shape import Cut, plan_data
+from agcore.agent._plan_cut import find_cut
+from agcore.agent._plan_shape import PlanData, locate_steps, plan_data
+from agcore.agent._plan_steps import step_text
 
 __all__ = ["PLAN_SHAPE", "JsonPlanParser", "PlanParser"]
 
@@ -91,7 +93,7 @@ class JsonPlanParser:
             found_json = True
             try:
                 # JSON that had to be mended must look like steps too: json-repair reads "[the x]" as a list.
-                read = plan_data(value, in_prose=candidate.in_prose or not strict, cut=_cut(candidate.text))
+                read = _read(candidate.text, value, in_prose=candidate.in_prose or not strict)
                 plan = Plan.from_dict(read.data, goal=goal)
             except PlanParseError as exc:
                 problems.append(exc.message.removeprefix("The plan is not valid: ").removesuffix(
@@ -192,40 +194,51 @@ def _closing(text: str, start: int) -> int:
     return len(text)
 
 
-def _cut(candidate: str) -> Cut | None:
-    """Where ``candidate`` ends if it ends inside its JSON (an answer cut off by max_tokens); None if
-    its brackets all close."""
-    stack: list[str] = []
-    key_next: list[bool] = []  # per open object: whether the next string is a key
-    in_string = in_key = escaped = False
-    quote = '"'
-    for ch in candidate:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                in_string = False
-            continue
-        if ch in "\"'":  # models write Python-style single-quoted strings too
-            in_string, quote = True, ch
-            in_key = bool(stack) and stack[-1] == "{" and key_next[-1]
-        elif ch in "{[":
-            stack.append(ch)
-            key_next.append(ch == "{")
-        elif ch in "}]" and stack:
-            stack.pop()
-            key_next.pop()
-            if not stack:
-                return None
-        elif ch == ":" and stack and stack[-1] == "{":
-            key_next[-1] = False
-        elif ch == "," and stack and stack[-1] == "{":
-            key_next[-1] = True
-    if not stack:
-        return None
-    return Cut(depth=len(stack), in_string=in_string, in_key=in_string and in_key)
+def _read(text: str, value: Any, *, in_prose: bool) -> PlanData:
+    """The plan data of ``value`` (``text`` read as JSON); when ``text`` is cut off inside the steps,
+    of ``text`` without the step the cut went through, with a warning saying so."""
+    cut = find_cut(text)
+    if cut is None:
+        return plan_data(value, in_prose=in_prose)
+    # json-repair's guess at the cut-off end is not trusted: the text is cut back to whole items.
+    _, container, depth = locate_steps(value)
+    if cut.depth < depth:  # cut after the steps were closed: they are whole
+        kept = cut.close(text) if cut.whole else cut.trim(text, cut.depth)[0]
+        whole, _ = _load(kept)
+        return plan_data(whole if whole is not None else value, in_prose=in_prose)
+    if cut.depth == depth and cut.whole:
+        kept, left_out = cut.close(text), ""
+    else:
+        kept, left_out = cut.trim(text, depth)
+    whole, _ = _load(kept)
+    done = len(locate_steps(whole)[1]) if whole is not None else 0
+    if not left_out:
+        warning = (f"the answer was cut off after step {done} (max_tokens?); the plan may be missing its "
+                   "last steps")
+    else:
+        said = _fragment_text(left_out, keyed=not isinstance(container, list))
+        what = f"step {done + 1}" + (f" ({said!r})" if said else "")
+        warning = f"{what} was cut off by the end of the answer (max_tokens?); it was dropped"
+    if whole is None or done == 0:
+        raise PlanParseError("the answer was cut off inside its first step (max_tokens?); nothing complete "
+                             "is left of the plan")
+    return plan_data(whole, in_prose=in_prose, warnings=[warning])
+
+
+def _fragment_text(fragment: str, *, keyed: bool) -> str:
+    """What the partial step ``fragment`` says, as well as it can be read (for the warning)."""
+    try:
+        value = json_repair.loads("{" + fragment + "}" if keyed else "[" + fragment + "]")
+    except Exception:  # json-repair may raise on input it does not expect; then show nothing
+        return ""
+    if isinstance(value, dict) and value:
+        key, item = list(value.items())[-1]
+        text = step_text(item, str(key))
+    elif isinstance(value, list) and value:
+        text = step_text(value[0], None)
+    else:
+        return ""
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _load(candidate: str) -> tuple[Any, bool]:

@@ -28,10 +28,9 @@ from agcore.agent._plan_steps import (
     TOOL_KEYS,
     RawStep,
     read_steps,
-    step_text,
 )
 
-__all__ = ["Cut", "PlanData", "plan_data"]
+__all__ = ["PlanData", "locate_steps", "plan_data"]
 
 _STEP_LISTS = ("steps", "tasks", "subtasks", "plan", "todo", "todos", "actions", "items",
                "步骤", "任务", "计划")
@@ -48,16 +47,6 @@ _MAX_BLOCK_REPEATS = 5
 _MAX_NESTING = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Cut:
-    """Where an answer cut off mid-JSON ended: how many brackets were open, and whether inside a
-    string that is an object's key or a value."""
-
-    depth: int
-    in_string: bool = False
-    in_key: bool = False
-
-
 @dataclass(slots=True)
 class PlanData:
     """``Plan.from_dict``'s data for the value read, and the warnings saying what was changed."""
@@ -66,26 +55,14 @@ class PlanData:
     warnings: list[str] = field(default_factory=list)
 
 
-def plan_data(value: Any, *, in_prose: bool = False, cut: Cut | None = None) -> PlanData:
+def plan_data(value: Any, *, in_prose: bool = False, warnings: list[str] | None = None) -> PlanData:
     """``value`` (parsed JSON) as plan data. ``in_prose``: the value was found inside prose or code,
-    so it must look like a plan (steps with descriptions) to count as one; ``cut``: the answer ended
-    inside this value, so its last step may be incomplete."""
-    goal, container, depth = _locate(value)
-    warnings: list[str] = []
+    or had to be mended, so it must look like a plan (steps with descriptions) to count as one;
+    ``warnings``: what was changed already (a step cut off by the answer's end, dropped)."""
+    goal, container, _ = locate_steps(value)
+    warnings = list(warnings or [])
     items: list[tuple[str | None, Any]] = (
         list(container.items()) if isinstance(container, Mapping) else [(None, v) for v in container])
-    if cut is not None and items:
-        if cut.depth > depth or (cut.depth == depth and cut.in_string and not cut.in_key):
-            key, last = items.pop()
-            where = f"step {len(items) + 1}" + (f" ({_shorten(step_text(last, key))!r})"
-                                                if step_text(last, key) else "")
-            warnings.append(f"{where} was cut off by the end of the answer (max_tokens?); it was dropped")
-            if not items:
-                raise PlanParseError("the answer was cut off inside its first step (max_tokens?); "
-                                     "nothing complete is left of the plan")
-        elif cut.depth == depth:
-            warnings.append(f"the answer was cut off after step {len(items)} (max_tokens?); the plan may "
-                            "be missing its last steps")
     if in_prose and isinstance(value, list) and not _looks_like_steps(value):
         raise PlanParseError("the only bracketed text in the answer is code or prose (e.g. "
                              f"{_shorten(str(value))!r}), not a list of steps with descriptions")
@@ -100,9 +77,9 @@ def plan_data(value: Any, *, in_prose: bool = False, cut: Cut | None = None) -> 
     return PlanData(data, warnings)
 
 
-def _locate(value: Any) -> tuple[str | None, list[Any] | Mapping[str, Any], int]:
+def locate_steps(value: Any) -> tuple[str | None, list[Any] | Mapping[str, Any], int]:
     """The goal, the steps' container (a list or an object keyed by step) and how many brackets
-    enclose a step's container (1 for a bare list)."""
+    enclose a step (1 for a bare list); ``PlanParseError`` when ``value`` holds no steps."""
     if isinstance(value, list):
         return None, value, 1
     if not isinstance(value, Mapping):
