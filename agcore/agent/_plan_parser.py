@@ -51,6 +51,8 @@ class PlanParser(Protocol):
 
 _FENCE = re.compile(r"(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:\n[ \t]*\1|\Z)", re.DOTALL)
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+#: The longest broken JSON handed to json-repair (about 1 s on the worst input seen, linear on real plans).
+_REPAIR_LIMIT = 8_000
 _JSON_TAGS = {"", "json", "jsonc", "json5", "javascript", "js"}
 
 
@@ -147,7 +149,7 @@ def _candidates(text: str) -> list[_Candidate]:
     return unique
 
 
-_CODE_BEFORE = re.compile(r"(?:[\w)\]]|^[ \t]*[\w.\-\[\]\"']+[ \t]*[:=]?=[ \t]*)$", re.MULTILINE)
+_ASSIGNMENT = re.compile(r"[ \t]*[\w.\-\[\]\"']+[ \t]*[:=]?=[ \t]*")  # "tools = " before a bracket
 
 
 def _embedded(text: str) -> list[str]:
@@ -164,7 +166,10 @@ def _embedded(text: str) -> list[str]:
         end = _closing(text, i)
         line_start = text.rfind("\n", 0, i) + 1
         link = text[i] == "[" and text[end:end + 1] == "("  # a markdown link: [text](url)
-        if not link and _CODE_BEFORE.search(text[line_start:i]) is None:
+        before = text[i - 1] if i > 0 else " "
+        code = before.isalnum() or before in "_)]" or (
+            i - line_start <= 200 and _ASSIGNMENT.fullmatch(text, line_start, i) is not None)
+        if not link and not code:
             spans.append(text[i:end])
         i = end if end > i + 1 else i + 1
     return spans
@@ -227,6 +232,7 @@ def _read(text: str, value: Any, *, in_prose: bool) -> PlanData:
 
 def _fragment_text(fragment: str, *, keyed: bool) -> str:
     """What the partial step ``fragment`` says, as well as it can be read (for the warning)."""
+    fragment = fragment[:300]  # enough to name the step; json-repair is slow on long broken text
     try:
         value = json_repair.loads("{" + fragment + "}" if keyed else "[" + fragment + "]")
     except Exception:  # json-repair may raise on input it does not expect; then show nothing
@@ -242,14 +248,24 @@ def _fragment_text(fragment: str, *, keyed: bool) -> str:
 
 
 def _load(candidate: str) -> tuple[Any, bool]:
-    """The JSON value of ``candidate``, repaired if need be (None when there is none), and whether it
-    was valid JSON as written."""
+    """The JSON value of ``candidate``, mended if need be (None when there is none), and whether it
+    was valid JSON as written. A cut-off candidate is first closed by ``find_cut`` (exact); json-repair
+    gets what is still broken, if it is short enough (it takes quadratic time on some broken input)."""
     if '"' not in candidate and "'" not in candidate:
         return None, False  # a plan holds strings: "[1]" or "{name}" in prose is not one
     try:
         return json.loads(candidate), True
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
+    cut = find_cut(candidate)
+    if cut is not None:
+        closed = cut.close(candidate) if cut.whole else cut.trim(candidate, cut.depth)[0]
+        try:
+            return json.loads(closed), False
+        except (ValueError, RecursionError):
+            pass
+    if len(candidate) > _REPAIR_LIMIT:
+        return None, False
     try:
         value = json_repair.loads(candidate)
     except Exception:  # json-repair may raise on input it does not expect; that is "unreadable" here

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,3 +86,25 @@ def test_junk_dependencies_are_dropped_one_warning_each(size: int, data: st.Data
     assert [step.depends_on for step in plan.steps] == expected
     assert len(plan.warnings) == junk_count
     assert Plan.from_json(plan.to_json()).steps == plan.steps
+
+
+@pytest.mark.parametrize("raw", [
+    "[" * 100_000,  # deeper than json.loads recurses
+    "Text " + '["a" ' * 3000,  # unclosed brackets with strings: json-repair is quadratic on these
+    "[" + '"a ' * 2600 + "]",
+    "x " + "[" + '"a ' * 2600,
+    '{"steps": [' + "{" * 5000,
+    '```json\n{"steps": [' + ", ".join(f'"Run check {i}"' for i in range(3000)),  # long, cut off
+])
+def test_pathological_answers_are_refused_or_read_not_crashed(raw: str) -> None:
+    error: PlanParseError | None = None
+    try:
+        plan = PARSER.parse_text(raw, "g")
+    except PlanParseError as exc:
+        error = exc
+    if error is not None:
+        assert error.problem
+    else:  # only the long cut-off list is a plan: its last string closed, and it says it was cut
+        assert plan.warnings == ["the answer was cut off after step 3000 (max_tokens?); the plan may be "
+                                 "missing its last steps"]
+        assert len(plan.steps) == 3000
