@@ -87,8 +87,9 @@ Tools the steps can use:
 
 Answer with only a JSON object, no other text, of this shape:
 {shape}
-`depends_on` lists the ids of the steps whose results a step needs; `tool_hints` names the tools that \
-will likely help. Use as few steps as the goal needs."""
+`depends_on` lists the ids of the steps whose results a step needs (only ids of steps in this plan); \
+`tool_hints` names the tools that will likely help. Code a step writes goes in its description. Use as \
+few steps as the goal needs."""
 
 #: ``{error}`` is the parse error's message.
 DEFAULT_REASK_PROMPT = """\
