@@ -179,6 +179,9 @@ def _flatten(steps: list[RawStep], warnings: list[str], level: int = 1,
             continue
         if step.depends_on is not None:
             children[0].depends_on = [*step.depends_on, *(children[0].depends_on or [])]
+        for child in children:  # the parent's tool hints hold for sub-steps that give none
+            if child.tool_hints is None:
+                child.tool_hints = step.tool_hints
         children[-1].aliases |= {step.id, *step.aliases}
         warnings.append(f"step {step.id} ({_shorten(step.description or '')!r}) was split into its "
                         f"{len(children)} sub-steps")
@@ -264,9 +267,12 @@ def _resolve_refs(steps: list[RawStep], warnings: list[str]) -> None:
     Steps the model gave no ids are numbered 1, 2... again when items were merged or dropped."""
     ids = {s.id for s in steps if s.other is None}
     aliases = {alias: s.id for s in steps for alias in s.aliases if alias not in ids}
-    for s in steps:  # small models name the step they need by what it says
-        if s.description and s.description not in ids:
+    for s in steps:
+        if s.description and s.description not in ids:  # small models name a step by what it says
             aliases.setdefault(s.description, s.id)
+        number = NUMBERED_KEY.match(s.id)
+        if number is not None and number.group(1) not in ids:  # 2 for a step whose id is "step2"
+            aliases.setdefault(number.group(1), s.id)
     new = {s.id: s.id for s in steps}
     if not any(s.raw_id for s in steps):
         new = {s.id: str(i) for i, s in enumerate(steps, 1)}

@@ -32,7 +32,7 @@ DEPENDS_KEYS = ("depends_on", "dependencies", "depends", "deps", "after", "requi
                 "prerequisites", "依赖", "前置")
 TOOL_KEYS = ("tool_hints", "tools", "tool", "suggested_tools", "工具")
 NUMBERED_KEY = re.compile(r"^(?:step|task|步骤|第)?[ _-]?(\d+)(?:步)?$", re.IGNORECASE)
-STEP_REF = re.compile(r"^\s*(?:step|task|步骤|第)?\s*#?\s*(\d+)\s*(?:步)?\s*$", re.IGNORECASE)
+STEP_REF = re.compile(r"^\s*(?:step|task|步骤|第)?[\s_#-]*(\d+)\s*(?:步)?\s*$", re.IGNORECASE)
 _NAME_ID = re.compile(r"^[\w.-]{1,40}$")
 _LIST_NUMBER = re.compile(r"^(?:step\s*)?\d{1,3}\s*[.):]\s+(?=\S)", re.IGNORECASE)  # "1. Read the file"
 
