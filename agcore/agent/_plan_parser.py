@@ -167,7 +167,7 @@ def _embedded(text: str) -> list[str]:
         line_start = text.rfind("\n", 0, i) + 1
         link = text[i] == "[" and text[end:end + 1] == "("  # a markdown link: [text](url)
         before = text[i - 1] if i > 0 else " "
-        code = before.isalnum() or before in "_)]" or (
+        code = (before.isascii() and (before.isalnum() or before in "_)]")) or (
             i - line_start <= 200 and _ASSIGNMENT.fullmatch(text, line_start, i) is not None)
         if not link and not code:
             spans.append(text[i:end])
