@@ -193,8 +193,9 @@ def _join_code(steps: list[RawStep], warnings: list[str]) -> list[RawStep]:
     """Items that are lines of code or file contents join the step before them (or, at the start, the
     step after them) instead of being steps of their own."""
     def is_code(step: RawStep) -> bool:
+        # depends_on does not count: models chain every item to the one before, code lines too
         return (step.other is None and step.description is not None and not step.children
-                and step.depends_on is None and step.tool_hints is None and code_line(step.description))
+                and step.tool_hints is None and code_line(step.description))
 
     out: list[RawStep] = []
     i = 0
