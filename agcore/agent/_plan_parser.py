@@ -46,7 +46,8 @@ class PlanParser(Protocol):
 
     async def parse(self, raw: str, goal: str) -> Plan:
         """The plan ``raw`` (a model's answer) describes for ``goal``. Raises ``PlanParseError`` saying what
-        was wrong, which the agent shows the model when it asks again."""
+        was wrong, which the agent shows the model when it asks again. What the parser changed to read
+        the answer goes in ``plan.warnings``, which the agent logs."""
 
 
 _FENCE = re.compile(r"(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:\n[ \t]*\1|\Z)", re.DOTALL)
