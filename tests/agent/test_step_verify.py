@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+import httpx
 import pytest
+import respx
 
 from agcore.agent import (
     AgentBuilder,
@@ -23,7 +25,8 @@ from agcore.agent import (
     StepVerifier,
     TurnResult,
 )
-from agcore.llm import AssistantMessage
+from agcore.llm import AssistantMessage, create_provider
+from agcore.llm.retry import NO_RETRY
 from agcore.testing import ScriptedProvider, tool_call_reply, tool_calls_reply
 from agcore.tools import tool
 
@@ -217,3 +220,36 @@ async def test_a_verified_plan_persists_and_resumes_with_its_failure() -> None:
     assert saved.steps[0].error.type == "StepNotVerified"
     resumed = await agent.resume_plan(session)
     assert resumed.succeeded
+
+
+def _llama_cpp_reply(content: str) -> httpx.Response:
+    """A llama.cpp ``llama-server`` chat completion: the model's call is text in ``content``."""
+    return httpx.Response(200, json={
+        "id": "chatcmpl-8f3e", "object": "chat.completion", "created": 1764000000,
+        "model": "qwen2.5-coder-1.5b-instruct-q8_0.gguf",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 412, "completion_tokens": 31, "total_tokens": 443},
+    })
+
+
+async def test_a_llama_cpp_call_left_as_text_fails_its_step_over_the_real_wire() -> None:
+    # Issue 18's false success: the call arrives as JSON text, nothing runs, the turn ends "done".
+    call = '```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```'
+    provider = create_provider("openai-compatible:qwen2.5-coder-1.5b", base_url="http://127.0.0.1:8080/v1",
+                               retry_policy=NO_RETRY)
+    bundle = (AgentBuilder().provider(provider).tools(add)
+              .config(AgentConfig(text_mode_tools=False, streaming="never")).build())
+    agent = DefaultTaskAgent()
+    session = AgentSession(agent, "llama", bundle)
+    with respx.mock(assert_all_called=True) as router:
+        route = router.post("http://127.0.0.1:8080/v1/chat/completions").mock(
+            return_value=_llama_cpp_reply(call))
+        plan = await agent.execute_plan(session, one_step())
+    assert route.call_count == 1
+    step = plan.steps[0]
+    assert step.status is StepStatus.FAILED
+    assert not plan.succeeded
+    assert step.error is not None
+    assert step.error.message.startswith("not done: the answer is a call to 'add' written as text, which "
+                                         "was never run")
