@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     )
     from agcore.agent._plan import Plan, Step, StepError, StepStatus
     from agcore.agent._plan_parser import JsonPlanParser, PlanParser
+    from agcore.agent._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent._subagent import (
         DEFAULT_MAX_DEPTH,
         DEFAULT_SUBAGENT_TIMEOUT,
@@ -118,6 +119,8 @@ _LAZY = {
     "StepStatus": "agcore.agent._plan",
     "JsonPlanParser": "agcore.agent._plan_parser",
     "PlanParser": "agcore.agent._plan_parser",
+    "DefaultStepVerifier": "agcore.agent._step_check",
+    "StepVerifier": "agcore.agent._step_check",
     "DEFAULT_PLAN_PROMPT": "agcore.agent._task_agent",
     "DEFAULT_REASK_PROMPT": "agcore.agent._task_agent",
     "PLAN_STATE_KEY": "agcore.agent._task_agent",
@@ -156,6 +159,7 @@ __all__ = [
     "ContextNote",
     "ConversationSession",
     "CostTracker",
+    "DefaultStepVerifier",
     "DefaultTaskAgent",
     "Environment",
     "FailurePolicy",
@@ -171,6 +175,7 @@ __all__ = [
     "Step",
     "StepError",
     "StepStatus",
+    "StepVerifier",
     "Summary",
     "SystemEvent",
     "SystemPrompt",

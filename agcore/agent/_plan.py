@@ -152,13 +152,18 @@ class Step(BaseModel):
 
 
 class Plan(BaseModel):
-    """A goal and its steps, in the order they are listed (``depends_on`` may reorder execution)."""
+    """A goal and its steps, in the order they are listed (``depends_on`` may reorder execution).
+
+    ``warnings`` says what ``JsonPlanParser`` changed to read a model's plan (a ``depends_on`` entry that
+    named no step and was dropped, a step cut off by the answer's end, code lines joined to their step);
+    it is empty for a plan loaded from a file, where such problems are errors."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(default_factory=new_id)
     goal: str = ""
     steps: list[Step] = Field(min_length=1)
+    warnings: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _steps_fit_together(self) -> Self:

@@ -3,11 +3,14 @@
 Models rarely answer with exactly the JSON asked for. ``JsonPlanParser`` reads, in this order, each
 fenced code block (```json or untagged), the whole answer, and every JSON-looking ``{...}``/``[...]``
 in the prose, mending what json-repair can (trailing commas, single quotes, comments, missing commas,
-an answer cut off mid-way), and takes the first that is a plan. A plan may be an object with ``steps``
-(or ``tasks``, ``plan``, ``subtasks``, ``todo``...), a bare list of steps, or ``{"step1": ..., ...}``;
-a step may be a plain string; its description may be under ``step``, ``task``, ``title``, ``name``,
-``action``...; ``dependencies``/``deps``/``after`` mean ``depends_on``, and "step 2" in them means "2".
-Keys the model adds (``rationale``, ``expected_output``...) and any statuses it invents are dropped.
+an answer cut off mid-way), and takes the first that is a plan. ``_plan_shape`` turns that JSON into
+steps (the spellings models use, steps keyed by name, sub-steps, code spread over items) and says in
+``Plan.warnings`` what it had to change: a step cut off by the answer's end dropped, ``depends_on``
+entries that name no step dropped.
+
+Prose is not a plan: code in a fence tagged with another language is never read, a bracket right after
+a name (``data["key"]``) or after ``name =`` (a TOML or Python assignment) is code, and a list found in
+prose counts only if its items read as steps (phrases, or objects with a step's fields).
 
 What it cannot read raises ``PlanParseError`` whose message says what was wrong and shows the shape
 wanted; ``TaskAgent`` hands that message back to the model when it asks again.
@@ -17,13 +20,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import json_repair
 
 from agcore.agent._errors import PlanParseError
 from agcore.agent._plan import Plan
+from agcore.agent._plan_cut import find_cut
+from agcore.agent._plan_shape import PlanData, locate_steps, plan_data
+from agcore.agent._plan_steps import step_text
 
 __all__ = ["PLAN_SHAPE", "JsonPlanParser", "PlanParser"]
 
@@ -40,32 +46,31 @@ class PlanParser(Protocol):
 
     async def parse(self, raw: str, goal: str) -> Plan:
         """The plan ``raw`` (a model's answer) describes for ``goal``. Raises ``PlanParseError`` saying what
-        was wrong, which the agent shows the model when it asks again."""
+        was wrong, which the agent shows the model when it asks again. What the parser changed to read
+        the answer goes in ``plan.warnings``, which the agent logs."""
 
 
 _FENCE = re.compile(r"(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:\n[ \t]*\1|\Z)", re.DOTALL)
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+#: The longest broken JSON handed to json-repair (about 1 s on the worst input seen, linear on real plans).
+_REPAIR_LIMIT = 8_000
 _JSON_TAGS = {"", "json", "jsonc", "json5", "javascript", "js"}
-_STEP_LISTS = ("steps", "tasks", "subtasks", "plan", "todo", "todos", "actions", "items")
-_GOAL_KEYS = ("goal", "objective")
-_DESCRIPTION_KEYS = (
-    "description", "step", "task", "title", "name", "action", "instruction", "instructions",
-    "content", "text", "summary", "desc", "details",
-)
-_ID_KEYS = ("id", "step_id", "number", "step_number", "index", "step")
-_DEPENDS_KEYS = ("depends_on", "dependencies", "depends", "deps", "after", "requires", "needs",
-                 "prerequisites")
-_TOOL_KEYS = ("tool_hints", "tools", "tool", "suggested_tools")
-_NUMBERED_KEY = re.compile(r"^(?:step|task)?[ _-]?(\d+)$", re.IGNORECASE)
-_STEP_REF = re.compile(r"^\s*(?:step|task)?\s*#?\s*(\d+)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A text that may hold the plan; ``in_prose``: found inside prose, so it must look like steps."""
+
+    text: str
+    in_prose: bool
 
 
 class JsonPlanParser:
     """The default ``PlanParser``: JSON as models write it. It reads fenced blocks, the whole answer,
     or JSON inside prose, mends what json-repair can (trailing commas, quotes, a cut-off answer), and
-    accepts a bare list of steps, steps as plain strings and the usual key spellings (``task``,
-    ``title``, ``dependencies``...). What it cannot read raises ``PlanParseError`` showing the shape
-    wanted.
+    accepts a bare list of steps, steps as plain strings, steps keyed by name and the usual key
+    spellings (``task``, ``title``, ``dependencies``...). What it changed to read the plan is in
+    ``plan.warnings``; what it cannot read raises ``PlanParseError`` showing the shape wanted.
 
     ``max_steps`` (None: no cap) rejects a plan with more steps, asking for a shorter one.
     """
@@ -85,13 +90,14 @@ class JsonPlanParser:
         problems: list[str] = []
         found_json = False
         for candidate in _candidates(text):
-            value = _load(candidate)
+            value, strict = _load(candidate.text)
             if value is None:
                 continue
             found_json = True
             try:
-                data = _plan_data(value)
-                plan = Plan.from_dict(data, goal=goal)
+                # JSON that had to be mended must look like steps too: json-repair reads "[the x]" as a list.
+                read = _read(candidate.text, value, in_prose=candidate.in_prose or not strict)
+                plan = Plan.from_dict(read.data, goal=goal)
             except PlanParseError as exc:
                 problems.append(exc.message.removeprefix("The plan is not valid: ").removesuffix(
                     ". Fix the plan and load it again."))
@@ -102,6 +108,7 @@ class JsonPlanParser:
                 continue
             if not plan.goal:
                 plan.goal = goal
+            plan.warnings = read.warnings
             return plan
         if not found_json:
             raise self._error("it contains no JSON plan (no JSON object or list was found)", raw)
@@ -117,22 +124,40 @@ class JsonPlanParser:
         )
 
 
-def _candidates(text: str) -> list[str]:
+def _candidates(text: str) -> list[_Candidate]:
     """Texts that may hold the plan, the likeliest first."""
-    out: list[str] = []
-    fences = list(_FENCE.finditer(text))
-    for match in fences:
-        if match.group(2).lower() in _JSON_TAGS and match.group(3).strip():
-            out.append(match.group(3))
+    out: list[_Candidate] = []
+    prose = text
+    for match in _FENCE.finditer(text):
+        body = match.group(3)
+        if match.group(2).lower() in _JSON_TAGS:
+            if body.strip()[:1] in ("{", "["):
+                out.append(_Candidate(body.strip(), in_prose=False))
+            else:  # an untagged fence may hold prose or code around the JSON
+                out.extend(_Candidate(span, in_prose=True) for span in _embedded(body))
+        # Code in another language is not a plan, nor is anything inside it.
+        prose = prose.replace(match.group(0), "\n" * match.group(0).count("\n"), 1)
     stripped = text.strip()
     if stripped and stripped[0] in "{[":
-        out.append(stripped)
-    out.extend(_embedded(text))
-    return list(dict.fromkeys(out))
+        out.append(_Candidate(stripped, in_prose=False))
+    out.extend(_Candidate(span, in_prose=True) for span in _embedded(prose))
+    seen: set[str] = set()
+    unique: list[_Candidate] = []
+    for candidate in out:
+        if candidate.text not in seen:
+            seen.add(candidate.text)
+            unique.append(candidate)
+    return unique
+
+
+_ASSIGNMENT = re.compile(r"[ \t]*[\w.\-\[\]\"']+[ \t]*[:=]?=[ \t]*")  # "tools = " before a bracket
 
 
 def _embedded(text: str) -> list[str]:
-    """Each outermost ``{...}``/``[...]`` in ``text``; an unclosed one runs to the end (cut off)."""
+    """Each outermost ``{...}``/``[...]`` in ``text``; an unclosed one runs to the end (cut off). A
+    bracket right after a name or a closing bracket (``data["key"]``, ``f(x)[0]``) or after
+    ``name =`` at the start of a line (an assignment) is code, and a markdown link's ``[text](url)``
+    is prose: both are skipped."""
     spans: list[str] = []
     i = 0
     while i < len(text):
@@ -140,7 +165,13 @@ def _embedded(text: str) -> list[str]:
             i += 1
             continue
         end = _closing(text, i)
-        spans.append(text[i:end])
+        line_start = text.rfind("\n", 0, i) + 1
+        link = text[i] == "[" and text[end:end + 1] == "("  # a markdown link: [text](url)
+        before = text[i - 1] if i > 0 else " "
+        code = (before.isascii() and (before.isalnum() or before in "_)]")) or (
+            i - line_start <= 200 and _ASSIGNMENT.fullmatch(text, line_start, i) is not None)
+        if not link and not code:
+            spans.append(text[i:end])
         i = end if end > i + 1 else i + 1
     return spans
 
@@ -169,123 +200,77 @@ def _closing(text: str, start: int) -> int:
     return len(text)
 
 
-def _load(candidate: str) -> Any:
-    """The JSON value of ``candidate``, repaired if need be; None when there is none."""
-    if '"' not in candidate and "'" not in candidate:
-        return None  # a plan holds strings: "[1]" or "{name}" in prose is not one
+def _read(text: str, value: Any, *, in_prose: bool) -> PlanData:
+    """The plan data of ``value`` (``text`` read as JSON); when ``text`` is cut off inside the steps,
+    of ``text`` without the step the cut went through, with a warning saying so."""
+    cut = find_cut(text)
+    if cut is None:
+        return plan_data(value, in_prose=in_prose)
+    # json-repair's guess at the cut-off end is not trusted: the text is cut back to whole items.
+    _, container, depth = locate_steps(value)
+    if cut.depth < depth:  # cut after the steps were closed: they are whole
+        kept = cut.close(text) if cut.whole else cut.trim(text, cut.depth)[0]
+        whole, _ = _load(kept)
+        return plan_data(whole if whole is not None else value, in_prose=in_prose)
+    if cut.depth == depth and cut.whole:
+        kept, left_out = cut.close(text), ""
+    else:
+        kept, left_out = cut.trim(text, depth)
+    whole, _ = _load(kept)
+    done = len(locate_steps(whole)[1]) if whole is not None else 0
+    if not left_out:
+        warning = (f"the answer was cut off after step {done} (max_tokens?); the plan may be missing its "
+                   "last steps")
+    else:
+        said = _fragment_text(left_out, keyed=not isinstance(container, list))
+        what = f"step {done + 1}" + (f" ({said!r})" if said else "")
+        warning = f"{what} was cut off by the end of the answer (max_tokens?); it was dropped"
+    if whole is None or done == 0:
+        raise PlanParseError("the answer was cut off inside its first step (max_tokens?); nothing complete "
+                             "is left of the plan")
+    return plan_data(whole, in_prose=in_prose, warnings=[warning])
+
+
+def _fragment_text(fragment: str, *, keyed: bool) -> str:
+    """What the partial step ``fragment`` says, as well as it can be read (for the warning)."""
+    fragment = fragment[:300]  # enough to name the step; json-repair is slow on long broken text
     try:
-        return json.loads(candidate)
-    except ValueError:
+        value = json_repair.loads("{" + fragment + "}" if keyed else "[" + fragment + "]")
+    except Exception:  # json-repair may raise on input it does not expect; then show nothing
+        return ""
+    if isinstance(value, dict) and value:
+        key, item = list(value.items())[-1]
+        text = step_text(item, str(key))
+    elif isinstance(value, list) and value:
+        text = step_text(value[0], None)
+    else:
+        return ""
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _load(candidate: str) -> tuple[Any, bool]:
+    """The JSON value of ``candidate``, mended if need be (None when there is none), and whether it
+    was valid JSON as written. A cut-off candidate is first closed by ``find_cut`` (exact); json-repair
+    gets what is still broken, if it is short enough (it takes quadratic time on some broken input)."""
+    if '"' not in candidate and "'" not in candidate:
+        return None, False  # a plan holds strings: "[1]" or "{name}" in prose is not one
+    try:
+        return json.loads(candidate), True
+    except (ValueError, RecursionError):
         pass
+    cut = find_cut(candidate)
+    if cut is not None:
+        closed = cut.close(candidate) if cut.whole else cut.trim(candidate, cut.depth)[0]
+        try:
+            return json.loads(closed), False
+        except (ValueError, RecursionError):
+            pass
+    if len(candidate) > _REPAIR_LIMIT:
+        return None, False
     try:
         value = json_repair.loads(candidate)
     except Exception:  # json-repair may raise on input it does not expect; that is "unreadable" here
-        return None
+        return None, False
     if value == "" or not isinstance(value, dict | list):
-        return None
-    return value
-
-
-def _plan_data(value: Any) -> dict[str, Any]:
-    """``value`` rewritten into ``Plan.from_dict``'s shape (strict checks are left to it)."""
-    goal: str | None = None
-    steps: Any = None
-    if isinstance(value, list):
-        steps = value
-    elif isinstance(value, Mapping):
-        goal = next((value[k] for k in _GOAL_KEYS if isinstance(value.get(k), str)), None)
-        inner = value
-        for _ in range(3):  # {"plan": {"steps": [...]}} and the like
-            key = next((k for k in _STEP_LISTS if isinstance(inner.get(k), list | Mapping)), None)
-            if key is None:
-                break
-            found = inner[key]
-            if isinstance(found, list):
-                steps = found
-                break
-            if goal is None:
-                goal = next((found[k] for k in _GOAL_KEYS if isinstance(found.get(k), str)), None)
-            inner = found
-        if steps is None:
-            steps = _numbered(inner)
-        if steps is None:
-            keys = ", ".join(repr(k) for k in list(value)[:8]) or "none"
-            raise PlanParseError(f"the JSON object has no list of steps under 'steps' (its keys: {keys})")
-    else:
-        raise PlanParseError(f"the JSON is a {type(value).__name__}, not a plan")
-    data: dict[str, Any] = {"steps": [_step(s) for s in steps]}
-    if goal:
-        data["goal"] = goal
-    _resolve_refs(data["steps"])
-    return data
-
-
-def _numbered(value: Mapping[str, Any]) -> list[Any] | None:
-    """``{"step1": "...", "step2": {...}}`` as a list, in number order; None if not that shape."""
-    if not value:
-        return None
-    numbered: list[tuple[int, Any]] = []
-    for key, item in value.items():
-        match = _NUMBERED_KEY.match(str(key))
-        if match is None:
-            return None
-        if isinstance(item, Mapping):
-            item = {"id": match.group(1), **item}
-        elif isinstance(item, str):
-            item = {"id": match.group(1), "description": item}
-        numbered.append((int(match.group(1)), item))
-    return [item for _, item in sorted(numbered, key=lambda pair: pair[0])]
-
-
-def _step(raw: Any) -> Any:
-    if isinstance(raw, str):
-        return raw.strip()
-    if not isinstance(raw, Mapping):
-        return raw  # Plan.from_dict names the step and what it got
-    step: dict[str, Any] = {}
-    texts = {k: raw[k].strip() for k in _DESCRIPTION_KEYS if isinstance(raw.get(k), str) and raw[k].strip()}
-    # {"step": "2", "task": "..."}: a number under "step" is the step's id, not what to do.
-    number = _STEP_REF.match(texts["step"]) if "step" in texts else None
-    if number is not None:
-        del texts["step"]
-        step["id"] = number.group(1)
-    description = next(iter(texts.values()), None)
-    if description is not None:
-        step["description"] = description
-    for key in _ID_KEYS:
-        found = raw.get(key)
-        if "id" in step and key == "step":
-            break
-        if isinstance(found, int) and not isinstance(found, bool):
-            step["id"] = str(found)
-            break
-        if isinstance(found, str) and found.strip() and key != "step":
-            step["id"] = found.strip()
-            break
-    depends = next((raw[k] for k in _DEPENDS_KEYS if raw.get(k) is not None), None)
-    if depends is not None:
-        step["depends_on"] = depends
-    tools = next((raw[k] for k in _TOOL_KEYS if raw.get(k) is not None), None)
-    if tools is not None:
-        step["tool_hints"] = tools
-    agent = raw.get("agent")  # the sub-agent the step is delegated to (DefaultTaskAgent.subagents)
-    if isinstance(agent, str) and agent.strip():
-        step["agent"] = agent.strip()
-    return step
-
-
-def _resolve_refs(steps: list[Any]) -> None:
-    """``depends_on`` entries like "step 2" or 2 become the id they mean, when that id exists."""
-    ids = {str(s.get("id", i + 1)) if isinstance(s, Mapping) else str(i + 1) for i, s in enumerate(steps)}
-    for step in steps:
-        if not isinstance(step, dict) or "depends_on" not in step:
-            continue
-        refs = step["depends_on"]
-        refs = refs if isinstance(refs, list) else [refs]
-        resolved: list[Any] = []
-        for ref in refs:
-            text = str(ref) if isinstance(ref, int | str) and not isinstance(ref, bool) else None
-            if text is not None and text not in ids and (match := _STEP_REF.match(text)) is not None:
-                text = match.group(1)
-            resolved.append(text if text is not None else ref)
-        step["depends_on"] = resolved
+        return None, False
+    return value, False

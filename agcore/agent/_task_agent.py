@@ -9,8 +9,11 @@ Execution, per step, in list order but never before the steps it ``depends_on``:
 * the step turns ``running`` (``attempts`` + 1), ``session.plan_step_index`` is its index, and it runs
   as one ``session.submit_turn()`` whose input holds the goal, the results of the steps completed so
   far and the step itself (``step_input()``, overridable);
-* a turn that ends ``done`` completes the step with the turn's text; any other ending fails it
-  (``StepError``: the turn's error, and whether it is recoverable);
+* a turn that ends ``done`` completes the step with the turn's text, if the agent's ``verifier``
+  (``DefaultStepVerifier``) agrees that the turn did the step: no tool call when the step's hints
+  expected some, an answer that repeats the step or writes a tool result itself fail the step with
+  ``StepError.type`` ``"StepNotVerified"`` (recoverable: a retry tells the model why); any other
+  ending fails it (``StepError``: the turn's error, and whether it is recoverable);
 * a failure is handled by ``failure_policy``: ``"stop"`` ends the run (later steps stay ``pending``),
   ``"continue"`` goes on with the steps that do not need the failed one, ``"retry"`` runs the step
   again while its error is recoverable (``AgentError.is_recoverable()``), at most ``max_retries`` more
@@ -36,6 +39,7 @@ applications that keep plans elsewhere. The planning call goes to the session's 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -45,6 +49,7 @@ from agcore.agent._errors import AgentError, PlanParseError
 from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._plan import Plan, Step, StepError, StepStatus
 from agcore.agent._plan_parser import PLAN_SHAPE, JsonPlanParser, PlanParser
+from agcore.agent._step_check import NOT_VERIFIED, DefaultStepVerifier, StepVerifier
 from agcore.llm.types import AssistantMessage, LLMRequest, ToolDefinition, UserMessage
 from agcore.tools import Tool
 
@@ -83,8 +88,9 @@ Tools the steps can use:
 
 Answer with only a JSON object, no other text, of this shape:
 {shape}
-`depends_on` lists the ids of the steps whose results a step needs; `tool_hints` names the tools that \
-will likely help. Use as few steps as the goal needs."""
+`depends_on` lists the ids of the steps whose results a step needs (only ids of steps in this plan); \
+`tool_hints` names the tools that will likely help. Code a step writes goes in its description. Use as \
+few steps as the goal needs."""
 
 #: ``{error}`` is the parse error's message.
 DEFAULT_REASK_PROMPT = """\
@@ -92,6 +98,8 @@ Your plan could not be read: {error}
 Answer again with only the JSON object."""
 
 _RESULT_CHARS = 4000
+_log = logging.getLogger("agcore.agent")
+_DEFAULT_VERIFIER = DefaultStepVerifier()
 
 
 @runtime_checkable
@@ -130,6 +138,8 @@ class DefaultTaskAgent:
     Report}``): such a step's turn must answer with a valid ``Report`` (``Step.output``).
     ``output_type`` types the plan's final answer, its last step (``plan_output(plan)``); the other
     steps answer in text unless they name a type.
+    ``verifier`` decides whether a step's turn did the step (``DefaultStepVerifier()``; None accepts
+    every turn that ends normally).
     """
 
     def __init__(
@@ -148,6 +158,7 @@ class DefaultTaskAgent:
         subagents: Mapping[str, Agent | Tool] | None = None,
         output_types: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        verifier: StepVerifier | None = _DEFAULT_VERIFIER,
     ) -> None:
         _check_policy(failure_policy, max_retries)
         self.name = name
@@ -167,6 +178,7 @@ class DefaultTaskAgent:
         self.output_types: dict[str, Any] = dict(output_types or {})
         #: The type of the plan's final answer: its last step's, unless that step names its own.
         self.output_type = output_type
+        self.verifier = verifier
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -204,18 +216,20 @@ class DefaultTaskAgent:
 
     async def draft_plan(self, session: AgentSession, goal: str) -> Plan:
         """Ask the model for a plan; on a ``PlanParseError`` ask once more, showing it the error.
-        Raises the second ``PlanParseError``, or the model call's ``AgentError``."""
+        What the parser changed to read the plan is in ``plan.warnings`` (and logged as warnings of
+        the ``agcore.agent`` logger). Raises the second ``PlanParseError``, or the model call's
+        ``AgentError``."""
         tools = session.agent.tool_definitions(session.bundle)
         prompt = self._plan_prompt(goal, tools)
         messages: list[UserMessage | AssistantMessage] = [UserMessage(content=prompt)]
         reply = await self._ask(session, messages)
         try:
-            return await self.parser.parse(reply.text, goal)
+            return _warned(await self.parser.parse(reply.text, goal))
         except PlanParseError as first:
             messages += [reply, UserMessage(content=self.reask_prompt.replace("{error}", first.message))]
         reply = await self._ask(session, messages)
         try:
-            return await self.parser.parse(reply.text, goal)
+            return _warned(await self.parser.parse(reply.text, goal))
         except PlanParseError as second:
             problem = second.problem or second.message
             raise PlanParseError(
@@ -275,30 +289,37 @@ class DefaultTaskAgent:
     # ---------------------------------------------------------------------------- pieces
 
     async def run_step(self, session: AgentSession, plan: Plan, step: Step) -> None:
-        """Run ``step`` as one turn and complete or fail it by how the turn ended. A step with an
-        ``agent`` runs as the turn of that sub-agent's child session. A step with an
-        ``output_type`` is a typed turn: its validated answer is kept in ``step.output`` (as JSON
-        data) and its JSON is the step's result."""
+        """Run ``step`` as one turn and complete or fail it by how the turn ended and what the
+        ``verifier`` says of it. A step with an ``agent`` runs as the turn of that sub-agent's child
+        session. A step with an ``output_type`` is a typed turn: its validated answer is kept in
+        ``step.output`` (as JSON data) and its JSON is the step's result."""
         step.output = None
         output = None
+        prompt = self.step_input(plan, step)
         if step.agent is not None:  # a delegated step answers in the sub-agent's text
             from agcore.agent._subagent_step import run_delegated_step
 
-            result = await run_delegated_step(self.subagents, session, step, self.step_input(plan, step))
+            result = await run_delegated_step(self.subagents, session, step, prompt)
             if result is None:
                 return
         else:
             output = self._step_output_type(step, plan)
             if output is None and resolve_output(None, session.agent) is None:
-                result = await session.submit_turn(self.step_input(plan, step))
+                result = await session.submit_turn(prompt)
             else:  # an untyped step stays untyped whatever the session's agent types its turns as
-                result = await session.submit_turn(self.step_input(plan, step), output_type=output or str)
-        if result.stop == "done" and result.error is None:
-            step.complete(result.text)
-            if output is not None:
-                step.output = output.dump(result.output)
-        else:
+                result = await session.submit_turn(prompt, output_type=output or str)
+        if result.stop != "done" or result.error is not None:
             step.fail(_turn_error(result))
+            return
+        if self.verifier is not None:
+            tools = [t.name for t in session.agent.tool_definitions(session.bundle)]
+            problem = await self.verifier.verify(step, result, prompt=prompt, tools=tools)
+            if problem is not None:
+                step.fail(StepError(message=f"not done: {problem}", type=NOT_VERIFIED, recoverable=True))
+                return
+        step.complete(result.text)
+        if output is not None:
+            step.output = output.dump(result.output)
 
     def step_output(self, step: Step, plan: Plan | None = None) -> Any:
         """The typed answer of a completed ``step`` with an output type (validated again from the
@@ -342,6 +363,10 @@ class DefaultTaskAgent:
         lines.append(f"Now carry out step {step.id} of {len(plan.steps)}: {step.description}")
         if step.tool_hints:
             lines.append("Tools that will likely help: " + ", ".join(step.tool_hints))
+        last = step.last_error
+        if last is not None and last.type == NOT_VERIFIED and step.attempts > 1:
+            lines.append(f"Your last attempt at this step was not accepted ({last.message}). Call the "
+                         "tools the step needs and wait for their results; do not write results yourself.")
         lines.append("Do only this step, then answer with its outcome.")
         return "\n".join(lines)
 
@@ -415,6 +440,12 @@ def _check_policy(policy: str, retries: int) -> None:
         raise ValueError(f"failure_policy must be 'stop', 'continue' or 'retry', not {policy!r}")
     if retries < 0:
         raise ValueError(f"max_retries must be 0 or more, not {retries}")
+
+
+def _warned(plan: Plan) -> Plan:
+    for warning in plan.warnings:
+        _log.warning("the model's plan was mended: %s", warning)
+    return plan
 
 
 def _next_step(plan: Plan) -> Step | None:

@@ -301,6 +301,8 @@ async def draft_plan(
             except AgentError as exc:
                 raise CliError(str(exc), exit_code_for(exc)) from None
         console.print(plan_table(plan, title=f"plan: {plan.goal or goal}", results=False))
+        for warning in plan.warnings:  # what the parser mended in the model's answer
+            console.print(f"! {warning}", style="yellow", markup=False, highlight=False)
         if save is not None:
             save_plan(plan, save)
             console.print(f"saved to {save} · run it with: agcore plan run {save}",

@@ -170,8 +170,9 @@ def _corpus() -> list[Path]:
 
 def test_corpus_is_big_enough_and_every_case_has_its_expectation() -> None:
     cases = _corpus()
-    assert len(cases) >= 20
-    assert sum(1 for c in cases if not _expected(c)["ok"]) >= 8  # broken answers included
+    assert len(cases) >= 75
+    assert sum(1 for c in cases if not _expected(c)["ok"]) >= 20  # broken answers included
+    assert sum(1 for c in cases if _expected(c).get("warnings_contain")) >= 20  # mended ones too
     assert {p.name for p in CORPUS.glob("*.expected.json")} == {c.stem + ".expected.json" for c in cases}
 
 
@@ -209,6 +210,11 @@ async def test_parser_corpus(raw: str, expected: dict[str, Any]) -> None:
             assert step.tool_hints == want["tool_hints"]
         assert step.status is StepStatus.PENDING  # whatever the model wrote
         assert step.attempts == 0
+    # Every change the parser made is a warning the caller sees, and nothing else is.
+    wanted = expected.get("warnings_contain", [])
+    assert len(plan.warnings) == len(wanted), plan.warnings
+    for warning, part in zip(plan.warnings, wanted, strict=True):
+        assert part in warning
 
 
 @pytest.mark.anyio

@@ -353,10 +353,36 @@ async def test_unreadable_plan_is_asked_for_again_with_the_error() -> None:
     assert session.usage.calls == 4
 
 
-async def test_a_plan_unreadable_twice_raises_and_runs_nothing() -> None:
-    model = ScriptedProvider(["no plan", '{"steps": [{"id": "1", "description": "x", "depends_on": ["9"]}]}'])
+async def test_a_drafted_plan_with_junk_dependencies_is_kept_and_says_what_was_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    answer = ('```json\n{"steps": [{"id": "1", "description": "Compute 2 + 3", "tool_hints": ["add"], '
+              '"depends_on": ["numpy"]}, {"id": "2", "description": "Explain the sum", '
+              '"depends_on": ["1", "", "2"]}]}\n```')
+    model = ScriptedProvider([answer, tool_call_reply("add", {"a": 2, "b": 3}), "5.", "2 + 3 is 5."])
     agent, session = make(model)
-    expected = r"even when asked again: .*depends_on refers to unknown step '9'"
+    with caplog.at_level("WARNING", logger="agcore.agent"):
+        plan = await agent.run(session, "Add and explain")
+    assert plan.succeeded
+    assert model.calls == 4  # no second planning call: the plan was readable
+    assert [s.depends_on for s in plan.steps] == [[], ["1"]]
+    assert plan.warnings == [
+        "step 1 ('Compute 2 + 3'): depends_on 'numpy' is not the id of a step (the ids are ['1', '2']); "
+        "it was dropped",
+        "step 2 ('Explain the sum'): depends_on '' is not the id of a step (the ids are ['1', '2']); it was "
+        "dropped",
+        "step 2 ('Explain the sum'): depends_on '2' is the step itself; it was dropped",
+    ]
+    logged = [r.getMessage() for r in caplog.records if r.name == "agcore.agent"]
+    assert logged == [f"the model's plan was mended: {w}" for w in plan.warnings]
+    assert Plan.from_json(plan.to_json()).warnings == plan.warnings  # kept with the saved plan
+
+
+async def test_a_plan_unreadable_twice_raises_and_runs_nothing() -> None:
+    model = ScriptedProvider(["no plan", '{"steps": [{"id": "1", "description": "x", "depends_on": ["2"]}, '
+                                         '{"id": "2", "description": "y", "depends_on": ["1"]}]}'])
+    agent, session = make(model)
+    expected = r"even when asked again: depends_on forms a cycle: step 1 \('x'\) -> step 2 \('y'\) -> step 1"
     with pytest.raises(PlanParseError, match=expected):
         await agent.run(session, "goal")
     assert model.calls == 2

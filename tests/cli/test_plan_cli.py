@@ -115,10 +115,35 @@ def test_plan_draft_prints_the_plan_and_saves_it_for_plan_run(tmp_path: Path, in
     assert [(s.id, s.description, s.depends_on) for s in saved.steps] == [
         ("1", "Write hello.txt", []), ("2", "Read it back [twice]", ["1"])]
 
-    write_script(tmp_path, ["Step one done.", "Step two done."], name="steps.json")
-    done = invoke("plan", "run", "greet.yaml", "--model", "scripted:steps.json", "--no-plugins")
+    write_script(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi"}}]},
+        "Step one done.", "Step two done."], name="steps.json")
+    done = invoke("plan", "run", "greet.yaml", "--model", "scripted:steps.json", "--no-plugins", "--yes")
     assert done.exit_code == 0, done.stdout + done.stderr
     assert "2/2 steps done" in done.stdout
+
+
+def test_plan_run_fails_a_step_the_model_only_claims_to_have_done(tmp_path: Path, invoke: Invoke) -> None:
+    # A small model's usual false success: it says the file is written, and calls nothing.
+    (tmp_path / "plan.yaml").write_text(PLAN_YAML)
+    write_script(tmp_path, ["I have written hello.txt with a greeting."])
+    done = invoke("plan", "run", "plan.yaml", "--model", "scripted:model.json", "--yes", "--no-plugins")
+    assert done.exit_code == 1, done.stdout + done.stderr
+    assert re.search(r"✗ step write \(1/2\) failed: not done: the turn made no tool calls, though the step "
+                     r"needs its tools \(write_file\)", done.stdout)
+    assert re.search(r"│ write\s+│.*│ failed\s+│\s+1 │ not done: the turn made no tool calls", done.stdout)
+    assert "0/2 steps done" in done.stdout
+    assert not (tmp_path / "hello.txt").exists()
+
+
+def test_plan_draft_prints_what_it_mended_in_the_models_plan(tmp_path: Path, invoke: Invoke) -> None:
+    drafted = {"steps": [{"id": "1", "description": "Install requests", "depends_on": ["pip"]},
+                         {"id": "2", "description": "Fetch the page", "depends_on": ["1"]}]}
+    write_script(tmp_path, [{"text": json.dumps(drafted)}])
+    done = invoke("plan", "draft", "Fetch a page", "--model", "scripted:model.json")
+    assert done.exit_code == 0, done.stderr
+    assert ("! step 1 ('Install requests'): depends_on 'pip' is not the id of a step (the ids are ['1', "
+            "'2']); it was dropped") in done.stdout
 
 
 def test_plan_draft_saves_json_and_rejects_other_suffixes(tmp_path: Path, invoke: Invoke) -> None:

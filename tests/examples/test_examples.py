@@ -152,18 +152,20 @@ def test_demo_exits_non_zero_when_the_showcase_fails(tmp_path: Path) -> None:
 
 def test_demo_with_base_url_runs_on_that_server_in_both_processes(tmp_path: Path) -> None:
     # The loopback fake of the OpenAI API answers every request with a get_weather call and then
-    # text: a "real" model that ignores the plan. The demo uses it, and says the showcase failed.
+    # text: a "real" model that ignores the plan. The demo uses it, and says the showcase failed:
+    # its first step is not done (its one tool call failed), so the plan stops there in each process.
     with FakeVendor() as server:
         result = run("demo.py", "--workdir", str(tmp_path), "--base-url", server.openai_base_url,
                      "--model", "gpt-4o-mini")
         posts = [r for r in server.requests if r[0] == "POST" and r[1].endswith("/chat/completions")]
     assert result.stdout.startswith("MODEL: openai-compatible:gpt-4o-mini (a real model")
-    assert len(posts) == 10  # two calls per plan step, two for the resumed process's turn
+    assert len(posts) == 6  # step 'code' in each process (two calls each), two for the resumed turn
     first, last = json.loads(posts[0][3]), json.loads(posts[-1][3])
     assert "You are a careful software engineer" in first["messages"][0]["content"]
     assert "What have we done in this session so far" in json.dumps(last["messages"])
-    assert "Now carry out step run of 4" in json.dumps(last["messages"])  # the restored history
+    assert "Now carry out step code of 4" in json.dumps(last["messages"])  # the restored history
     assert result.returncode == 1
+    assert "DEMO FAILED: the plan did not complete: code failed" in result.stderr
     assert "DEMO FAILED: the agent stored nothing in memory" in result.stderr
     assert "refused: `curl -s https://example.com/install.sh` is refused" in result.stdout  # shown directly
 
