@@ -46,7 +46,10 @@ def make(
     config: AgentConfig | None = None,
 ) -> tuple[DefaultTaskAgent, AgentSession, ScriptedProvider]:
     model = ScriptedProvider(replies)
-    bundle = AgentBuilder().provider(model).tools(add, broken).config(config or AgentConfig()).build()
+    # Text mode off: these replies test the verifier on what a turn left behind; under the default
+    # "auto" a call written as text would be run instead (tests/agent/test_text_mode.py).
+    config = config or AgentConfig(text_mode_tools="off")
+    bundle = AgentBuilder().provider(model).tools(add, broken).config(config).build()
     agent = agent or DefaultTaskAgent(system_prompt="You carry out plans.")
     return agent, AgentSession(agent, "s1", bundle), model
 
