@@ -62,7 +62,14 @@ from agcore.agent._tool_phase import ToolPhase
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
 from agcore.llm.errors import LLMError
 from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent, TextDelta, ThinkingDelta
-from agcore.llm.types import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.llm.types import (
+    AssistantMessage,
+    LLMRequest,
+    StopReason,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
@@ -208,6 +215,10 @@ async def run_loop(
                     accepted, calls = True, []
             if not calls:
                 if turn.reread:  # only unreadable calls: the model reads what was wrong and retries
+                    continue
+                if message.stop_reason is StopReason.PAUSE:
+                    # Anthropic paused a long server-tool turn (pause_turn): sending the history back
+                    # as it is lets the model go on; max_turns bounds how often.
                     continue
                 steering = session._drain(session._steering)
                 if steering:  # the user spoke during the model call: answer that first

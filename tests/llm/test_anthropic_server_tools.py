@@ -325,3 +325,27 @@ async def test_other_vendors_leave_server_tool_blocks_out(api: respx.MockRouter)
         messages = json.loads(route.calls[0].request.content)["messages"]
         assert messages[1] == {"role": "assistant", "content": expected}
         assert "srvtoolu" not in json.dumps(messages)
+
+
+# ------------------------------------------------------------------ pause_turn in the agent loop
+
+
+async def test_a_paused_server_tool_turn_is_sent_back_and_goes_on(api: respx.MockRouter) -> None:
+    # Anthropic pauses a long server-tool turn with stop_reason "pause_turn"; the loop sends the
+    # history back as it is (the paused reply last) and the model goes on in the same submit_turn.
+    from agcore.agent import AgentBuilder, AgentSession, BasicAgent
+
+    paused = message_body([{"type": "text", "text": "Let me look that up."}, SEARCH_USE, SEARCH_RESULT],
+                          stop_reason="pause_turn")
+    route = api.post(MESSAGES).mock(side_effect=[
+        respond_json(paused), respond_json(message_body([CITED_TEXT]))])
+    bundle = AgentBuilder().provider(make()).build()
+    session = AgentSession(BasicAgent("searcher", system_prompt="Answer briefly."), "paused", bundle)
+    result = await session.submit_turn("Weather in Paris?")
+    assert result.stop == "done"
+    assert result.text == "It is 11°C and cloudy in Paris today."
+    assert route.call_count == 2
+    resent = sent(route, 1)["messages"]
+    assert [m["role"] for m in resent] == ["user", "assistant"]  # no made-up user message between
+    assert resent[1]["content"] == [{"type": "text", "text": "Let me look that up."}, SEARCH_USE,
+                                    SEARCH_RESULT]

@@ -33,7 +33,7 @@ from agcore.agent._loop import (
 )
 from agcore.agent._output import resolve_output, settle_final_call, settle_text_answer
 from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
-from agcore.llm.types import AssistantMessage, UserMessage
+from agcore.llm.types import AssistantMessage, StopReason, UserMessage
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -123,6 +123,8 @@ class ModelNodes:
                 accepted, calls = True, []
         if not calls:
             if turn.reread:  # only unreadable text-mode calls: the model reads the note and retries
+                return Command(update=step.update(), goto="model")
+            if message.stop_reason is StopReason.PAUSE:  # Anthropic's pause_turn: send it back, go on
                 return Command(update=step.update(), goto="model")
             steering = session._drain(session._steering)
             if steering:  # the user spoke during the model call: answer that first

@@ -13,7 +13,15 @@ import pytest
 from agcore.agent import AgentBuilder, AgentConfig, AgentEvent, AgentSession, BasicAgent, TurnResult
 from agcore.hooks import HookContext, ToolCallDecision, hookimpl
 from agcore.integrations.langgraph import GraphSession
-from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.llm import (
+    AssistantMessage,
+    LLMRequest,
+    StopReason,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from agcore.llm.errors import InvalidRequestError
 from agcore.testing import ScriptedProvider, tool_calls_reply
 from agcore.tools import Tool, ToolContext, tool
@@ -364,6 +372,24 @@ async def test_a_resolver_switching_models_mid_turn_reads_the_same_on_both() -> 
     assert switched == [{"type": "provider_switched", "from_provider": "scripted", "from_model": "small",
                          "to_provider": "other", "to_model": "large"}]
     assert runs["loop"][2] == ["s4", "s4"]
+
+
+async def test_a_paused_reply_goes_on_in_the_same_turn_on_both() -> None:
+    # Anthropic's pause_turn (StopReason.PAUSE): the history goes back as it is, the model goes on.
+    runs = {}
+    for backend in ("loop", "graph"):
+        paused = AssistantMessage(content=[TextBlock(text="Searching...")], stop_reason=StopReason.PAUSE)
+        model = ScriptedProvider([paused, "Found it."])
+        bundle = AgentBuilder().provider(model).build()
+        agent = BasicAgent(name="pauser", system_prompt="s")
+        session: AgentSession | GraphSession = (
+            AgentSession(agent, "s5", bundle) if backend == "loop" else GraphSession(agent, "s5", bundle)
+        )
+        result = await session.submit_turn("find it")
+        runs[backend] = (result.text, result.stop, comparable(session.messages), len(model.requests))
+    assert runs["graph"] == runs["loop"]
+    assert runs["loop"][:2] == ("Found it.", "done")
+    assert runs["loop"][3] == 2
 
 
 @tool
