@@ -4,7 +4,7 @@ Skipped unless ``AGCORE_E2E_GGUF`` names a GGUF file. Settings (environment):
 
 * ``AGCORE_E2E_GGUF``: the model file (docs/local-models-e2e.md says how to get one);
 * ``AGCORE_E2E_LLAMA_SERVER``: a llama-server binary to use instead of finding or building one;
-* ``AGCORE_E2E_TIMEOUT`` (240): seconds per task; ``AGCORE_E2E_MAX_TURNS`` (12): turn cap per task;
+* ``AGCORE_E2E_TIMEOUT`` (300): seconds per task; ``AGCORE_E2E_MAX_TURNS`` (12): turn cap per task;
 * ``AGCORE_E2E_CTX`` (8192), ``AGCORE_E2E_THREADS`` (2), ``AGCORE_E2E_TEMP`` (0): the server's
   context size, threads and default sampling temperature;
 * ``AGCORE_E2E_OUT`` (``.e2e-local/`` in the repository): where results.json, results.md and the logs go.
@@ -80,7 +80,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     meta: dict[str, object] = {
         "model": str(gguf), "agcore": _commit(), "context": setting("CTX", 8192),
         "threads": setting("THREADS", 2), "server temperature": os.environ.get("AGCORE_E2E_TEMP", "0"),
-        "per-task timeout (s)": setting("TIMEOUT", 240), "plan max_tool_turns": setting("MAX_TURNS", 12),
+        "per-task timeout (s)": setting("TIMEOUT", 300), "plan max_tool_turns": setting("MAX_TURNS", 12),
         "extra agcore run flags": " ".join(flags) or "(none: this CLI has none of the optional flags)",
     }
     markdown = write_results(_RESULTS, out_dir(), title=title, meta=meta)

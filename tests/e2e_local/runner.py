@@ -40,6 +40,7 @@ class TaskResult:
     tool_calls: int | None
     seconds: float
     timed_out: bool
+    detail: str = ""  # agcore's own closing line (cli) or the steps' statuses (plan)
 
     @property
     def false_success(self) -> bool:
@@ -113,6 +114,7 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
         calls = int(found[-1].replace(",", "")) if found else None
         tools = sum(1 for line in output.splitlines() if line.lstrip().startswith("▸ "))
         claimed = code == 0 and not timed_out
+        detail = _closing_line(output)
     else:
         plan_file = logs / f"{task.name}.plan.yaml"
         plan_file.write_text(_dedent(task.plan), encoding="utf-8")
@@ -127,12 +129,33 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
         calls = report.get("model_calls")
         tools = report.get("tool_calls")
         claimed = bool(report.get("succeeded"))
+        detail = _steps_line(report)
     check = task.check(workspace, Outcome(code, output))
     reason = check.reason if not check.achieved else ""
     if timed_out and not check.achieved:
         reason = f"timed out after {timeout:.0f}s; {reason}"
     return TaskResult(task.name, task.via, check.achieved, reason, claimed, code, calls, tools,
-                      round(seconds, 1), timed_out)
+                      round(seconds, 1), timed_out, detail)
+
+
+def _closing_line(output: str) -> str:
+    """The CLI's summary (``✓ done · 2 model calls · …``), after its error line if it printed one."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    ends = [n for n, line in enumerate(lines) if _CALLS.search(line)]
+    if not ends:
+        return lines[-1][:300] if lines else "(no output)"
+    last = ends[-1]
+    before = lines[last - 1] if last and lines[last - 1].startswith(("✗", "■", "⏹", "error")) else ""
+    return " / ".join(x for x in (before[:200], lines[last][:200]) if x)
+
+
+def _steps_line(report: dict[str, object]) -> str:
+    steps = report.get("steps")
+    if not isinstance(steps, list):
+        return f"no report from the plan runner ({report.get('error') or 'it died'})"
+    text = ", ".join(f"{s.get('id')} {s.get('status')}" for s in steps if isinstance(s, dict))
+    error = report.get("error")
+    return f"steps: {text}" + (f"; error: {error}" if error else "")
 
 
 def _dedent(text: str) -> str:
@@ -168,7 +191,8 @@ def markdown_table(results: list[TaskResult], *, title: str) -> str:
     false = sum(r.false_success for r in results)
     total = sum(r.seconds for r in results)
     lines += ["", f"{achieved}/{len(results)} achieved · {false} false success(es) · "
-                  f"{total / 60:.1f} min in all"]
+                  f"{total / 60:.1f} min in all", "", "What agcore said, per task:", ""]
+    lines += [f"- {r.task}: {r.detail.replace(chr(10), ' ')}" for r in results]
     return "\n".join(lines) + "\n"
 
 

@@ -150,6 +150,7 @@ def test_cli_task_done_for_real_is_achieved_with_its_counts(tmp_path: Path) -> N
     assert result.achieved, result.reason
     assert (result.claimed, result.exit_code, result.model_calls, result.tool_calls) == (True, 0, 2, 1)
     assert not result.false_success
+    assert result.detail.startswith("✓ done · 2 model calls ·")
 
 
 def test_cli_task_claimed_but_not_done_is_a_false_success(tmp_path: Path) -> None:
@@ -172,6 +173,7 @@ def test_plan_task_runs_execute_plan_and_is_judged_by_the_workspace(tmp_path: Pa
         result = _run(task, server, tmp_path)
     assert result.achieved, result.reason
     assert (result.via, result.claimed, result.model_calls, result.tool_calls) == ("plan", True, 4, 2)
+    assert result.detail == "steps: read completed, write completed"
 
 
 def test_a_task_over_its_time_is_stopped_and_reported(tmp_path: Path) -> None:
