@@ -7,6 +7,8 @@ Skipped unless ``AGCORE_E2E_GGUF`` names a GGUF file. Settings (environment):
 * ``AGCORE_E2E_TIMEOUT`` (300): seconds per task; ``AGCORE_E2E_MAX_TURNS`` (12): turn cap per task;
 * ``AGCORE_E2E_CTX`` (8192), ``AGCORE_E2E_THREADS`` (2), ``AGCORE_E2E_TEMP`` (0): the server's
   context size, threads and default sampling temperature;
+* ``AGCORE_E2E_TEXT_TOOLS`` (unset): on/off/auto forces agcore's text-mode tool calls (``--text-tools``
+  where the CLI has it; ``text_mode_tools`` for the plans); unset keeps agcore's defaults;
 * ``AGCORE_E2E_OUT`` (``.e2e-local/`` in the repository): where results.json, results.md and the logs go.
 """
 
@@ -37,6 +39,13 @@ def gguf_path() -> Path | None:
 
 def setting(name: str, default: int) -> int:
     return int(os.environ.get(f"AGCORE_E2E_{name}", str(default)))
+
+
+def text_tools() -> str | None:
+    value = os.environ.get("AGCORE_E2E_TEXT_TOOLS", "").strip().lower()
+    if value and value not in ("on", "off", "auto"):
+        raise pytest.UsageError(f"AGCORE_E2E_TEXT_TOOLS={value}: choose on, off or auto")
+    return value or None
 
 
 def out_dir() -> Path:
@@ -76,12 +85,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     gguf = gguf_path()
     title = f"agcore e2e-local: {gguf.name if gguf else '?'} on llama-server (agcore {_commit()})"
-    flags = cli_flags(setting("MAX_TURNS", 12), setting("CTX", 8192))
+    flags = cli_flags(setting("MAX_TURNS", 12), setting("CTX", 8192), text_tools())
     meta: dict[str, object] = {
         "model": str(gguf), "agcore": _commit(), "context": setting("CTX", 8192),
         "threads": setting("THREADS", 2), "server temperature": os.environ.get("AGCORE_E2E_TEMP", "0"),
         "per-task timeout (s)": setting("TIMEOUT", 300), "plan max_tool_turns": setting("MAX_TURNS", 12),
         "extra agcore run flags": " ".join(flags) or "(none: this CLI has none of the optional flags)",
+        "text-mode tools asked for (AGCORE_E2E_TEXT_TOOLS)": text_tools() or "(agcore's default)",
     }
     markdown = write_results(_RESULTS, out_dir(), title=title, meta=meta)
     terminalreporter.write_sep("=", "local-model e2e results")

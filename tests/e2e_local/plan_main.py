@@ -5,7 +5,8 @@ process of its own (so a hung step can be killed), and prints one JSON line with
 
 The bundle is the one ``agcore plan run`` builds: the workspace tools (writes and commands approved, as
 with ``--yes``), the coding-assistant system prompt, and the default ``AgentConfig`` except a cap of
-``--max-tool-turns`` tool rounds per step (the CLI's own default is 25).
+``--max-tool-turns`` tool rounds per step (the CLI's own default is 25) and, with ``--text-tools``,
+``text_mode_tools`` (on: True, off: False, auto: "auto", for a kernel that has the auto mode).
 """
 
 from __future__ import annotations
@@ -57,8 +58,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     prompt = (SystemPrompt(_IDENTITY).tool_rules(*DEFAULT_TOOL_RULES).safety_rules(*DEFAULT_SAFETY_RULES)
               .workspace(space.root).environment().render())
     tools = _ToolCount()
-    bundle = (AgentBuilder().provider(provider).tools(space.tools()).plugins(tools)
-              .config(max_tool_turns=args.max_tool_turns).build())
+    config: dict[str, Any] = {"max_tool_turns": args.max_tool_turns}
+    if args.text_tools:
+        config["text_mode_tools"] = {"on": True, "off": False}.get(args.text_tools, args.text_tools)
+    bundle = AgentBuilder().provider(provider).tools(space.tools()).plugins(tools).config(**config).build()
     agent = DefaultTaskAgent("agcore-e2e", prompt)
     session = AgentSession(agent, bundle=bundle)
     plan = Plan.load(args.plan)
@@ -92,6 +95,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", required=True)
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--max-tool-turns", type=int, default=12)
+    parser.add_argument("--text-tools", choices=("on", "off", "auto"))
     report = anyio.run(run, parser.parse_args(argv))
     print("E2E-PLAN-REPORT " + json.dumps(report), flush=True)
     return 0

@@ -53,12 +53,16 @@ def _agcore() -> list[str]:
 
 
 @functools.cache
-def cli_flags(max_turns: int, context: int) -> tuple[str, ...]:
-    """The optional flags this ``agcore run`` understands, with their values."""
+def cli_flags(max_turns: int, context: int, text_tools: str | None = None) -> tuple[str, ...]:
+    """The optional flags this ``agcore run`` understands, with their values; ``--text-tools`` only
+    when asked for (``AGCORE_E2E_TEXT_TOOLS``: the default is the CLI's own)."""
     help_text = subprocess.run([*_agcore(), "run", "--help"], capture_output=True, text=True,
                                env=_env(None), check=False).stdout
+    wanted = dict(_OPTIONAL_FLAGS)
+    if text_tools:
+        wanted["--text-tools"] = text_tools
     flags: list[str] = []
-    for flag, value in _OPTIONAL_FLAGS.items():
+    for flag, value in wanted.items():
         if re.search(rf"{re.escape(flag)}\b", help_text):
             flags += [flag, value.format(max_turns=max_turns, context=context)]
     return tuple(flags)
@@ -96,8 +100,9 @@ def _run_capped(command: list[str], *, cwd: Path, env: dict[str, str], timeout: 
 
 
 def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout: float, max_turns: int,
-             context: int, logs: Path) -> TaskResult:
-    """Set up ``workspace``, run ``task`` against the server, and judge the workspace."""
+             context: int, logs: Path, text_tools: str | None = None) -> TaskResult:
+    """Set up ``workspace``, run ``task`` against the server, and judge the workspace. ``text_tools``
+    (on/off/auto) forces agcore's text-mode tool calls where the CLI has the flag; None: defaults."""
     task.setup(workspace)
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{task.name}.log"
@@ -106,7 +111,8 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
     started = time.monotonic()
     if task.via == "cli":
         command = [*_agcore(), "run", task.prompt, "--model", model, "--base-url", base_url,
-                   "--workspace", str(workspace), "--yes", "--no-plugins", *cli_flags(max_turns, context)]
+                   "--workspace", str(workspace), "--yes", "--no-plugins",
+                   *cli_flags(max_turns, context, text_tools)]
         code, output, timed_out = _run_capped(command, cwd=workspace, env=_env(home), timeout=timeout,
                                               log=log)
         seconds = time.monotonic() - started
@@ -120,7 +126,8 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
         plan_file.write_text(_dedent(task.plan), encoding="utf-8")
         command = [sys.executable, "-m", "tests.e2e_local.plan_main", str(plan_file),
                    "--workspace", str(workspace), "--base-url", base_url, "--model", model,
-                   "--timeout", str(timeout), "--max-tool-turns", str(max_turns)]
+                   "--timeout", str(timeout), "--max-tool-turns", str(max_turns),
+                   *(["--text-tools", text_tools] if text_tools else [])]
         code, output, timed_out = _run_capped(command, cwd=_REPO, env=_env(home), timeout=timeout + 60,
                                               log=log)
         seconds = time.monotonic() - started

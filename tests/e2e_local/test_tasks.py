@@ -70,6 +70,7 @@ class _ScriptedServer(ThreadingHTTPServer):
         self.replies = replies
         self.delay = delay
         self.requests = 0
+        self.bodies: list[dict[str, Any]] = []
 
     @property
     def base_url(self) -> str:
@@ -85,6 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.bodies.append(body)
         time.sleep(self.server.delay)
         reply = self.server.replies[min(self.server.requests, len(self.server.replies) - 1)]
         n = self.server.requests = self.server.requests + 1
@@ -135,11 +137,12 @@ def _serve(replies: list[str | tuple[str, dict[str, Any]]], delay: float = 0.0) 
         server.server_close()
 
 
-def _run(task: Task, server: _ScriptedServer, tmp_path: Path, timeout: float = 60) -> TaskResult:
+def _run(task: Task, server: _ScriptedServer, tmp_path: Path, timeout: float = 60,
+         text_tools: str | None = None) -> TaskResult:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     return run_task(task, workspace, base_url=server.base_url, model="tiny-local", timeout=timeout,
-                    max_turns=12, context=8192, logs=tmp_path / "logs")
+                    max_turns=12, context=8192, logs=tmp_path / "logs", text_tools=text_tools)
 
 
 def test_cli_task_done_for_real_is_achieved_with_its_counts(tmp_path: Path) -> None:
@@ -174,6 +177,16 @@ def test_plan_task_runs_execute_plan_and_is_judged_by_the_workspace(tmp_path: Pa
     assert result.achieved, result.reason
     assert (result.via, result.claimed, result.model_calls, result.tool_calls) == ("plan", True, 4, 2)
     assert result.detail == "steps: read completed, write completed"
+    assert "tools" in server.bodies[0]  # agcore's default for this model: native tool calls
+
+
+def test_plan_task_can_force_text_mode_tools(tmp_path: Path) -> None:
+    with _serve(["I cannot do that."]) as server:
+        result = _run(_BY_NAME["plan-notes"], server, tmp_path, text_tools="on")
+    assert not result.achieved
+    assert result.model_calls == len(server.bodies)
+    # Text mode describes the tools in the prompt instead of sending them as native tools.
+    assert all("tools" not in body for body in server.bodies)
 
 
 def test_a_task_over_its_time_is_stopped_and_reported(tmp_path: Path) -> None:
