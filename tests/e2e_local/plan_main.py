@@ -41,7 +41,8 @@ _IDENTITY = (
 
 
 class _ToolCount:
-    """Counts the tool calls the steps really ran (``execute_plan`` emits no events to count)."""
+    """Counts the tool calls the steps really ran (``execute_plan`` emits no events to count) and
+    prints each, for the task's log."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -50,6 +51,8 @@ class _ToolCount:
     def after_tool_call(self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock,
                         status: str) -> None:
         self.calls += 1
+        first = (result.text.strip().splitlines() or ["(no output)"])[0]
+        print(f"▸ {call.name} {json.dumps(call.input)[:160]} → {status}: {first[:120]}", flush=True)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
