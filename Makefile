@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo lint typecheck layers docs pytest bench clean
+.PHONY: test demo lint typecheck layers docs pytest bench clean e2e-local
 
 $(STAMP): pyproject.toml tests/downstream_pkg/pyproject.toml examples/agcore_example_pkg/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/llm_overhead.py
 	$(PY) bench/responses_overhead.py
+
+# Opt-in: a dozen real tasks against a small local model on llama-server (docs/local-models-e2e.md).
+# Skips unless AGCORE_E2E_GGUF names a GGUF file; builds llama-server once (cached in ~/.cache/agcore-e2e).
+e2e-local: $(STAMP)
+	@if [ -f "$$AGCORE_E2E_GGUF" ]; then $(PY) -m tests.e2e_local.llama_server build; \
+	else echo "e2e-local: AGCORE_E2E_GGUF is not set to a GGUF file: the suite skips"; fi
+	$(PY) -m pytest tests/e2e_local/test_e2e_local.py -v -rfs
 
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache

@@ -1,0 +1,264 @@
+"""The e2e suite's own machinery, offline (runs in ``make test``): every check fails on the untouched
+workspace and passes once the work is really done; the runner drives the real CLI and the plan runner
+against a loopback OpenAI-compatible fake and judges the workspace, flagging a false success; the
+llama-server launcher waits for /health and reports a server that dies."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e_local.llama_server import BuildError, find_llama_server, start_llama_server
+from tests.e2e_local.runner import TaskResult, markdown_table, run_task, write_results
+from tests.e2e_local.tasks import TASKS, Outcome, Task
+
+_BY_NAME = {t.name: t for t in TASKS}
+
+
+def test_there_are_a_dozen_tasks_through_both_entry_points() -> None:
+    assert len(TASKS) >= 12
+    assert {t.via for t in TASKS} == {"cli", "plan"}
+    assert len(_BY_NAME) == len(TASKS)
+    assert all(t.prompt if t.via == "cli" else t.plan for t in TASKS)
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.name != "explain-file"], ids=lambda t: t.name)
+def test_check_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path) -> None:
+    task.setup(tmp_path)
+    untouched = task.check(tmp_path, Outcome(0, "✓ done"))
+    assert not untouched.achieved
+    assert untouched.reason
+    task.solve(tmp_path)
+    solved = task.check(tmp_path, Outcome(0, ""))
+    assert solved.achieved, solved.reason
+
+
+def test_explain_is_judged_by_a_fact_only_the_file_holds(tmp_path: Path) -> None:
+    task = _BY_NAME["explain-file"]
+    task.setup(tmp_path)
+    assert not task.check(tmp_path, Outcome(0, "It configures the billing service's deployment.")).achieved
+    assert task.check(tmp_path, Outcome(0, "The release codename is heliotrope-5731.")).achieved
+
+
+def test_fixing_the_test_instead_of_the_code_is_not_achieved(tmp_path: Path) -> None:
+    task = _BY_NAME["fix-failing-test"]
+    task.setup(tmp_path)
+    (tmp_path / "test_calc.py").write_text("def test_nothing():\n    pass\n", encoding="utf-8")
+    check = task.check(tmp_path, Outcome(0, ""))
+    assert not check.achieved
+    assert "test_calc.py was changed" in check.reason
+
+
+# ------------------------------------------------------------------ the runner, against a fake server
+
+
+class _ScriptedServer(ThreadingHTTPServer):
+    """An OpenAI-compatible chat endpoint answering from a list of replies, in order: a reply is a
+    text or a tool call ``(name, arguments)``; streamed (SSE) when the request asks for it."""
+
+    def __init__(self, replies: list[str | tuple[str, dict[str, Any]]], delay: float) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.replies = replies
+        self.delay = delay
+        self.requests = 0
+        self.bodies: list[dict[str, Any]] = []
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _ScriptedServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.bodies.append(body)
+        time.sleep(self.server.delay)
+        reply = self.server.replies[min(self.server.requests, len(self.server.replies) - 1)]
+        n = self.server.requests = self.server.requests + 1
+        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        if isinstance(reply, str):
+            message: dict[str, Any] = {"role": "assistant", "content": reply}
+            finish = "stop"
+        else:
+            call = {"id": f"call_{n}", "type": "function",
+                    "function": {"name": reply[0], "arguments": json.dumps(reply[1])}}
+            message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+        base = {"id": f"chatcmpl-{n}", "created": 1, "model": body["model"]}
+        if not body.get("stream"):
+            payload = {**base, "object": "chat.completion", "usage": usage,
+                       "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+            data = json.dumps(payload).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        delta = dict(message)
+        if "tool_calls" in delta:
+            delta["tool_calls"] = [{"index": 0, **delta["tool_calls"][0]}]
+        chunks = [{**base, "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                  {**base, "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+                  {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage}]
+        data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextlib.contextmanager
+def _serve(replies: list[str | tuple[str, dict[str, Any]]], delay: float = 0.0) -> Iterator[_ScriptedServer]:
+    server = _ScriptedServer(replies, delay)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _run(task: Task, server: _ScriptedServer, tmp_path: Path, timeout: float = 60,
+         text_tools: str | None = None) -> TaskResult:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return run_task(task, workspace, base_url=server.base_url, model="tiny-local", timeout=timeout,
+                    max_turns=12, context=8192, logs=tmp_path / "logs", text_tools=text_tools)
+
+
+def test_cli_task_done_for_real_is_achieved_with_its_counts(tmp_path: Path) -> None:
+    replies: list[str | tuple[str, dict[str, Any]]] = [
+        ("write_file", {"path": "hello.txt", "content": "Hello from agcore\n"}), "Created hello.txt."]
+    with _serve(replies) as server:
+        result = _run(_BY_NAME["create-file"], server, tmp_path)
+    assert result.achieved, result.reason
+    assert (result.claimed, result.exit_code, result.model_calls, result.tool_calls) == (True, 0, 2, 1)
+    assert not result.false_success
+    assert result.detail.startswith("✓ done · 2 model calls ·")
+
+
+def test_cli_task_claimed_but_not_done_is_a_false_success(tmp_path: Path) -> None:
+    with _serve(["I created hello.txt with the text you asked for."]) as server:
+        result = _run(_BY_NAME["create-file"], server, tmp_path)
+    assert not result.achieved
+    assert result.reason == "hello.txt was not created"
+    assert result.claimed
+    assert result.false_success
+    assert (result.model_calls, result.tool_calls) == (1, 0)
+
+
+def test_plan_task_runs_execute_plan_and_is_judged_by_the_workspace(tmp_path: Path) -> None:
+    task = _BY_NAME["plan-notes"]
+    notes = 'SERVICE_NAME = "billing"\nRELEASE_CODENAME = "heliotrope-5731"\nRETRY_LIMIT = 4\n'
+    replies: list[str | tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "settings.py"}), "settings.py defines three settings.",
+        ("write_file", {"path": "NOTES.md", "content": notes}), "Wrote NOTES.md."]
+    with _serve(replies) as server:
+        result = _run(task, server, tmp_path)
+    assert result.achieved, result.reason
+    assert (result.via, result.claimed, result.model_calls, result.tool_calls) == ("plan", True, 4, 2)
+    assert result.detail == "steps: read completed, write completed"
+    assert "tools" in server.bodies[0]  # agcore's default for this model: native tool calls
+
+
+def test_plan_task_can_force_text_mode_tools(tmp_path: Path) -> None:
+    with _serve(["I cannot do that."]) as server:
+        result = _run(_BY_NAME["plan-notes"], server, tmp_path, text_tools="on")
+    assert not result.achieved
+    assert result.model_calls == len(server.bodies)
+    # Text mode describes the tools in the prompt instead of sending them as native tools.
+    assert all("tools" not in body for body in server.bodies)
+
+
+def test_a_task_over_its_time_is_stopped_and_reported(tmp_path: Path) -> None:
+    # The model keeps listing the directory: the runner interrupts the CLI at the cap.
+    with _serve([("list_dir", {"path": "."})], delay=1.0) as server:
+        result = _run(_BY_NAME["create-file"], server, tmp_path, timeout=4)
+    assert result.timed_out
+    assert not result.achieved
+    assert not result.claimed
+    assert result.reason.startswith("timed out after 4s")
+
+
+def test_results_are_written_as_json_and_a_markdown_table(tmp_path: Path) -> None:
+    results = [TaskResult("create-file", "cli", True, "", True, 0, 2, 1, 12.3, False),
+               TaskResult("count-lines", "cli", False, "count.txt was not written", True, 0, 1, 0, 5.0,
+                          False),
+               TaskResult("plan-greet", "plan", False, "timed out", False, None, None, 3, 240.0, True)]
+    markdown = write_results(results, tmp_path, title="t", meta={"model": "m.gguf"})
+    text = markdown.read_text(encoding="utf-8")
+    assert "| count-lines | cli | no | failed" not in text
+    row = "| count-lines | cli | no | done (**false success**) | 1 | 0 | 5 s | count.txt was not written |"
+    assert row in text
+    assert "| plan-greet | plan | no | timed out | ? | 3 | 240 s |" in text
+    assert "1/3 achieved · 1 false success(es)" in text
+    data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert data["meta"] == {"model": "m.gguf"}
+    assert [r["false_success"] for r in data["results"]] == [False, True, False]
+    assert markdown_table(results, title="t") in text
+
+
+# ---------------------------------------------------------------------------------- the launcher
+
+_FAKE_SERVER = """
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+port = int(sys.argv[sys.argv.index("--port") + 1])
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+"""
+
+
+def _executable(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "llama-server"
+    script.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_launcher_waits_for_health_and_stops_the_server(tmp_path: Path) -> None:
+    binary = _executable(tmp_path, _FAKE_SERVER)
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    with start_llama_server(binary, model, log=tmp_path / "server.log", alias="m") as server:
+        assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
+        assert server.process.poll() is None
+    assert server.process.poll() is not None
+
+
+def test_launcher_reports_a_server_that_dies_with_its_log(tmp_path: Path) -> None:
+    binary = _executable(tmp_path, "print('error: unknown model format')\nraise SystemExit(1)\n")
+    with pytest.raises(BuildError, match=r"exited with 1 while starting:(.|\n)*unknown model format"), \
+            start_llama_server(binary, tmp_path / "m.gguf", log=tmp_path / "server.log"):
+        pass
+
+
+def test_an_explicit_binary_must_be_executable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGCORE_E2E_LLAMA_SERVER", str(tmp_path / "missing"))
+    with pytest.raises(BuildError, match="not an executable file"):
+        find_llama_server()
+    binary = _executable(tmp_path, _FAKE_SERVER)
+    monkeypatch.setenv("AGCORE_E2E_LLAMA_SERVER", str(binary))
+    assert find_llama_server() == binary
