@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from agcore.agent._errors import AgentError, ConfigError
 from agcore.agent._messages import AgentMessage, ToolResults, UserInput
@@ -103,7 +103,8 @@ class StructuredOutput:
     OpenAI, and on Ollama without tools; else tool; the guide's "Typed final answers" page);
     ``name``/``description`` name the answer to the model (the final tool's name and description,
     the response format's name); ``max_retries`` overrides ``AgentConfig.output_retries``.
-    ``output_type=Model`` anywhere is ``StructuredOutput(Model)``."""
+    ``output_type=Model`` anywhere is ``StructuredOutput(Model)``. Raises ``ConfigError`` (piece
+    ``"output_type"``) for a ``type`` pydantic cannot validate or describe (``output_type=5``)."""
 
     type: Any
     mode: OutputMode = "auto"
@@ -125,13 +126,22 @@ class StructuredOutput:
             raise ValueError(f"mode must be 'auto', 'native', 'tool' or 'prompted', not {self.mode!r}")
         if self.max_retries is not None and self.max_retries < 0:
             raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
-        adapter = TypeAdapter(self.type)
+        try:
+            adapter = TypeAdapter(self.type)
+            raw_schema = None if self.is_text else adapter.json_schema()
+        except PydanticUserError as exc:  # e.g. output_type=5, or a type with no JSON Schema
+            raise ConfigError(
+                f"output_type={self.type!r} is not a type an answer can be validated into: pass a "
+                "pydantic model, a dataclass, a TypedDict, list[...], str..., or a StructuredOutput "
+                f"(pydantic: {type(exc).__name__})",
+                piece="output_type", cause=exc,
+            ) from exc
         object.__setattr__(self, "adapter", adapter)
-        if self.is_text:
+        if raw_schema is None:
             schema: dict[str, Any] = {"type": "string"}
             wrapped = False
         else:
-            schema, wrapped = object_schema(adapter.json_schema())
+            schema, wrapped = object_schema(raw_schema)
         closed = closed_schema(schema)
         object.__setattr__(self, "json_schema", closed)
         object.__setattr__(self, "wrapped", wrapped)
