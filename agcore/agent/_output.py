@@ -6,16 +6,19 @@ is the plain text answer). The model may call tools first; the answer reaches ag
 chosen per model call (``StructuredOutput.mode``):
 
 * ``native``: the vendor constrains the text to the JSON Schema (``LLMRequest.response_format``:
-  OpenAI's ``response_format`` json_schema, strict where the schema allows it; Ollama's ``format``;
+  OpenAI's ``response_format`` json_schema (the Responses API's ``text.format``), strict where the
+  schema allows it; Ollama's ``format``;
   Anthropic's ``output_config.format``); the reply's text is the answer;
 * ``tool``: a tool named ``final_result`` (``StructuredOutput.name``) whose arguments are the answer is
   offered beside the agent's tools (forced on Anthropic, whose tool use is its robust way to JSON); a
   text-mode model sees it in its tool list and calls it in text like any other tool;
 * ``prompted``: the schema goes in the system prompt and the answer is read from the text (fenced
-  block or bare JSON), for servers that have neither.
+  block, bare JSON, or JSON inside prose: the first value that validates), for servers that have
+  neither.
 
-``auto`` (the default) is ``native`` for OpenAI, and for Ollama when no tools are offered (its schema
-constraint would keep the model from calling them), else ``tool``. Whatever the mode, a text answer
+``auto`` (the default) is ``native`` for OpenAI (Chat Completions and Responses), and for Ollama
+when no tools are offered (its schema constraint would keep the model from calling them), else
+``tool``. Whatever the mode, a text answer
 that holds valid JSON is accepted too. An answer that does not validate goes back to the model with
 pydantic's errors (as the final tool's error result, or as a user message) and the model tries again,
 at most ``max_retries`` times (``AgentConfig.output_retries``); then the turn ends with
