@@ -78,6 +78,12 @@ class BasicAgent:
     #: The type every turn's answer is validated into (``TurnResult.output``); None: plain text.
     output_type: Any = None
 
+    def __post_init__(self) -> None:
+        if self.output_type is not None:  # a bad type is a ConfigError here, not at the first turn
+            from agcore.agent._output import resolve_output
+
+            resolve_output(self.output_type, None)
+
     def tool_definitions(self, bundle: RuntimeBundle) -> list[ToolDefinition]:
         """The tools ``tools`` picks from the bundle's registry. Raises ``ConfigError`` for a name the
         registry lacks."""

@@ -6,16 +6,19 @@ is the plain text answer). The model may call tools first; the answer reaches ag
 chosen per model call (``StructuredOutput.mode``):
 
 * ``native``: the vendor constrains the text to the JSON Schema (``LLMRequest.response_format``:
-  OpenAI's ``response_format`` json_schema, strict where the schema allows it; Ollama's ``format``;
+  OpenAI's ``response_format`` json_schema (the Responses API's ``text.format``), strict where the
+  schema allows it; Ollama's ``format``;
   Anthropic's ``output_config.format``); the reply's text is the answer;
 * ``tool``: a tool named ``final_result`` (``StructuredOutput.name``) whose arguments are the answer is
   offered beside the agent's tools (forced on Anthropic, whose tool use is its robust way to JSON); a
   text-mode model sees it in its tool list and calls it in text like any other tool;
 * ``prompted``: the schema goes in the system prompt and the answer is read from the text (fenced
-  block or bare JSON), for servers that have neither.
+  block, bare JSON, or JSON inside prose: the first value that validates), for servers that have
+  neither.
 
-``auto`` (the default) is ``native`` for OpenAI, and for Ollama when no tools are offered (its schema
-constraint would keep the model from calling them), else ``tool``. Whatever the mode, a text answer
+``auto`` (the default) is ``native`` for OpenAI (Chat Completions and Responses), and for Ollama
+when no tools are offered (its schema constraint would keep the model from calling them), else
+``tool``. Whatever the mode, a text answer
 that holds valid JSON is accepted too. An answer that does not validate goes back to the model with
 pydantic's errors (as the final tool's error result, or as a user message) and the model tries again,
 at most ``max_retries`` times (``AgentConfig.output_retries``); then the turn ends with
@@ -29,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from agcore.agent._errors import AgentError, ConfigError
 from agcore.agent._messages import AgentMessage, ToolResults, UserInput
@@ -103,7 +106,8 @@ class StructuredOutput:
     OpenAI, and on Ollama without tools; else tool; the guide's "Typed final answers" page);
     ``name``/``description`` name the answer to the model (the final tool's name and description,
     the response format's name); ``max_retries`` overrides ``AgentConfig.output_retries``.
-    ``output_type=Model`` anywhere is ``StructuredOutput(Model)``."""
+    ``output_type=Model`` anywhere is ``StructuredOutput(Model)``. Raises ``ConfigError`` (piece
+    ``"output_type"``) for a ``type`` pydantic cannot validate or describe (``output_type=5``)."""
 
     type: Any
     mode: OutputMode = "auto"
@@ -125,13 +129,22 @@ class StructuredOutput:
             raise ValueError(f"mode must be 'auto', 'native', 'tool' or 'prompted', not {self.mode!r}")
         if self.max_retries is not None and self.max_retries < 0:
             raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
-        adapter = TypeAdapter(self.type)
+        try:
+            adapter = TypeAdapter(self.type)
+            raw_schema = None if self.is_text else adapter.json_schema()
+        except PydanticUserError as exc:  # e.g. output_type=5, or a type with no JSON Schema
+            raise ConfigError(
+                f"output_type={self.type!r} is not a type an answer can be validated into: pass a "
+                "pydantic model, a dataclass, a TypedDict, list[...], str..., or a StructuredOutput "
+                f"(pydantic: {type(exc).__name__})",
+                piece="output_type", cause=exc,
+            ) from exc
         object.__setattr__(self, "adapter", adapter)
-        if self.is_text:
+        if raw_schema is None:
             schema: dict[str, Any] = {"type": "string"}
             wrapped = False
         else:
-            schema, wrapped = object_schema(adapter.json_schema())
+            schema, wrapped = object_schema(raw_schema)
         closed = closed_schema(schema)
         object.__setattr__(self, "json_schema", closed)
         object.__setattr__(self, "wrapped", wrapped)

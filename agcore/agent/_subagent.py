@@ -22,7 +22,9 @@ of the parent's turn; a cancellation propagates (anyio requires it) and leaves b
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from contextlib import aclosing
@@ -35,9 +37,10 @@ from agcore._clock import new_id
 from agcore.agent import _events as ev
 from agcore.agent._batch import answer_open_calls
 from agcore.agent._errors import LimitExceeded
+from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._subagent_links import report_subagent_event
 from agcore.llm.types import UserMessage
-from agcore.tools import Tool, ToolContext, ToolError
+from agcore.tools import VENDOR_TOOL_NAME, Tool, ToolContext, ToolError
 
 if TYPE_CHECKING:
     from agcore.agent._agent import Agent
@@ -135,6 +138,7 @@ async def run_subagent(
     dependencies: Mapping[str, Any] | None = None,
     tool_name: str | None = None,
     report_events: bool = True,
+    output_type: Any = None,
 ) -> AgentSession:
     """Run ``task`` as one turn of a new child session of ``parent`` (None: a session of its own) and
     return the child, closed; ``child.last_result`` is how its turn ended (limits and errors are
@@ -146,10 +150,15 @@ async def run_subagent(
     call_id)``. Its usage rolls up into the parent's, whose budgets it respects. Raises
     ``LimitExceeded("max_depth")`` when the child would be deeper than ``max_depth``. With
     ``report_events`` its events reach the parent's stream as ``SubagentEvent``s when the parent's
-    tool batch ends (call it from a tool; elsewhere pass False)."""
+    tool batch ends (call it from a tool; elsewhere pass False).
+
+    The child's turn is typed like a top-level turn: by ``output_type`` (a type or a
+    ``StructuredOutput``) if given, else by the agent's own ``output_type``; its validated answer is
+    ``child.last_result.output``."""
     from agcore.agent._loop import run_loop
     from agcore.agent._session import AgentSession
 
+    output = resolve_output(output_type, agent)
     depth = 1 if parent is None else parent.depth + 1
     if depth > max_depth:
         raise LimitExceeded(
@@ -187,7 +196,7 @@ async def run_subagent(
         "call_id": call, "tool": tool_name, "depth": depth,
     }
     try:
-        events = run_loop(child, new_input=UserMessage(content=task), reads_deltas=False)
+        events = run_loop(child, new_input=UserMessage(content=task), reads_deltas=False, output=output)
         async with aclosing(events) as stream:
             async for event in stream:
                 if report_events and parent is not None:
@@ -242,14 +251,26 @@ async def _settle_client_calls(child: AgentSession) -> None:
         await child.save()
 
 
-def _tool_answer(name: str, result: TurnResult | None) -> str:
-    """The tool result for a finished child turn; a failed one raises ``ToolError`` with the reason."""
+def _tool_answer(
+    name: str, result: TurnResult | None, output: StructuredOutput | None = None,
+    max_turns: int | None = None,
+) -> str:
+    """The tool result for a finished child turn (a typed child's: its typed answer as JSON); a failed
+    one raises ``ToolError`` with the reason."""
     if result is None:  # pragma: no cover - run_loop always leaves a result
         raise ToolError(f"The sub-agent '{name}' ended without a result.", tool_name=name)
     if result.stop == "done" and result.error is None:
+        if output is not None and not output.is_text and result.output is not None:
+            return json.dumps(output.dump(result.output), ensure_ascii=False)
         return result.text or f"(the sub-agent '{name}' finished without a text answer)"
     if result.stop == "client_tools":
         reason = "it called client tools, which a sub-agent cannot run"
+    elif isinstance(result.error, LimitExceeded) and result.error.limit == "max_turns":
+        # Not the library's "raise AgentConfig.max_turns": the limit is the sub-agent's own.
+        allowed = max_turns if max_turns is not None else result.error.value
+        where = (f"agent_tool(max_turns={max_turns})" if max_turns is not None
+                 else "its runtime's AgentConfig.max_turns; agent_tool(max_turns=...) sets its own")
+        reason = f"it used all {allowed} model calls it may make ({where})"
     elif result.error is not None:
         reason = str(result.error)
     else:
@@ -285,11 +306,32 @@ def agent_tool(
     a limit, or would be too deep is an error result the parent's model reads.
 
     ``answer(result)`` picks what the parent's model reads from a child turn that ended ``done``
-    (default: its final text); it may return text, content blocks, a pydantic model or JSON-able
-    data, converted like any tool's return value (e.g. a typed output, or the text plus the child's
-    cost).
+    (default: its final text; for an agent with an ``output_type``, whose child turn is typed like a
+    top-level turn, its validated answer as JSON); it may return text, content blocks, a pydantic
+    model or JSON-able data, converted like any tool's return value (e.g. ``result.output``, or the
+    text plus the child's cost).
+
+    Raises ``ValueError`` for ``max_turns`` or ``max_depth`` below 1, and for an agent name that
+    Anthropic and OpenAI refuse as a tool name (spaces, dots...) unless ``name`` is given.
     """
     tool_name = name or agent.name
+    if name is None and VENDOR_TOOL_NAME.fullmatch(tool_name) is None:
+        suggested = re.sub(r"[^a-zA-Z0-9_-]+", "_", agent.name).strip("_")[:64] or "subagent"
+        raise ValueError(
+            f"agent_tool: the agent's name {agent.name!r} cannot be a tool name (Anthropic and OpenAI "
+            f"take only letters, digits, '_' and '-', at most 64): pass name=, e.g. "
+            f"agent_tool(agent, name={suggested!r})"
+        )
+    if max_turns is not None and (isinstance(max_turns, bool) or max_turns < 1):
+        raise ValueError(
+            f"agent_tool {tool_name!r}: max_turns must be 1 or more model calls (or None for the "
+            f"runtime's AgentConfig.max_turns), not {max_turns!r}"
+        )
+    if isinstance(max_depth, bool) or max_depth < 1:
+        raise ValueError(
+            f"agent_tool {tool_name!r}: max_depth must be 1 or more nested sub-agents (1: this "
+            f"sub-agent may not delegate further), not {max_depth!r}"
+        )
     about = description or (
         f"Hand a self-contained task to the '{agent.name}' agent, which works on it with its own tools "
         "and context and answers with its result."
@@ -312,7 +354,8 @@ def agent_tool(
             )
         except LimitExceeded as exc:  # the depth limit: the call is refused before the child exists
             raise ToolError(str(exc), tool_name=tool_name) from exc
-        text = _tool_answer(agent.name, child.last_result)
+        output = resolve_output(None, agent)  # what run_subagent typed the child's turn by
+        text = _tool_answer(agent.name, child.last_result, output, max_turns)
         if answer is not None and child.last_result is not None:
             return answer(child.last_result)
         return text

@@ -5,7 +5,7 @@ it as ``subagent_session_id(session id, "step-<id>-<attempt>")``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agcore.agent._errors import LimitExceeded
 from agcore.agent._plan import Step, StepError
@@ -21,10 +21,12 @@ __all__ = ["run_delegated_step"]
 
 
 async def run_delegated_step(
-    subagents: Mapping[str, Agent | Tool], session: AgentSession, step: Step, task: str
+    subagents: Mapping[str, Agent | Tool], session: AgentSession, step: Step, task: str,
+    output_type: Any = None,
 ) -> TurnResult | None:
-    """The child's turn result for ``step``; None when the step could not be delegated (it is then
-    failed here, saying why)."""
+    """The child's turn result for ``step``, typed by ``output_type`` (the step's type; None: the
+    sub-agent's own, if it has one); None when the step could not be delegated (it is then failed
+    here, saying why)."""
     assert step.agent is not None
     chosen = subagents.get(step.agent)
     if chosen is None:
@@ -50,11 +52,12 @@ async def run_delegated_step(
             child = await run_subagent(
                 session, spec.agent, task, bundle=spec.bundle, call_id=call_id,
                 max_turns=spec.max_turns, max_depth=spec.max_depth, tool_name=chosen.name,
-                report_events=False,
+                report_events=False, output_type=output_type,
             )
         else:
             child = await run_subagent(
-                session, chosen, task, call_id=call_id, tool_name=step.agent, report_events=False
+                session, chosen, task, call_id=call_id, tool_name=step.agent, report_events=False,
+                output_type=output_type,
             )
     except LimitExceeded as exc:
         step.fail(StepError.from_error(exc))

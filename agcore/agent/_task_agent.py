@@ -291,19 +291,19 @@ class DefaultTaskAgent:
     async def run_step(self, session: AgentSession, plan: Plan, step: Step) -> None:
         """Run ``step`` as one turn and complete or fail it by how the turn ended and what the
         ``verifier`` says of it. A step with an ``agent`` runs as the turn of that sub-agent's child
-        session. A step with an ``output_type`` is a typed turn: its validated answer is kept in
-        ``step.output`` (as JSON data) and its JSON is the step's result."""
+        session. A step with an ``output_type`` is a typed turn (a delegated one too: the child's turn
+        is typed by the step's type): its validated answer is kept in ``step.output`` (as JSON data)
+        and its JSON is the step's result."""
         step.output = None
-        output = None
         prompt = self.step_input(plan, step)
-        if step.agent is not None:  # a delegated step answers in the sub-agent's text
+        output = self._step_output_type(step, plan)
+        if step.agent is not None:  # a typed step types the sub-agent's turn (else its own type does)
             from agcore.agent._subagent_step import run_delegated_step
 
-            result = await run_delegated_step(self.subagents, session, step, prompt)
+            result = await run_delegated_step(self.subagents, session, step, prompt, output)
             if result is None:
                 return
         else:
-            output = self._step_output_type(step, plan)
             if output is None and resolve_output(None, session.agent) is None:
                 result = await session.submit_turn(prompt)
             else:  # an untyped step stays untyped whatever the session's agent types its turns as
@@ -348,7 +348,7 @@ class DefaultTaskAgent:
                 raise PlanParseError(
                     f"{step.label} declares output_type {step.output_type!r}, which the task agent does "
                     f"not know (its output_types: {known}): pass output_types={{{step.output_type!r}: "
-                    "YourModel}} to the task agent, or fix the plan."
+                    "YourModel} to the task agent, or fix the plan."
                 )
 
     def step_input(self, plan: Plan, step: Step) -> str:

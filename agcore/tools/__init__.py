@@ -34,7 +34,7 @@ from agcore.tools._errors import (
     UnknownToolError,
 )
 from agcore.tools._registry import ToolExecution, ToolRegistry, ToolStatus
-from agcore.tools._tool import Tool, ToolHandler, ToolOutput, tool
+from agcore.tools._tool import VENDOR_TOOL_NAME, Tool, ToolHandler, ToolOutput, tool
 
 if TYPE_CHECKING:
     from agcore.tools._command_guard import CommandDenied, CommandGuard, CommandNeedsConfirmation
@@ -76,6 +76,7 @@ __all__ = [
     "ToolRegistry",
     "ToolStatus",
     "UnknownToolError",
+    "VENDOR_TOOL_NAME",
     "Workspace",
     "tool",
     "workspace_tools",

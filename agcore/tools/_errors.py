@@ -34,7 +34,8 @@ __all__ = [
 
 class ToolDefinitionWarning(UserWarning):
     """A tool was made, but the model will be told less than it needs: a parameter without a type
-    hint (the model may send any JSON value there) or a tool without a description."""
+    hint (the model may send any JSON value there) or a tool without a description; or its name is
+    one Anthropic and OpenAI refuse (outside ``^[a-zA-Z0-9_-]{1,64}$``)."""
 
 
 class ToolError(Exception):

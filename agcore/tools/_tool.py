@@ -14,6 +14,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import re
+import sys
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, overload
 
@@ -23,10 +26,12 @@ from pydantic_core import to_jsonable_python
 
 from agcore.llm.types import ImageBlock, TextBlock, ToolDefinition
 from agcore.tools._context import ToolContext
-from agcore.tools._errors import ToolError
+from agcore.tools._errors import ToolDefinitionWarning, ToolError
 from agcore.tools._schema import FunctionSchema, function_schema
 
-__all__ = ["Tool", "ToolHandler", "ToolOutput", "render_output", "tool", "truncate_output"]
+__all__ = [
+    "VENDOR_TOOL_NAME", "Tool", "ToolHandler", "ToolOutput", "render_output", "tool", "truncate_output",
+]
 
 ToolOutput = str | list[TextBlock | ImageBlock]
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
@@ -41,6 +46,23 @@ _BLOCKS = (TextBlock, ImageBlock)
 # One encoder, built once: json.dumps with options builds a new one per call.
 _encode_json = json.JSONEncoder(ensure_ascii=False, default=to_jsonable_python).encode
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+#: The tool names Anthropic and OpenAI accept; any other name is refused by them at request time.
+VENDOR_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def _warn_vendor_name(name: str) -> None:
+    """Warn at the user's line (the first frame outside ``agcore.tools``) of a name the big vendors
+    refuse. Only a warning: MCP servers and other providers name tools more freely."""
+    level, frame = 2, sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("agcore.tools"):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(
+        f"tool name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$, which Anthropic and OpenAI "
+        "require: they refuse the request at call time. Give the tool a name of letters, digits, "
+        "'_' and '-' (at most 64 characters), e.g. with name=...",
+        ToolDefinitionWarning, stacklevel=level,
+    )
 
 
 class Tool:
@@ -76,6 +98,8 @@ class Tool:
     ) -> None:
         if not name or any(c.isspace() for c in name):
             raise ValueError(f"invalid tool name {name!r}: use a non-empty name without whitespace")
+        if VENDOR_TOOL_NAME.fullmatch(name) is None:
+            _warn_vendor_name(name)
         if timeout is not None and timeout <= 0:
             raise ValueError(f"tool {name!r}: timeout must be positive seconds or None, not {timeout!r}")
         if max_retries < 0 or retry_delay < 0:

@@ -27,7 +27,9 @@ class Scripts:
 
     async def _answer(self, request: LLMRequest) -> Any:
         self.requests.append(request)
-        script = self.scripts[request.system or ""]
+        # A typed turn appends its instructions to the system prompt: its first paragraph names the agent.
+        system = request.system or ""
+        script = self.scripts.get(system) or self.scripts[system.split("\n\n")[0]]
         if not script:
             raise AssertionError(f"the script of {request.system!r} ran out")
         entry = script.popleft()
