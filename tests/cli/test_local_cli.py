@@ -169,7 +169,8 @@ def test_a_write_shows_how_to_undo_it(invoke: Invoke, tmp_path: Path) -> None:
 def test_plan_run_says_when_the_model_switches_to_text_mode(
     invoke: Invoke, llama: FakeLocalServer, tmp_path: Path
 ) -> None:
-    (tmp_path / "plan.json").write_text(json.dumps({"steps": [{"id": "look", "description": "List the files"}]}))
+    plan = {"steps": [{"id": "look", "description": "List the files"}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
     (tmp_path / "main.py").write_text("print('hello')\n")
     llama.answer(200, '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```')
     llama.answer(200, "The workspace holds main.py.")
