@@ -285,7 +285,7 @@ class UnreadableToolCalls(AgentError):
     recoverable: ClassVar[bool] = True
 
     def __init__(self, problems: list[str], *, text_mode: bool, rereads: int) -> None:
-        listing = "; ".join(problems) or "no tool call could be read"
+        listing = "; ".join(p.rstrip(".") for p in problems) or "no tool call could be read"
         if text_mode:
             advice = (
                 "This model does not follow the text tool-call protocol well enough: use a larger or "
