@@ -171,7 +171,11 @@ class FakeLocalServer:
                 fake.paths.append(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                if self.path != "/v1/chat/completions" or not fake.answers:
+                if self.path != "/v1/chat/completions":  # e.g. a --base-url without /v1
+                    self._send(404, {"error": {"code": 404, "message": "File Not Found",
+                                               "type": "not_found_error"}})
+                    return
+                if not fake.answers:
                     self._send(500, {"error": {"code": 500, "message": "no answer queued",
                                                "type": "server_error"}})
                     return

@@ -27,6 +27,7 @@ from agcore.agent._errors import (
     HookBlocked,
     LimitExceeded,
     PlanParseError,
+    UnreadableToolCalls,
 )
 from agcore.agent._events import (
     AgentEvent,
@@ -182,6 +183,7 @@ __all__ = [
     "TaskAgent",
     "ToolLog",
     "ToolResults",
+    "UnreadableToolCalls",
     "UserInput",
     "backend_names",
     "bundle_resolve_provider",

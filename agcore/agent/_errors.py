@@ -43,6 +43,7 @@ __all__ = [
     "HookBlocked",
     "LimitExceeded",
     "PlanParseError",
+    "UnreadableToolCalls",
 ]
 
 # Cancellation classes by (module, name): library code may not import asyncio, and trio is optional.
@@ -272,3 +273,35 @@ class Cancelled(AgentError):
             "session can take another turn.",
             cause=cause,
         )
+
+
+class UnreadableToolCalls(AgentError):
+    """The model wrote its tool calls as text and, after being told what was wrong and asked again,
+    still replied with nothing but calls that could not be read (or tool results it made up itself):
+    no call to run and no answer. ``problems`` says what could not be read; ``text_mode`` whether the
+    tools were described in the prompt (text mode) or offered natively (auto mode, before a switch).
+    The history stays valid: the session can take another turn."""
+
+    recoverable: ClassVar[bool] = True
+
+    def __init__(self, problems: list[str], *, text_mode: bool, rereads: int) -> None:
+        listing = "; ".join(p.rstrip(".") for p in problems) or "no tool call could be read"
+        if text_mode:
+            advice = (
+                "This model does not follow the text tool-call protocol well enough: use a larger or "
+                "tool-trained model, or, if its server supports native tool calling (llama.cpp with "
+                "--jinja, vLLM with a tool-call parser, Ollama), set AgentConfig.text_mode_tools='off'"
+            )
+        else:
+            advice = (
+                "The model writes its calls as text but not in a form that could be run: set "
+                "AgentConfig.text_mode_tools='on' so the prompt teaches it the call form and lists the "
+                "tools, or use a model with native tool calling"
+            )
+        super().__init__(
+            f"The model's reply held only tool calls that could not be read, after asking it again "
+            f"{rereads} times ({listing}). {advice}. The history is kept valid: the session can take "
+            "another turn."
+        )
+        self.problems = list(problems)
+        self.text_mode = text_mode

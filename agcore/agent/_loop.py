@@ -36,7 +36,7 @@ from agcore.agent._batch import (
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
 from agcore.agent._cycles import describe_call
-from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
+from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded, UnreadableToolCalls
 from agcore.agent._messages import AssistantReply, ContextNote, ToolResults, UserInput, convert_to_llm
 from agcore.agent._output import (
     StructuredOutput,
@@ -216,6 +216,8 @@ async def run_loop(
             if not calls:
                 if turn.reread:  # only unreadable calls: the model reads what was wrong and retries
                     continue
+                if turn.unreadable is not None:
+                    raise _Stop("error", turn.unreadable)
                 if message.stop_reason is StopReason.PAUSE:
                     # Anthropic paused a long server-tool turn (pause_turn): sending the history back
                     # as it is lets the model go on; max_turns bounds how often.
@@ -356,7 +358,7 @@ async def model_call(
     streamed = config.streaming == "always" or (reads_deltas and config.streaming == "auto")
     calling = _open_stream(provider, request) if streamed else _complete_as_events(provider, request)
     # Calls written as text are not shown as the answer while they stream (text mode, and auto).
-    held = CallTextFilter(offered) if mode != "native" else None
+    held = CallTextFilter(offered, lone_results=mode == "text") if mode != "native" else None
     async with aclosing(calling) as stream:
         async for chunk in stream:
             if isinstance(chunk, TextDelta):
@@ -376,12 +378,11 @@ async def model_call(
     if held is not None and (rest := held.flush()):
         yield ev.TextDelta(text=rest)
     note: str | None = None
-    if mode != "native":
-        read = read_text_calls(message, offered, auto=mode == "auto")
-        if read is not None:
-            message, note = read
-            if mode == "auto":
-                yield switch_to_text_mode(session, provider.provider_name, provider.model_id)
+    read = read_text_calls(message, offered, auto=mode == "auto") if mode != "native" else None
+    if read is not None:
+        message, note = read.message, read.note
+        if mode == "auto" and message.tool_calls:
+            yield switch_to_text_mode(session, provider.provider_name, provider.model_id)
     message = unique_call_ids(message, session.messages)
     session.usage.add(message)  # before recording: a saved reply is saved with its usage
     await session._record(AssistantReply(message=message))
@@ -390,6 +391,12 @@ async def model_call(
     # A reply whose only calls could not be read is answered with the note, not taken as the answer
     # (at most twice in a row: a model that cannot write a call then answers in text).
     turn.reread = note is not None and not message.tool_calls and turn.rereads < MAX_REREADS
+    # Past the re-asks, a reply with nothing usable in it (no call, no answer) is no answer either.
+    unusable = read is not None and read.unusable and not turn.reread
+    turn.unreadable = (
+        UnreadableToolCalls(read.problems, text_mode=mode == "text", rereads=turn.rereads)
+        if read is not None and unusable else None
+    )
     turn.rereads = turn.rereads + 1 if turn.reread else 0
     turn.usage = turn.usage + message.usage
     turn.text = message.text

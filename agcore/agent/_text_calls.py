@@ -58,6 +58,13 @@ _INVENTED_LINE = re.compile(
     r"^[ \t>*#]*(?:tool[ _]?(?:result|response|output)|observation|result|output)\s*(?:\(|:)",
     re.IGNORECASE | re.MULTILINE,
 )
+# With no call before it, only the labels a result is written under (the ones the plans' verifier
+# knows), never a bare "Result:"/"Output:" line, which a real answer may open with.
+_INVENTED_ALONE_LINE = re.compile(
+    r"^[ \t>*#]*(?:tool[ _]?(?:result|response|output)|function[ _](?:result|output)|observation"
+    r"|工具结果|工具返回)\s*(?:\(|:|\uff1a)",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +85,16 @@ class TextCall:
 class TextCalls:
     """What ``parse_text_calls`` read: ``parts`` is the reply in order, prose (``str``) and calls;
     ``problems`` says, for the model, what looked like a call but could not be read; ``invented`` is
-    the result the model wrote itself after a call (cut off, never used)."""
+    the result the model wrote itself (cut off, never used); ``tagged_problems``: a problem was in a
+    ``<tool_call>`` tag (a call attempt beyond doubt); ``answer`` is the prose with the unreadable
+    fragments and any ``<think>`` left out (for a reply with no calls; empty: nothing in it could be
+    an answer)."""
 
     parts: list[str | TextCall] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     invented: str | None = None
+    tagged_problems: bool = False
+    answer: str = ""
 
     @property
     def calls(self) -> list[TextCall]:
@@ -105,6 +117,8 @@ class _Read:
     unclosed: bool = False
     #: The fragment was broken JSON that json-repair read.
     repaired: bool = False
+    #: The fragment was inside a ``<tool_call>`` tag.
+    tagged: bool = False
 
 
 def _object_end(text: str, start: int) -> int | None:
@@ -289,9 +303,10 @@ def find_invented_result(text: str, after: int) -> int | None:
     return min(hits) if hits else None
 
 
-def _find_result_tag(text: str, after: int) -> int | None:
-    match = _INVENTED_TAG_LINE.search(text, after)
-    return match.start() if match else None
+def _find_lone_result(text: str, after: int) -> int | None:
+    found = (_INVENTED_TAG_LINE.search(text, after), _INVENTED_ALONE_LINE.search(text, after))
+    hits = [m.start() for m in found if m]
+    return min(hits) if hits else None
 
 
 def parse_text_calls(
@@ -302,8 +317,8 @@ def parse_text_calls(
     ``offered`` are the tools' names (None: any name counts); ``cut_off`` says the reply hit the output
     token limit, so a call left unclosed at its end is incomplete and gets a ``parse_error``.
     """
-    if "{" not in text and "<tool_" not in text:
-        return TextCalls(parts=[text] if text.strip() else [])
+    if "{" not in text and "<tool_" not in text and not _INVENTED_ALONE_LINE.search(text):
+        return TextCalls(parts=[text] if text.strip() else [], answer=_clean(_THINK.sub("", text)))
     reader = _Reader(offered)
     found: list[tuple[int, int, _Read]] = []
     regions = _regions(text)
@@ -332,7 +347,11 @@ def parse_text_calls(
         calls_only = any(r.calls for _, _, r in inner) and _leftover_is_punctuation(
             text, inner_start, inner_end, inner
         )
-        if calls_only:
+        if kind == "tag":
+            for _, _, read in inner:
+                read.tagged = True
+        if calls_only or (kind == "tag" and not any(r.calls for _, _, r in inner)):
+            # A tag with no call in it is one unreadable fragment, tags and all.
             found.append((outer_start, outer_end, _merge(inner)))
         else:
             found.extend(inner)
@@ -358,6 +377,7 @@ def _merge(inner: list[tuple[int, int, _Read]]) -> _Read:
         merged.problem = merged.problem or read.problem
         merged.unclosed = merged.unclosed or read.unclosed
         merged.repaired = merged.repaired or read.repaired
+        merged.tagged = merged.tagged or read.tagged
     return merged
 
 
@@ -374,10 +394,10 @@ def _assemble(text: str, found: list[tuple[int, int, _Read]], *, cut_off: bool) 
     first_call_end = next((end for _, end, read in found if read.calls), None)
     limit = len(text)
     # A made-up result counts only in the prose between fragments, never inside a call's arguments:
-    # after a call, a result tag or a line that starts like a result; with no call, the tag only (a
-    # reply that "answers" with a result nobody produced).
+    # after a call, a result tag or a line that starts like a result; with no call, a result tag or
+    # a line opening with a result label (a reply that "answers" with a result nobody produced).
     search = first_call_end if first_call_end is not None else 0
-    finder = find_invented_result if first_call_end is not None else _find_result_tag
+    finder = find_invented_result if first_call_end is not None else _find_lone_result
     for start, end, _ in [f for f in found if f[1] > search] + [(len(text), len(text), _Read())]:
         hit = finder(text[:start], search)
         if hit is not None:
@@ -387,11 +407,16 @@ def _assemble(text: str, found: list[tuple[int, int, _Read]], *, cut_off: bool) 
     if limit < len(text):
         result.invented = text[limit:].strip()
     pos = 0
+    unread_at = 0
+    answer: list[str] = []
     for start, end, read in found:
         if start >= limit:
             break
         if read.problem:
             result.problems.append(read.problem)
+            result.tagged_problems = result.tagged_problems or read.tagged
+            answer.append(text[unread_at:start])
+            unread_at = max(unread_at, end)
         if not read.calls:
             continue
         prose = _clean(text[pos:start])
@@ -407,4 +432,7 @@ def _assemble(text: str, found: list[tuple[int, int, _Read]], *, cut_off: bool) 
     prose = _clean(text[pos:limit])
     if prose:
         result.parts.append(prose)
+    if unread_at < limit:
+        answer.append(text[unread_at:limit])
+    result.answer = _clean(_THINK.sub("", "".join(answer)))
     return result

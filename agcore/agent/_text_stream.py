@@ -5,7 +5,8 @@ what may be the start of a call written as text (``{``, ``[{``, a code fence, ``
 it is known: a call (or a fragment that tried to be one) is never shown; anything else (a code block,
 JSON that is data) is shown once it is closed. After a call, a line that starts the way a made-up
 result starts (``Tool result:``, ``<tool_response``) ends what is shown, as does a result tag that
-opens a line before any call: the loop cuts such text off too.
+opens a line before any call, and (in text mode, ``lone_results``) a line opening with a result
+label (``Tool result:``, ``Observation:``; not a bare ``Result:``): the loop cuts such text off too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ _RESULT_TAGS = ("<tool_response", "<tool_result", "<tool_output")
 _RESULT_LINES = (
     "tool result", "tool_result", "toolresult", "tool response", "tool_response", "tool output",
     "tool_output", "observation", "result", "output",
+)
+# With no call before them, only result labels (as ``_text_calls._INVENTED_ALONE_LINE``): a real
+# answer may open with "Result:" or "Output:".
+_LONE_RESULT_LINES = (
+    "tool result", "tool_result", "toolresult", "tool response", "tool_response", "tool output",
+    "tool_output", "function result", "function_result", "function output", "function_output",
+    "observation", "工具结果", "工具返回",
 )
 _LINE_PREFIX = re.compile(r"[ \t>*#]*")
 
@@ -68,8 +76,9 @@ class _Brackets:
 class CallTextFilter:
     """Feed it a text-mode reply's deltas; it returns what can be shown now (see the module)."""
 
-    def __init__(self, offered: Collection[str] | None) -> None:
+    def __init__(self, offered: Collection[str] | None, *, lone_results: bool = False) -> None:
         self._offered = offered
+        self._lone_results = lone_results  # text mode: a result label with no call before it is cut
         self._text = ""
         self._pos = 0  # everything before it is decided (shown or hidden)
         self._hold: _Brackets | None = None  # the span being held, from ``_pos``
@@ -117,8 +126,9 @@ class CallTextFilter:
                 if self._thinking:
                     break
                 continue
-            if self._after_call and self._line_start:
-                verdict = self._result_line(pos, final)
+            if self._line_start and (self._after_call or self._lone_results):
+                words = _RESULT_LINES if self._after_call else _LONE_RESULT_LINES
+                verdict = self._result_line(pos, final, words)
                 if verdict is None:
                     break  # wait for more of the line
                 if verdict:
@@ -201,18 +211,18 @@ class CallTextFilter:
         self._line_start = False
         return ch
 
-    def _result_line(self, pos: int, final: bool) -> bool | None:
+    def _result_line(self, pos: int, final: bool, words: tuple[str, ...]) -> bool | None:
         """Whether the line at ``pos`` starts a made-up result (None: too little of it yet)."""
         newline = self._text.find("\n", pos)
         line = self._text[pos:] if newline == -1 else self._text[pos:newline]
         body = line[_LINE_PREFIX.match(line).end() :].lower()  # type: ignore[union-attr]
-        for word in _RESULT_LINES:
+        for word in words:
             if body.startswith(word):
                 after = body[len(word) :].lstrip()
-                if after[:1] in (":", "("):
+                if after[:1] in (":", "(", "\uff1a"):  # also the full-width colon
                     return True
                 if not after and newline == -1 and not final:
                     return None
-        if newline == -1 and not final and any(w.startswith(body) for w in _RESULT_LINES):
+        if newline == -1 and not final and any(w.startswith(body) for w in words):
             return None
         return False

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agcore._clock import new_id
 from agcore.agent._events import TextModeSwitched
@@ -46,6 +46,7 @@ __all__ = [
     "MAX_REREADS",
     "CallMode",
     "TextModeSetting",
+    "TextRead",
     "call_mode",
     "coerce_text_mode",
     "describe_tools",
@@ -132,7 +133,9 @@ def call_mode(
 
 
 #: Replies in a row whose only calls could not be read that the model is asked again about (then
-#: its text is taken as the answer: a model that cannot write a call must still be able to answer).
+#: its text is taken as the answer, so a model that cannot write a call can still answer; a reply
+#: that still holds nothing but unreadable calls or a made-up result ends the turn with
+#: ``UnreadableToolCalls``).
 MAX_REREADS = 2
 
 
@@ -174,14 +177,27 @@ def _note(parsed: TextCalls) -> str | None:
     return "\n".join(lines) or None
 
 
+class TextRead(NamedTuple):
+    """What ``read_text_calls`` made of a reply: the reply with its calls as ``ToolUseBlock``s, the
+    note for the model (None: nothing to tell it), and whether nothing in it is usable: no call and
+    no answer, only what could not be read or a result the model made up (``problems`` says what)."""
+
+    message: AssistantMessage
+    note: str | None
+    unusable: bool
+    problems: list[str]
+
+
 def read_text_calls(
     message: AssistantMessage, offered: set[str] | frozenset[str], *, auto: bool = False
-) -> tuple[AssistantMessage, str | None] | None:
+) -> TextRead | None:
     """The reply with the calls written in its text turned into ``ToolUseBlock``s, and a note for
-    the model saying what could not be read (or None); None when there is nothing to change.
+    the model saying what could not be read; None when there is nothing to change.
 
     ``auto``: the model was offered native tools; only a reply with no native calls and at least
-    one well-formed call (JSON that needed no repair) to an offered tool is changed.
+    one well-formed call (JSON that needed no repair) to an offered tool is changed, or one with a
+    ``<tool_call>`` tag (a call attempt beyond doubt) that could not be read, which is told to the
+    model as in text mode (no call is run and the session does not switch for it).
     """
     if message.tool_calls:
         return None  # the model (or a provider shim) made a native call after all
@@ -191,17 +207,25 @@ def read_text_calls(
     parsed = parse_text_calls(text, offered, cut_off=message.stop_reason == StopReason.MAX_TOKENS)
     calls = parsed.calls
     if auto and not any(c.parse_error is None and not c.repaired for c in calls):
-        return None
+        if not parsed.tagged_problems:
+            return None
+        return TextRead(message, "\n".join([_NOTE_PROBLEMS, *(f"- {p}" for p in parsed.problems), _NOTE_HOW]),
+                        not parsed.answer, parsed.problems)
     if not calls and not parsed.problems and parsed.invented is None:
         return None
     if parsed.invented is not None:
-        _log.info("the model wrote a tool result itself after its call; cut off: %.200r", parsed.invented)
+        _log.info("the model wrote a tool result itself; cut off: %.200r", parsed.invented)
     content: list[ContentBlock] = [b for b in message.content if not isinstance(b, TextBlock)]
     content.extend(_call_block(p) if isinstance(p, TextCall) else TextBlock(text=p) for p in parsed.parts)
     update: dict[str, Any] = {"content": content}
     if calls:
         update["stop_reason"] = StopReason.TOOL_USE
-    return message.model_copy(update=update), _note(parsed)
+    problems = list(parsed.problems)
+    if parsed.invented is not None and not calls:
+        invented = parsed.invented[:120]
+        problems.append(f"a tool result the model wrote itself, without calling a tool: {invented!r}")
+    unusable = not calls and not parsed.answer
+    return TextRead(message.model_copy(update=update), _note(parsed), unusable, problems)
 
 
 def _call_text(call: ToolUseBlock) -> str:

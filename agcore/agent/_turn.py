@@ -102,6 +102,8 @@ class TurnState:
     reread: bool = False
     #: How many replies in a row were asked again (bounded, see ``_loop``).
     rereads: int = 0
+    #: The latest reply, past the re-asks, held no call and no answer: the turn ends with this error.
+    unreadable: AgentError | None = None
 
     @property
     def paused(self) -> bool:

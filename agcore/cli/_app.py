@@ -99,7 +99,8 @@ TextTools = Annotated[str | None, typer.Option(
     "--text-tools", metavar="on|off|auto", callback=_text_tools,
     help="How tools reach the model. on: described in the prompt, calls read from the reply's text "
          "(small local models that write calls as JSON); off: the API's native tool calling; auto "
-         "(default): native, unless the model registry says the model has none.",
+         "(default): native, and text mode from the first call a local or unknown model writes as "
+         "text (text mode from the start for a model the registry says has no tool calling).",
 )]
 MaxTurns = Annotated[int | None, typer.Option(
     "--max-turns", metavar="N", min=1,

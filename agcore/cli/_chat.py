@@ -48,7 +48,7 @@ async def chat(
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes())
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space))
-        renderer = Renderer(console)
+        renderer = Renderer(console, base_url=base_url)
         if (compaction := local.describe_compaction(transform)) is not None:
             renderer.line(compaction, style="dim")
         async with open_store(db, existing=session_id is not None) as store, Terminal(console) as terminal:
@@ -67,7 +67,7 @@ async def chat(
             except (MemoryStoreError, OSError) as exc:
                 raise store_error(db, exc) from None
             again = resume_command("chat", "--session", session.session_id, db=db, model=model,
-                                   base_url=base_url, workspace=workspace)
+                                   base_url=base_url, workspace=workspace, options=local.arguments())
             console.print(f"session {session.session_id} · resume with: {again}",
                           style="dim", markup=False, highlight=False)
             console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
+from urllib.parse import urlsplit
 
 from agcore.agent import AgentLLMError, ConfigError, PlanParseError
-from agcore.llm.errors import AuthenticationError, LLMError
+from agcore.llm.errors import AuthenticationError, LLMError, ModelNotFoundError
 
-__all__ = ["EXIT_CODES_HELP", "CliError", "ExitCode", "exit_code_for"]
+__all__ = ["EXIT_CODES_HELP", "CliError", "ExitCode", "cli_advice", "exit_code_for"]
 
 
 #: A script file (``--model scripted:FILE``) that runs out of replies, or whose ``expect`` is not met.
@@ -39,6 +41,31 @@ class CliError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+# Library advice in error messages, said with the CLI's own options (the library's errors name the
+# AgentConfig fields and functions a program would change).
+_CLI_WORDING = (
+    (re.compile(r"raise AgentConfig\.max_(?:tool_)?turns"), "raise --max-turns"),
+    (re.compile(r"\(max_(?:tool_)?turns=(\d+)\)"), r"(--max-turns \1)"),
+    (re.compile(r"give the session a context transform \(agcore\.context\.create_context_transform[^)]*\)"),
+     "run with --context-window N (the server's context window) so the history is compacted before it "
+     "overflows, or add --compact"),
+    (re.compile(r"(?:set )?AgentConfig\.text_mode_tools='(on|off)'"), r"run with --text-tools \1"),
+)
+
+
+def cli_advice(message: str, *, base_url: str | None = None, error: BaseException | None = None) -> str:
+    """``message`` (an error's) with its library advice said as the CLI's options; with the
+    ``--base-url`` given and a 404 (``error``), the hint that OpenAI-compatible servers serve under /v1."""
+    for pattern, wording in _CLI_WORDING:
+        message = pattern.sub(wording, message)
+    cause = error.cause if isinstance(error, AgentLLMError) else error
+    if base_url and isinstance(cause, ModelNotFoundError) and urlsplit(base_url).path.strip("/") == "":
+        root = base_url.rstrip("/")
+        message += (f" OpenAI-compatible servers usually answer under /v1: try --base-url {root}/v1 "
+                    f"(`agcore models --base-url {root}` finds it).")
+    return message
 
 
 def exit_code_for(error: BaseException) -> ExitCode:

@@ -54,6 +54,21 @@ class LocalOptions:
             changes["temperature"] = self.temperature
         return changes
 
+    def arguments(self) -> list[str]:
+        """These options as command-line arguments (for the command that resumes a session)."""
+        args: list[str] = []
+        if self.text_tools is not None:
+            args += ["--text-tools", self.text_tools]
+        if self.max_turns is not None:
+            args += ["--max-turns", str(self.max_turns)]
+        if self.temperature is not None:
+            args += ["--temperature", repr(self.temperature)]
+        if self.context_window is not None:
+            args += ["--context-window", str(self.context_window)]
+        if self.compact is not None:
+            args.append("--compact" if self.compact else "--no-compact")
+        return args
+
     def compaction(self, provider: LLMProvider) -> Any:
         """The session's context transform: compaction where the window is small or ``--compact``
         asks for it (None: none). ``CliError`` (exit 2) when ``--compact`` has no window to work with."""

@@ -28,7 +28,7 @@ from agcore.agent import (
     RuntimeBundle,
 )
 from agcore.agent import StepStatus as S
-from agcore.cli._errors import CliError, ExitCode, exit_code_for
+from agcore.cli._errors import CliError, ExitCode, cli_advice, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, count, format_usage, shorten
@@ -74,7 +74,8 @@ def plan_table(plan: Plan, *, title: str, results: bool, interrupted: bool = Fal
     # Text cells, not strings: a description like "fix [a] and [b]" is not rich markup.
     for step in plan.steps:
         if results:
-            outcome = step.result or (step.error.message if step.error else None) or step.skip_reason or ""
+            failure = cli_advice(step.error.message) if step.error else None
+            outcome = step.result or failure or step.skip_reason or ""
             shown = Text(_SHOWN[step.status], style=_STYLE[step.status])
             if interrupted and step.status is S.RUNNING:
                 shown = Text("interrupted", style="yellow")
@@ -91,9 +92,23 @@ class _ToolLines:
 
     def __init__(self, renderer: Renderer) -> None:
         self.renderer = renderer
+        self._session: AgentSession | None = None
+        self._text_mode_told = False
+
+    def watch(self, session: AgentSession) -> None:
+        """Say when ``session`` switches to text-mode tool calls (as ``agcore run`` does from its
+        event, which a plan's step turns do not stream); a session that had switched already is not
+        announced again."""
+        self._session = session
+        self._text_mode_told = session.switched_to_text_mode
 
     @hookimpl
     def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> None:
+        # A switch happens with the first call written as text: it is known by the time it runs.
+        if self._session is not None and self._session.switched_to_text_mode and not self._text_mode_told:
+            self._text_mode_told = True
+            self.renderer.line(f"{ctx.model or 'the model'} writes its tool calls as text: text-mode tool "
+                               "calls from now on", style="dim")
         self.renderer.tool_call(call, indent="    ")
 
     @hookimpl
@@ -131,7 +146,7 @@ class _Progress:
             elif step.status is S.COMPLETED:
                 self.renderer.line(f"✓ {where} done: {shorten(step.result or '', 100)}", style="green")
             elif step.status is S.FAILED:
-                message = step.error.message if step.error else ""
+                message = cli_advice(step.error.message) if step.error else ""
                 self.renderer.line(f"✗ {where} failed: {shorten(message, 160)}", style="red")
             elif step.status is S.SKIPPED:
                 reason = shorten(step.skip_reason or "", 120)
@@ -155,23 +170,25 @@ async def run_plan(
     """``agcore plan run FILE`` (``file``) or ``agcore plan resume ID`` (``file`` None): the plan runs
     in a session saved as it goes, so the same command continues it after Ctrl-C or a failure."""
     plan = load_plan(file) if file is not None else None
-    renderer = Renderer(console)
+    renderer = Renderer(console, follow_up=False)
     chosen: list[Plan] = []
     async with open_store(db, existing=file is None) as store:
         # A resumed run keeps the options it was started with, unless given again.
-        saved = await _saved_options(store, session_id)
+        saved = await _saved_options(store, session_id, db, must_exist=file is None)
         model = model or saved.get("model")
         base_url = base_url or saved.get("base_url")
         if workspace is None and saved.get("workspace"):
             workspace = Path(saved["workspace"])
         policy: FailurePolicy = on_failure or saved.get("on_failure") or "stop"
         space = open_workspace(workspace)
+        renderer.base_url = base_url
         provider = resolve_provider(model, base_url)
         options = {"model": model, "base_url": base_url, "workspace": str(space.root), "on_failure": policy}
         try:
             local = local or LocalOptions()
+            tool_lines = _ToolLines(renderer)
             bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                                  plugins=(_ToolLines(renderer),), config=local.config_changes())
+                                  plugins=(tool_lines,), config=local.config_changes())
             transform = local.compaction(provider)
             if (compaction := local.describe_compaction(transform)) is not None:
                 renderer.line(compaction, style="dim")
@@ -181,6 +198,7 @@ async def run_plan(
                 session = await _plan_session(store, session_id, agent, bundle, confirm, db,
                                               new=plan is not None, transform=transform)
                 chosen.append(_plan_to_run(session, plan, file))
+                tool_lines.watch(session)
                 session.app_state[_OPTIONS_KEY] = options  # saved with the plan's progress
                 _announce(console, chosen[0], file, session)
                 return session
@@ -201,7 +219,8 @@ async def run_plan(
                   f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
                   markup=False, highlight=False)
     if interrupted or not ran.succeeded:
-        again = resume_command("plan", "resume", session.session_id, db=db, model=None, base_url=None)
+        again = resume_command("plan", "resume", session.session_id, db=db, model=None, base_url=None,
+                               options=(local or LocalOptions()).arguments())
         console.print(f"continue with: {again}", style="dim", markup=False, highlight=False)
     if interrupted:
         return ExitCode.INTERRUPTED
@@ -212,7 +231,11 @@ async def run_plan(
 _OPTIONS_KEY = "cli_plan_options"
 
 
-async def _saved_options(store: SqliteSessionStore, session_id: str | None) -> dict[str, Any]:
+async def _saved_options(
+    store: SqliteSessionStore, session_id: str | None, db: Path | None, *, must_exist: bool
+) -> dict[str, Any]:
+    """The options a saved plan run was started with; ``must_exist`` (``plan resume``): a session
+    that is not there is said before anything else (the model is resolved from these options)."""
     if session_id is None:
         return {}
     try:
@@ -220,6 +243,8 @@ async def _saved_options(store: SqliteSessionStore, session_id: str | None) -> d
     except (MemoryStoreError, OSError) as exc:
         raise store_error(store.path, exc) from None
     if record is None:
+        if must_exist:
+            raise unknown_session(session_id, db, "agcore plan run FILE")
         return {}
     options = (record.state.get("app_state") or {}).get(_OPTIONS_KEY)
     return dict(options) if isinstance(options, dict) else {}

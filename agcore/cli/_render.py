@@ -28,6 +28,7 @@ from agcore.agent import (
     ToolResultReady,
     TurnResult,
 )
+from agcore.cli._errors import cli_advice
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage
 
 __all__ = ["Renderer", "count", "format_call", "format_usage", "shorten", "summarize_result"]
@@ -77,8 +78,11 @@ def format_usage(usage: Usage) -> str:
 class Renderer:
     """Prints the events of turns on ``console``."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, follow_up: bool = True, base_url: str | None = None) -> None:
         self.console = console
+        # A follow-up turn is possible (chat): the undo hint can be followed. Not in run or plan run.
+        self.follow_up = follow_up
+        self.base_url = base_url  # --base-url, for the /v1 hint of a 404
         self._mid_line = False
         self._thinking = False  # streaming the model's reasoning (shown dim, before its text)
         self._subagent: str | None = None  # the session of the sub-agent whose events were shown last
@@ -177,7 +181,7 @@ class Renderer:
         else:
             mark, style = ("✓", "green") if ok else (f"✗ {status}:", "red")
         self.line(f"{indent}  {mark} {summarize_result(text)}", style=style)
-        if undoable:
+        if undoable and self.follow_up:
             self.line(f"{indent}    ↩ undo: tell the agent to undo it (undo_patch takes back the last write "
                       "or patch, one at a time, while this session runs)", style="dim")
 
@@ -192,7 +196,8 @@ class Renderer:
                   "client_tools": "■ paused for client tools"}[result.stop]
         style = "green" if result.stop == "done" else "yellow" if result.stop == "cancelled" else "red"
         if result.error is not None and result.stop != "cancelled":
-            self.console.print(Text(f"{ending}: {result.error}", style=style), soft_wrap=True)
+            message = cli_advice(str(result.error), base_url=self.base_url, error=result.error)
+            self.console.print(Text(f"{ending}: {message}", style=style), soft_wrap=True)
         self.console.print(Text(f"{ending} · {calls} · {format_usage(result.usage)} · {cost}", style=style),
                            soft_wrap=True)
 

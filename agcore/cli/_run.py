@@ -39,7 +39,7 @@ async def run_task(
                               config=local.config_changes())
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space))
-        renderer = Renderer(console)
+        renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
         if (compaction := local.describe_compaction(transform)) is not None:
             renderer.line(compaction, style="dim")

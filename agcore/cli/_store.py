@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -54,9 +54,9 @@ def unknown_session(session_id: str, db: Path | None, start_with: str) -> CliErr
 
 
 def resume_command(*words: str, db: Path | None, model: str | None, base_url: str | None,
-                   workspace: Path | None = None) -> str:
-    """The command line that continues a session, with the options that found it and its model
-    (so it works when pasted as it is)."""
+                   workspace: Path | None = None, options: Sequence[str] = ()) -> str:
+    """The command line that continues a session, with the options that found it, its model and
+    ``options`` (the other options it ran with), so it works the same when pasted as it is."""
     args = ["agcore", *words]
     if db is not None:
         args += ["--db", str(db)]
@@ -66,4 +66,5 @@ def resume_command(*words: str, db: Path | None, model: str | None, base_url: st
         args += ["--base-url", base_url]
     if workspace is not None:
         args += ["--workspace", str(workspace)]
+    args += options
     return shlex.join(args)

@@ -22,6 +22,7 @@ from agcore.agent import (
     Done,
     TextDelta,
     TextModeSwitched,
+    UnreadableToolCalls,
 )
 from agcore.agent._text_calls import RESULT_LABEL
 from agcore.llm import LLMRequest, ModelInfo, StopReason, TextBlock, register_model
@@ -191,15 +192,81 @@ async def test_a_reply_with_only_unreadable_calls_is_not_taken_as_the_answer() -
     assert "read_files" in request_text(model.requests[1])
 
 
-async def test_asking_again_is_bounded() -> None:
+async def test_asking_again_is_bounded_and_junk_is_never_the_answer() -> None:
     bad = '<tool_call>{"name": "nope", "arguments": {}}</tool_call>'
-    model = ScriptedProvider([bad, bad, bad, "never asked"])
+    model = ScriptedProvider([bad, bad, "<tool_call>oops</tool_call>", "Hello again."])
     session = session_for(model)
     result = await session.submit_turn("go")
     assert model.calls == 3  # the reply, then two more chances
-    assert result.stop == "done"
+    assert result.stop == "error"  # not "done" with the unreadable call as its answer
+    assert isinstance(result.error, UnreadableToolCalls)
+    assert result.error.is_recoverable()
+    assert result.error.text_mode
+    message = str(result.error)
+    assert "could not be read" in message
+    assert "no JSON call inside" in message
+    assert "text_mode_tools='off'" in message
+    assert "session can take another turn" in message
     assert len(notes(session)) == 3
     assert ran == []
+    assert_history_valid(session)
+    again = await session.submit_turn("hi")  # the session goes on
+    assert (again.stop, again.text) == ("done", "Hello again.")
+
+
+async def test_prose_beside_an_unreadable_call_is_still_an_answer_after_the_re_asks() -> None:
+    # A model that cannot write a call must still be able to answer in text.
+    bad = 'I cannot call it. <tool_call>{"name": "nope", "arguments": {}}</tool_call>'
+    model = ScriptedProvider([bad, bad, bad])
+    result = await session_for(model).submit_turn("go")
+    assert (result.stop, model.calls) == ("done", 3)
+    assert result.text.startswith("I cannot call it.")
+
+
+async def test_only_made_up_results_end_the_turn_with_an_error() -> None:
+    model = ScriptedProvider(["Tool result: 18C"] * 3)
+    session = session_for(model)
+    result = await session.submit_turn("weather?")
+    assert result.stop == "error"
+    assert isinstance(result.error, UnreadableToolCalls)
+    assert "wrote itself" in str(result.error)
+    assert_history_valid(session)
+
+
+@pytest.mark.parametrize(
+    "label", ["Tool result: 18C", "Observation: sunny", "**Tool output:** 18C", "工具结果\uff1a18C"]
+)
+async def test_a_result_label_without_a_call_is_cut_and_asked_again(label: str) -> None:
+    model = ScriptedProvider([f"{label}\nIt is sunny.", "It is 18C."])
+    session = session_for(model, streaming="always")
+    shown, _ = await _shown(session, "weather?")
+    assert shown == "It is 18C."  # the made-up result is not shown while it streams either
+    result = session.last_result
+    assert result is not None
+    assert (result.stop, result.text, model.calls) == ("done", "It is 18C.", 2)
+    (note,) = notes(session)
+    assert "without calling a tool" in note
+    assert "It is sunny." not in request_text(model.requests[1])
+
+
+@pytest.mark.parametrize("mode", ["on", "off"])
+async def test_an_answer_opening_with_result_or_output_is_an_answer(mode: str) -> None:
+    # Bare "Result:"/"Output:" lines open real answers; only result labels count without a call.
+    answer = "Result: 5\nOutput: the sum of 2 and 3."
+    model = ScriptedProvider([answer])
+    result = await session_for(model, mode=mode).submit_turn("2+3?")
+    assert (result.text, model.calls) == (answer, 1)
+
+
+@pytest.mark.parametrize("model_id", ["claude-haiku-4-5", "some-local-model"])
+async def test_a_result_label_answer_with_native_tools_is_the_answer(model_id: str) -> None:
+    # Native tools offered (auto mode, before any switch): a prose answer is never cut, nor hidden.
+    answer = "Observation: the tests pass."
+    model = ScriptedProvider([answer], model_id=model_id)
+    session = session_for(model, mode="auto", streaming="always")
+    shown, _ = await _shown(session, "status?")
+    assert session.last_result is not None
+    assert (shown, session.last_result.text, model.calls) == (answer, answer, 1)
 
 
 async def test_data_json_in_an_answer_is_the_answer() -> None:
@@ -351,6 +418,41 @@ async def test_auto_does_not_switch_on_a_repaired_or_unknown_call() -> None:
     assert ran == []
     assert not session.switched_to_text_mode
     assert notes(session) == []
+
+
+async def test_auto_tells_the_model_about_an_unreadable_tool_call_tag() -> None:
+    # A <tool_call> tag is a call attempt beyond doubt: told and asked again, not the answer.
+    model = ScriptedProvider([
+        '<tool_call>{"name": "ad", "arguments": {"a": 2, "b": 3}}</tool_call>',
+        '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>',
+        "5",
+    ], model_id="some-local-model")
+    session = session_for(model, mode="auto")
+    events = [e async for e in session.stream_turn("2+3?")]
+    assert session.last_result is not None
+    assert (session.last_result.stop, session.last_result.text) == ("done", "5")
+    assert ran == ["add 2 3"]
+    (note,) = notes(session)
+    assert "there is no tool named 'ad'" in note
+    assert "<tool_call>" in note
+    assert [t.name for t in model.requests[1].tools] == ["read_file", "add"]  # no switch on the bad one
+    assert len([e for e in events if isinstance(e, TextModeSwitched)]) == 1  # the good one switched
+    assert session.switched_to_text_mode
+    assert_history_valid(session)
+
+
+async def test_auto_ends_with_an_error_when_tool_call_tags_stay_unreadable() -> None:
+    model = ScriptedProvider(["<tool_call>oops</tool_call>"] * 3 + ["hi"], model_id="some-local-model")
+    session = session_for(model, mode="auto")
+    result = await session.submit_turn("go")
+    assert (result.stop, model.calls) == ("error", 3)
+    assert isinstance(result.error, UnreadableToolCalls)
+    assert not result.error.text_mode
+    assert "text_mode_tools='on'" in str(result.error)
+    assert not session.switched_to_text_mode
+    assert len(notes(session)) == 3
+    assert (await session.submit_turn("hello")).text == "hi"
+    assert_history_valid(session)
 
 
 async def test_auto_keeps_native_calls_native() -> None:

@@ -85,11 +85,15 @@ def test_a_session_resumes_by_id_in_another_process(tmp_path: Path, spawn_cli: S
     # which the second process's question does not: only the history loaded from the store does.
     write_script(tmp_path, [{"text": "Noted: banana.", "expect": "banana"}], name="first.json")
     db = tmp_path / "chats.db"
-    child = spawn_cli("chat", "--model", "scripted:first.json", "--db", str(db), "--no-plugins")
+    child = spawn_cli("chat", "--model", "scripted:first.json", "--db", str(db), "--no-plugins",
+                      "--context-window", "4096", "--text-tools", "off", "--temperature", "0.5",
+                      "--max-turns", "7")
     child.expect(r"session ([0-9a-f]{32}) · resume with: (agcore chat --session \1[^\r\n]*)")
     session_id, printed = child.match.group(1), child.match.group(2)
     assert f"--db {db}" in printed  # the printed command finds the session when pasted as it is
     assert "--model scripted:first.json" in printed
+    # ... and runs it the same way: the options it was started with are in it too
+    assert "--text-tools off --max-turns 7 --temperature 0.5 --context-window 4096" in printed
     child.expect(PROMPT)
     child.sendline("remember the word banana")
     child.expect("Noted: banana.")
@@ -98,6 +102,7 @@ def test_a_session_resumes_by_id_in_another_process(tmp_path: Path, spawn_cli: S
     assert finish(child) == 0
 
     child = spawn_cli(*shlex.split(printed)[1:])  # pasted: everything after "agcore"
+    child.expect("compaction: on, context window 4,096 tokens")  # --context-window came along
     child.expect(f"resumed session {session_id}")
     child.expect("you: remember the word banana")
     child.expect("assistant: Noted: banana.")

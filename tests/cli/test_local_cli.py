@@ -102,7 +102,10 @@ def test_max_turns_stops_the_run(invoke: Invoke, llama: FakeLocalServer, tmp_pat
     done = invoke("run", "look", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins",
                   "--text-tools", "on", "--max-turns", "2")
     assert done.exit_code == 1
-    assert "max_turns" in flat(done.stdout) or "max_tool_turns" in flat(done.stdout)
+    out = flat(done.stdout)
+    assert "--max-turns 2" in out  # the CLI's option, not the library's AgentConfig field
+    assert "raise --max-turns" in out
+    assert "AgentConfig" not in out
     assert len(llama.requests) == 2
 
 
@@ -113,7 +116,31 @@ def test_overflow_offers_compaction(invoke: Invoke, llama: FakeLocalServer) -> N
     out = flat(done.stdout)
     assert "does not fit the model's context window" in out
     assert "--context-window N" in out
+    assert "create_context_transform" not in out  # library advice, not for the command line
     assert "max_tokens" not in out
+
+
+def test_a_base_url_without_v1_gets_the_hint(invoke: Invoke, llama: FakeLocalServer) -> None:
+    done = invoke("run", "x", "--base-url", llama.root, "--model", MODEL, "--yes", "--no-plugins")
+    assert done.exit_code == 4
+    out = flat(done.stdout)
+    assert "not found" in out
+    assert f"try --base-url {llama.root}/v1" in out
+
+
+def test_text_calls_that_stay_unreadable_fail_the_run_with_cli_advice(
+    invoke: Invoke, llama: FakeLocalServer
+) -> None:
+    for _ in range(3):
+        llama.answer(200, '<tool_call>{"name": "read_fil", "arguments": {"path": "a"}}</tool_call>')
+    done = invoke("run", "read a", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins",
+                  "--text-tools", "on")
+    assert done.exit_code == 1
+    out = flat(done.stdout)
+    assert "✗ failed: The model's reply held only tool calls that could not be read" in out
+    assert "no tool named 'read_fil'" in out
+    assert "run with --text-tools off" in out
+    assert "✓ done" not in out
 
 
 def test_bad_local_options_are_usage_errors(invoke: Invoke, llama: FakeLocalServer) -> None:
@@ -136,4 +163,21 @@ def test_a_write_shows_how_to_undo_it(invoke: Invoke, tmp_path: Path) -> None:
     out = flat(done.stdout)
     assert "✓ Created 'notes.txt' (2 bytes)." in out
     assert "(+1 lines)" not in out
-    assert "↩ undo: tell the agent to undo it" in out
+    assert "↩ undo" not in out  # `run` takes no follow-up turn to ask for it in
+
+
+def test_plan_run_says_when_the_model_switches_to_text_mode(
+    invoke: Invoke, llama: FakeLocalServer, tmp_path: Path
+) -> None:
+    plan = {"steps": [{"id": "look", "description": "List the files"}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    (tmp_path / "main.py").write_text("print('hello')\n")
+    llama.answer(200, '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```')
+    llama.answer(200, "The workspace holds main.py.")
+    done = invoke("plan", "run", "plan.json", "--base-url", llama.base_url, "--model", MODEL, "--yes",
+                  "--no-plugins", "--max-turns", "5", "--context-window", "4096")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    out = flat(done.stdout)
+    assert f"{MODEL} writes its tool calls as text: text-mode tool calls from now on" in out
+    assert out.index("text-mode tool calls from now on") < out.index("▸ list_dir")
+    assert "↩ undo" not in out

@@ -233,6 +233,9 @@ def test_resuming_what_is_not_there_is_a_usage_error(tmp_path: Path, invoke: Inv
     done = invoke("plan", "resume", "nope", "--model", "scripted:model.json")
     assert done.exit_code == 2
     assert "No session 'nope'" in done.stderr
+    done = invoke("plan", "resume", "nope")  # no --model and no key: the session is looked up first
+    assert done.exit_code == 2
+    assert "No session 'nope'" in done.stderr
 
 
 def test_plan_draft_save_does_not_create_directories(tmp_path: Path, invoke: Invoke) -> None:

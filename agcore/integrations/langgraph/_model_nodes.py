@@ -124,6 +124,8 @@ class ModelNodes:
         if not calls:
             if turn.reread:  # only unreadable text-mode calls: the model reads the note and retries
                 return Command(update=step.update(), goto="model")
+            if turn.unreadable is not None:  # still nothing readable after the re-asks
+                raise _Stop("error", turn.unreadable)
             if message.stop_reason is StopReason.PAUSE:  # Anthropic's pause_turn: send it back, go on
                 return Command(update=step.update(), goto="model")
             steering = session._drain(session._steering)

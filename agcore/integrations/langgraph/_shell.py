@@ -224,6 +224,7 @@ def turn_to_state(turn: TurnState) -> dict[str, Any]:
         "offered": sorted(turn.offered),
         "batch": turn.batch.to_state() if turn.batch is not None else None,
         "output_retries": turn.output_retries,
+        "rereads": turn.rereads,
     }
 
 
@@ -240,4 +241,5 @@ def turn_from_state(data: dict[str, Any], history_length: int) -> TurnState:
     )
     turn.repetition.key, turn.repetition.count = data["repetition"]
     turn.output_retries = data.get("output_retries", 0)
+    turn.rereads = data.get("rereads", 0)  # the re-asks of unreadable text calls stay bounded
     return turn

@@ -469,6 +469,31 @@ async def test_auto_text_mode_switches_and_asks_again_the_same_on_both() -> None
     assert runs["loop"][2] == "Still 4."
 
 
+async def test_unreadable_text_calls_end_with_the_same_error_on_both() -> None:
+    from agcore._clock import use_clock
+    from agcore.agent import UnreadableToolCalls
+    from agcore.testing import FixedClock
+
+    runs = {}
+    for backend in ("loop", "graph"):
+        model = ScriptedProvider(["<tool_call>oops</tool_call>"] * 3 + ["hi"], model_id="local-qwen")
+        bundle = AgentBuilder().provider(model).tools(add).build()
+        agent = BasicAgent(name="auto", system_prompt="s")
+        with use_clock(FixedClock()):
+            session: AgentSession | GraphSession = (
+                AgentSession(agent, "s8", bundle) if backend == "loop" else GraphSession(agent, "s8", bundle)
+            )
+            result = await session.submit_turn("2+2?")
+            assert isinstance(result.error, UnreadableToolCalls)
+            after = await session.submit_turn("hello")
+        history = session.messages if isinstance(session, AgentSession) else await session.history()
+        runs[backend] = (comparable(history), [r.model_dump() for r in model.requests], result.stop,
+                         str(result.error), after.text)
+    assert runs["graph"] == runs["loop"]
+    assert runs["loop"][2:] == ("error", runs["loop"][3], "hi")
+    assert "could not be read" in runs["loop"][3]
+
+
 async def test_memory_tools_from_the_bundle_work_the_same_on_both() -> None:
     from agcore._clock import use_clock
     from agcore.memory import InMemoryStore, KeywordRetriever
