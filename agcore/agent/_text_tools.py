@@ -78,10 +78,17 @@ several tool calls, one after another. After your last tool call, stop: end your
 Never write a tool's result yourself and never write <tool_response>: the system runs the tools and \
 sends their results back to you in the next message, each inside <tool_response> tags.
 When you need no tool, answer in plain text, without a tool call.
+Work in small steps. Before you write or change a file, first use tools to look at what you need \
+(read the file, list the directory, run the command) and wait for their results: never guess \
+contents, counts or outputs.
 
 Available tools:
 """
 
+_CONTINUE = (
+    "Write the next tool call now for the part of the task still to do (for example, writing the file "
+    "the task asks for). Only when nothing is left to do, answer in plain text."
+)
 _NOTE_PROBLEMS = "Part of your last reply looked like a tool call but could not be read, so it was not run:"
 _NOTE_HOW = (
     'To call a tool, write <tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call> with a tool '
@@ -268,6 +275,22 @@ def _stops_on_label(model_id: str, stops: list[str]) -> bool:
     return RESULT_LABEL not in stops and len(stops) < 4
 
 
+def _remind(rendered: list[Message], original: list[Message]) -> None:
+    """Small models forget the task once results arrive and answer after the first one: after the
+    latest results, restate the task and ask for the next call (the e2e-local suite with a 1.5B model:
+    2 of 6 tasks achieved with this and the "small steps" line of the protocol, 1 of 6 without)."""
+    if not original or not isinstance(original[-1], UserMessage) or not original[-1].tool_results:
+        return
+    task = next((text for m in reversed(original) if isinstance(m, UserMessage) and not m.tool_results
+                 and (text := "".join(b.text for b in m.blocks if isinstance(b, TextBlock)).strip())), None)
+    if task is None:
+        return
+    last = rendered[-1]
+    if isinstance(last, UserMessage):  # the results, written out as text by _render
+        rendered[-1] = UserMessage(content=[*last.blocks, TextBlock(
+            text=f"Continue with the task: {task}\n{_CONTINUE}")])
+
+
 def text_mode_request(request: LLMRequest, model_id: str = "") -> LLMRequest:
     """``request`` for a model without native tools: tools described in the system prompt, no
     ``tools`` field, the history's tool calls and results written out as text, and a stop sequence
@@ -276,6 +299,7 @@ def text_mode_request(request: LLMRequest, model_id: str = "") -> LLMRequest:
         return request
     names: dict[str, str] = {}
     messages = [_render(m, names) for m in request.messages]
+    _remind(messages, request.messages)
     section = describe_tools(request.tools)
     system = f"{request.system}\n\n{section}" if request.system else section
     update: dict[str, Any] = {"messages": messages, "system": system, "tools": [], "tool_choice": None}

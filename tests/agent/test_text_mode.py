@@ -28,7 +28,7 @@ from agcore.agent._text_calls import RESULT_LABEL
 from agcore.llm import LLMRequest, ModelInfo, StopReason, TextBlock, register_model
 from agcore.llm._arguments import CUT_AT_MAX_TOKENS
 from agcore.memory import SqliteSessionStore
-from agcore.testing import FunctionProvider, ScriptedProvider, text_reply
+from agcore.testing import FunctionProvider, ScriptedProvider, text_reply, tool_call_reply
 from agcore.tools import tool
 
 from .test_loop_basic import assert_history_valid, results_of
@@ -133,6 +133,33 @@ async def test_the_protocol_request_and_how_history_is_written_back() -> None:
     assert '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 2}}\n</tool_call>' in text
     assert '<tool_response name="add" status="ok">\n4\n</tool_response>' in text
     assert "Tool result" not in text
+
+
+async def test_after_results_the_task_is_restated_and_the_model_asked_to_go_on() -> None:
+    # A 1.5B model on llama-server read the file and then answered instead of writing what the task
+    # asked for; restating the task after the results made it go on (measured with make e2e-local).
+    # Only in text mode, only right after results, never in the first request.
+    model = ScriptedProvider(['{"tool": "read_file", "arguments": {"path": "data.csv"}}',
+                              '{"tool": "add", "arguments": {"a": 36, "b": 1}}', "Wrote 37."])
+    session = session_for(model)
+    await session.submit_turn("Count the lines of data.csv")
+    first, second, third = model.requests
+    assert "Work in small steps" in (first.system or "")
+    assert "Continue with the task" not in request_text(first)
+    for request in (second, third):
+        last = request.messages[-1]
+        assert not isinstance(last.content, str)
+        assert isinstance(last.content[-1], TextBlock)
+        assert last.content[-1].text.startswith("Continue with the task: Count the lines of data.csv\n")
+    # What is saved is the history as it was: the reminder is only in what the model is sent.
+    assert "Continue with the task" not in repr(session.messages)
+
+
+async def test_native_requests_get_no_reminder() -> None:
+    model = ScriptedProvider([tool_call_reply("add", {"a": 1, "b": 1}), "2"])
+    session = session_for(model, mode="off")
+    await session.submit_turn("1+1?")
+    assert "Continue with the task" not in request_text(model.requests[1])
 
 
 async def test_stop_sequences_of_the_request_are_kept() -> None:
