@@ -383,6 +383,8 @@ async def model_call(
         message, note = read.message, read.note
         if mode == "auto" and message.tool_calls:
             yield switch_to_text_mode(session, provider.provider_name, provider.model_id)
+    elif held is not None and not message.tool_calls and (unseen := held.unseen(message.text)):
+        yield ev.TextDelta(text=unseen)  # it looked like a call but is the answer: show it whole
     message = unique_call_ids(message, session.messages)
     session.usage.add(message)  # before recording: a saved reply is saved with its usage
     await session._record(AssistantReply(message=message))

@@ -86,15 +86,27 @@ class CallTextFilter:
         self._line_start = True
         self._discard = False
         self._thinking = False  # inside <think>: reasoning streams as it is (calls there are not run)
+        self._shown = ""
 
     def feed(self, delta: str) -> str:
         """What of the reply so far can be shown, beyond what was shown already."""
         self._text += delta
-        return self._advance(final=False)
+        return self._show(self._advance(final=False))
 
     def flush(self) -> str:
         """At the end of the reply: the rest, minus any call or made-up result."""
-        return self._advance(final=True)
+        return self._show(self._advance(final=True))
+
+    def unseen(self, answer: str) -> str:
+        """What of ``answer`` (the reply, when nothing in it was a call after all) was held back: the
+        end of it that looked like a call; empty when it was all shown or cannot be told apart."""
+        if len(answer) > len(self._shown) and answer.startswith(self._shown):
+            return answer[len(self._shown):]
+        return ""
+
+    def _show(self, text: str) -> str:
+        self._shown += text
+        return text
 
     def _hidden(self, fragment: str) -> bool:
         parsed = parse_text_calls(fragment, self._offered)

@@ -203,8 +203,9 @@ def read_text_calls(
 
     ``auto``: the model was offered native tools; only a reply with no native calls and at least
     one well-formed call (JSON that needed no repair) to an offered tool is changed, or one with a
-    ``<tool_call>`` tag (a call attempt beyond doubt) that could not be read, which is told to the
-    model as in text mode (no call is run and the session does not switch for it).
+    ``<tool_call>`` tag or nothing but call-shaped JSON (a call attempt beyond doubt) that could not
+    be read, which is told to the model as in text mode (no call is run and the session does not
+    switch for it).
     """
     if message.tool_calls:
         return None  # the model (or a provider shim) made a native call after all
@@ -214,7 +215,9 @@ def read_text_calls(
     parsed = parse_text_calls(text, offered, cut_off=message.stop_reason == StopReason.MAX_TOKENS)
     calls = parsed.calls
     if auto and not any(c.parse_error is None and not c.repaired for c in calls):
-        if not parsed.tagged_problems:
+        # Told to the model only when the attempt is beyond doubt: a <tool_call> tag, or a reply that
+        # is nothing but call-shaped JSON (a call to a tool that does not exist is no answer either).
+        if not parsed.tagged_problems and (parsed.answer or not parsed.problems):
             return None
         return TextRead(message, "\n".join([_NOTE_PROBLEMS, *(f"- {p}" for p in parsed.problems), _NOTE_HOW]),
                         not parsed.answer, parsed.problems)

@@ -436,15 +436,22 @@ async def test_off_never_reads_calls_from_text() -> None:
 
 async def test_auto_does_not_switch_on_a_repaired_or_unknown_call() -> None:
     model = ScriptedProvider(
-        ["{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}", '{"tool": "subtract", "arguments": {}}'],
+        ["{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}", '{"tool": "subtract", "arguments": {}}',
+         "I have no tool to subtract with."],
         model_id="some-local-model",
     )
     session = session_for(model, mode="auto")
-    await session.submit_turn("one")
-    await session.submit_turn("two")
+    first = await session.submit_turn("one")
+    assert first.text == "{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}"  # repaired JSON is not run
+    assert notes(session) == []
+    # A reply that is nothing but a call to a tool that does not exist is no answer: the model is told
+    # (the e2e-local suite saw a 1.5B model "call" add_function this way and the turn end "done").
+    second = await session.submit_turn("two")
+    assert second.text == "I have no tool to subtract with."
     assert ran == []
     assert not session.switched_to_text_mode
-    assert notes(session) == []
+    (note,) = notes(session)
+    assert "subtract" in note
 
 
 async def test_auto_tells_the_model_about_an_unreadable_tool_call_tag() -> None:
@@ -567,3 +574,15 @@ async def test_auto_mode_stream_does_not_echo_the_call() -> None:
     shown, events = await _shown(session_for(model, mode="auto", streaming="always"), "2+3?")
     assert shown == "It is 5."
     assert any(isinstance(e, TextModeSwitched) for e in events)
+
+
+async def test_an_answer_that_only_looked_like_a_call_is_shown_whole() -> None:
+    # Held back while it streamed (it looked like a call), then taken as the answer (repaired JSON is
+    # never run before the switch): the user must see it, not a bare "done".
+    answer = "Sure.\n{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}"
+    model = ScriptedProvider([answer], model_id="some-local-model")
+    session = session_for(model, mode="auto", streaming="always")
+    shown, _ = await _shown(session, "2+3?")
+    assert shown == answer
+    assert session.last_result is not None
+    assert session.last_result.text == answer
