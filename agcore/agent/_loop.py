@@ -334,9 +334,9 @@ async def model_call(
     turn.model_calls += 1
     yield ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls)
     provider, request = await _prepare_call(session, config, hooks)
+    model_mode = call_mode(session, config, provider.model_id, provider.provider_name)
     if turn.output is not None:
-        text_mode = call_mode(session, config, provider.model_id, provider.provider_name) == "text"
-        request = shape_request(turn.output, request, provider, text_mode)
+        request = shape_request(turn.output, request, provider, model_mode == "text")
     last = session._last_model
     current = (provider.provider_name, provider.model_id)
     if last is not None and last != current:
@@ -345,7 +345,7 @@ async def model_call(
         )
     session._last_model = current
     offered = {t.name for t in request.tools}
-    mode = call_mode(session, config, provider.model_id, provider.provider_name) if offered else "native"
+    mode = model_mode if offered else "native"
     if mode == "text":
         request = text_mode_request(request, provider.model_id)
     if hooks.has_impls("on_llm_request"):
