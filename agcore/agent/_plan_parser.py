@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import json_repair
 
+from agcore.agent._brackets import span_end
 from agcore.agent._errors import PlanParseError
 from agcore.agent._plan import Plan
 from agcore.agent._plan_cut import find_cut
@@ -164,7 +165,7 @@ def _embedded(text: str) -> list[str]:
         if text[i] not in "{[":
             i += 1
             continue
-        end = _closing(text, i)
+        end = span_end(text, i) or len(text)
         line_start = text.rfind("\n", 0, i) + 1
         link = text[i] == "[" and text[end:end + 1] == "("  # a markdown link: [text](url)
         before = text[i - 1] if i > 0 else " "
@@ -174,30 +175,6 @@ def _embedded(text: str) -> list[str]:
             spans.append(text[i:end])
         i = end if end > i + 1 else i + 1
     return spans
-
-
-def _closing(text: str, start: int) -> int:
-    depth = 0
-    quote: str | None = None
-    escaped = False
-    for j in range(start, len(text)):
-        ch = text[j]
-        if quote is not None:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = None
-        elif ch == '"':
-            quote = ch
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    return len(text)
 
 
 def _read(text: str, value: Any, *, in_prose: bool) -> PlanData:

@@ -24,6 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from agcore.agent._brackets import span_end
 from agcore.llm import parse_tool_arguments
 
 __all__ = ["RESULT_LABEL", "TextCall", "TextCalls", "find_invented_result", "parse_text_calls"]
@@ -119,30 +120,6 @@ class _Read:
     repaired: bool = False
     #: The fragment was inside a ``<tool_call>`` tag.
     tagged: bool = False
-
-
-def _object_end(text: str, start: int) -> int | None:
-    """The index after the ``}`` closing the ``{`` at ``start`` (None: never closed)."""
-    depth = 0
-    in_string = escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
 
 
 def _shown(fragment: str) -> str:
@@ -258,7 +235,7 @@ def _scan_objects(
     fragment is read as it is, and json-repair may still read a cut-off call from it."""
     i = text.find("{", start, end)
     while i != -1:
-        close = _object_end(text[:end], i)
+        close = span_end(text[:end], i, "{", "}")
         if close is not None:
             out.append((i, close, reader.read_fragment(text[i:close], strong=strong)))
             i = text.find("{", close, end)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from agcore.agent._brackets import BracketScan
 from agcore.agent._text_calls import parse_text_calls
 
 __all__ = ["CallTextFilter"]
@@ -38,41 +39,6 @@ _LONE_RESULT_LINES = (
 _LINE_PREFIX = re.compile(r"[ \t>*#]*")
 
 
-class _Brackets:
-    """An incremental scan for the end of a ``{...}``/``[...]`` span, braces in strings ignored."""
-
-    __slots__ = ("depth", "escaped", "in_string", "pos")
-
-    def __init__(self, start: int) -> None:
-        self.pos = start
-        self.depth = 0
-        self.in_string = False
-        self.escaped = False
-
-    def end(self, text: str) -> int | None:
-        """Scan what arrived; the index after the closing bracket, or None while it is open."""
-        for i in range(self.pos, len(text)):
-            ch = text[i]
-            if self.in_string:
-                if self.escaped:
-                    self.escaped = False
-                elif ch == "\\":
-                    self.escaped = True
-                elif ch == '"':
-                    self.in_string = False
-            elif ch == '"':
-                self.in_string = True
-            elif ch in "{[":
-                self.depth += 1
-            elif ch in "}]":
-                self.depth -= 1
-                if self.depth == 0:
-                    self.pos = i + 1
-                    return i + 1
-        self.pos = len(text)
-        return None
-
-
 class CallTextFilter:
     """Feed it a text-mode reply's deltas; it returns what can be shown now (see the module)."""
 
@@ -81,7 +47,7 @@ class CallTextFilter:
         self._lone_results = lone_results  # text mode: a result label with no call before it is cut
         self._text = ""
         self._pos = 0  # everything before it is decided (shown or hidden)
-        self._hold: _Brackets | None = None  # the span being held, from ``_pos``
+        self._hold: BracketScan | None = None  # the span being held, from ``_pos``
         self._after_call = False
         self._line_start = True
         self._discard = False
@@ -183,14 +149,14 @@ class CallTextFilter:
         rest = text[at:]
         ch = text[at]
         if ch == "{":
-            self._hold = _Brackets(at)
+            self._hold = BracketScan(at)
             return ""
         if ch == "[":
             tail = rest[1:].lstrip()
             if not tail and not final:
                 return None
             if tail.startswith("{"):
-                self._hold = _Brackets(at)
+                self._hold = BracketScan(at)
                 return ""
         elif ch == "`":
             if rest.startswith("```"):
