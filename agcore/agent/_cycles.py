@@ -28,13 +28,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agcore.agent._errors import LimitExceeded
 from agcore.llm.types import TextBlock, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
     from agcore.agent._batch import Batch
     from agcore.agent._config import AgentConfig
 
-__all__ = ["MAX_PERIOD", "Cycle", "CycleTracker", "describe_call", "repeat_verdict"]
+__all__ = ["MAX_PERIOD", "Cycle", "CycleTracker", "describe_call", "repeat_verdict", "repetition_stopped"]
 
 #: The longest block of calls recognised as a cycle (read/patch/run/write is 4).
 MAX_PERIOD = 4
@@ -56,6 +57,20 @@ def repeat_verdict(count: int, limit: int, action: Literal["stop", "nudge"]) -> 
     if action == "stop" or count > limit:
         return "stop"
     return "nudge"
+
+
+def repetition_stopped(call: ToolUseBlock | None, config: AgentConfig) -> LimitExceeded:
+    """The error a turn stops with when the model made ``call`` once more after its nudge (both
+    backends say the same; None: the call is not known)."""
+    if call is None:
+        return LimitExceeded("repetition_limit", value=config.repetition_limit)
+    return LimitExceeded(
+        "repetition_limit",
+        f"The turn was stopped: the model kept making the same tool call, {describe_call(call)}, "
+        f"{config.repetition_limit} or more times in a row. Rephrase the request or break the task "
+        "into smaller steps; AgentConfig.repetition_limit and repetition_action change the guard.",
+        value=config.repetition_limit,
+    )
 
 
 def describe_call(call: ToolUseBlock) -> str:

@@ -35,7 +35,7 @@ from agcore.agent._batch import (
 )
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
-from agcore.agent._cycles import describe_call
+from agcore.agent._cycles import repetition_stopped
 from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded, UnreadableToolCalls
 from agcore.agent._messages import AssistantReply, ContextNote, ToolResults, UserInput, convert_to_llm
 from agcore.agent._output import (
@@ -268,7 +268,7 @@ async def run_loop(
                 steered = await _steer(session, steering, batch.skipped)
                 yield steered
             if repetition_stop:
-                raise _Stop("limit", _repeated(phase.repeated_call, config))
+                raise _Stop("limit", repetition_stopped(phase.repeated_call, config))
             if cycle is not None and cycle.stop:
                 _log.info("session %s: stopped a cycle of tool calls: %s", session.session_id, cycle.listing)
                 raise _Stop("limit", LimitExceeded("repetition_limit", cycle.message(),
@@ -522,18 +522,6 @@ async def _open_stream(provider: LLMProvider, request: LLMRequest) -> AsyncGener
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
-
-
-def _repeated(call: ToolUseBlock | None, config: AgentConfig) -> LimitExceeded:
-    if call is None:
-        return LimitExceeded("repetition_limit", value=config.repetition_limit)
-    return LimitExceeded(
-        "repetition_limit",
-        f"The turn was stopped: the model kept making the same tool call, {describe_call(call)}, "
-        f"{config.repetition_limit} or more times in a row. Rephrase the request or break the task "
-        "into smaller steps; AgentConfig.repetition_limit and repetition_action change the guard.",
-        value=config.repetition_limit,
-    )
 
 
 def _phase(session: AgentSession, config: AgentConfig, hooks: HookExecutor, turn: TurnState) -> ToolPhase:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agcore.agent._batch import Batch, error_result
-from agcore.agent._cycles import CycleTracker, repeat_verdict
+from agcore.agent._cycles import CycleTracker, Verdict, repeat_verdict
 from agcore.agent._turn import RepetitionTracker
 from agcore.llm.types import ToolUseBlock, UserMessage
 from agcore.tools import Tool, ToolContext, ToolRegistry
@@ -51,6 +51,21 @@ SKIPPED = (
 
 # The texts the model reads for calls the phase does not run. Functions, so another runtime running
 # the same phase as separate steps (agcore.integrations.langgraph) words them identically.
+
+
+def repetition_check(
+    call: ToolUseBlock, repetition: RepetitionTracker, config: AgentConfig, cycles: CycleTracker | None
+) -> tuple[Verdict, str]:
+    """The repetition guard's verdict on ``call`` (counted in ``repetition``) and the result the call
+    gets when it is not run: the one check both backends make before a call runs."""
+    limit = config.repetition_limit
+    verdict = repeat_verdict(repetition.see(call), limit, config.repetition_action)
+    if verdict == "stop":
+        return verdict, repeated_message(call.name, repetition.count, stop=True)
+    if verdict == "nudge":
+        failed = cycles is not None and cycles.last_failed  # nothing to use: say how to get on
+        return verdict, repeated_message(call.name, limit, stop=False, failed=failed)
+    return verdict, ""
 
 
 def repeated_message(name: str, limit: int, *, stop: bool, failed: bool = False) -> str:
@@ -160,10 +175,8 @@ class ToolPhase:
                     answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
                     batch.skipped.append(later.id)
                 break
-            limit = self._config.repetition_limit
-            verdict = repeat_verdict(self._repetition.see(call), limit, self._config.repetition_action)
+            verdict, message = repetition_check(call, self._repetition, self._config, self._cycles)
             if verdict == "stop":
-                message = repeated_message(call.name, self._repetition.count, stop=True)
                 answer(call, error_result(call.id, message), "repeated", hookable=False)
                 for later in calls[i + 1 :]:
                     answer(later, error_result(later.id, NOT_RUN), "not_run", hookable=False)
@@ -171,8 +184,6 @@ class ToolPhase:
                 stopped = True
                 break
             if verdict == "nudge":
-                failed = self._cycles is not None and self._cycles.last_failed
-                message = repeated_message(call.name, limit, stop=False, failed=failed)
                 answer(call, error_result(call.id, message), "repeated")
                 continue
             tool = self._registry.get(call.name)

@@ -29,7 +29,7 @@ from langgraph.types import Command, Send, interrupt
 
 from agcore.agent import ClientToolsRequested, LimitExceeded, ToolLog
 from agcore.agent._batch import Batch, error_result
-from agcore.agent._cycles import repeat_verdict
+from agcore.agent._cycles import repetition_stopped
 from agcore.agent._loop import _finish_client_batch, _record_batch, _result_event, _steer, _Stop
 from agcore.agent._tool_phase import (
     NOT_RUN,
@@ -37,7 +37,7 @@ from agcore.agent._tool_phase import (
     denied_message,
     not_approved_message,
     not_offered_message,
-    repeated_message,
+    repetition_check,
     run_after_hooks,
     unavailable_message,
 )
@@ -127,8 +127,8 @@ class ToolNodes:
             steered = await _steer(session, steering, phase["skipped"])
             if step.emit:
                 step.send(steered)
-        if phase["stopped"]:
-            raise _Stop("limit", LimitExceeded("repetition_limit", value=config.repetition_limit))
+        if phase["stopped"]:  # the call the guard stopped at (JSON: the phase is checkpointed)
+            raise _Stop("limit", repetition_stopped(ToolUseBlock.model_validate(phase["stopped"]), config))
         if cycle is not None and cycle.stop:
             raise _Stop("limit", LimitExceeded("repetition_limit", cycle.message(),
                                                value=config.repetition_limit))
@@ -154,18 +154,15 @@ class ToolNodes:
                     answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
                     phase["skipped"].append(later.id)
                 break
-            limit = config.repetition_limit
-            verdict = repeat_verdict(turn.repetition.see(call), limit, config.repetition_action)
-            if verdict != "run":
-                if verdict == "stop":
-                    answer(call, error_result(call.id, repeated_message(call.name, limit, stop=True)),
-                           "repeated", hookable=False)
-                    for later in calls[i + 1 :]:
-                        answer(later, error_result(later.id, NOT_RUN), "not_run", hookable=False)
-                    phase["stopped"] = True
-                    break
-                nudge = repeated_message(call.name, limit, stop=False)
-                answer(call, error_result(call.id, nudge), "repeated")
+            verdict, message = repetition_check(call, turn.repetition, config, turn.cycles)
+            if verdict == "stop":
+                answer(call, error_result(call.id, message), "repeated", hookable=False)
+                for later in calls[i + 1 :]:
+                    answer(later, error_result(later.id, NOT_RUN), "not_run", hookable=False)
+                phase["stopped"] = call.model_dump(mode="json")
+                break
+            if verdict == "nudge":
+                answer(call, error_result(call.id, message), "repeated")
                 i += 1
                 continue
             tool = registry.get(call.name)

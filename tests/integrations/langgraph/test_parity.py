@@ -564,3 +564,25 @@ async def test_a_cycle_of_calls_is_nudged_then_stopped_the_same_on_both() -> Non
     assert runs["graph"] == runs["loop"]
     assert runs["loop"][2:] == ("limit", 6)
     assert 'add({"a":1,"b":1}), add({"a":2,"b":2})' in runs["loop"][1]
+
+
+async def test_the_same_call_after_its_nudge_stops_the_turn_the_same_on_both() -> None:
+    """The same call four times in a row: the third is nudged, the fourth stops the turn with an error
+    that names the call, on both backends."""
+    from agcore._clock import use_clock
+    from agcore.testing import FixedClock
+
+    runs = {}
+    for backend in ("loop", "graph"):
+        with use_clock(FixedClock()):
+            model = ScriptedProvider([tool_calls_reply([("add", {"a": 1, "b": 1})])] * 4 + ["never"])
+            bundle = AgentBuilder().provider(model).tools(add).build()
+            agent = BasicAgent(name="repeat", system_prompt="s")
+            session: AgentSession | GraphSession = (
+                AgentSession(agent, "s8", bundle) if backend == "loop" else GraphSession(agent, "s8", bundle)
+            )
+            result = await session.submit_turn("go")
+        runs[backend] = (comparable(session.messages), str(result.error), result.stop)
+    assert runs["graph"] == runs["loop"]
+    assert runs["loop"][2] == "limit"
+    assert 'the same tool call, add({"a":1,"b":1})' in runs["loop"][1]
