@@ -14,9 +14,22 @@ from typing import TYPE_CHECKING, Any
 
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
+
+# ---- end of session and loop exports ----
+# What a runtime on the turn's steps works with (agcore.agent.steps, docs/runtimes.md): the batch of
+# calls in flight, the turn's state, and the repairs a runtime applies to a history left mid-batch.
+from agcore.agent._batch import (
+    CANCELLED,
+    UNANSWERED_CLIENT,
+    Batch,
+    CallOutcome,
+    answer_open_calls,
+    check_client_results,
+)
 from agcore.agent._builder import AgentBuilder
 from agcore.agent._config import AgentConfig
 from agcore.agent._cost import CostTracker
+from agcore.agent._cycles import CycleTracker
 from agcore.agent._errors import (
     AgentError,
     AgentLLMError,
@@ -61,14 +74,13 @@ from agcore.agent._messages import (
     messages_from_json,
     messages_to_json,
 )
-from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput
+from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
 from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform
-from agcore.agent._turn import TurnResult
-
-# ---- end of session and loop exports ----
+from agcore.agent._turn import TurnResult, TurnState
+from agcore.agent.capability import Capability
 
 if TYPE_CHECKING:
     from agcore.agent._backends import ConversationSession, backend_names, open_session
@@ -227,6 +239,17 @@ __all__ = [
     "OutputMode",
     "OutputValidationError",
     "StructuredOutput",
+    "resolve_output",
+    # ---- runtimes and capabilities on the turn's steps ----
+    "CANCELLED",
+    "UNANSWERED_CLIENT",
+    "Batch",
+    "CallOutcome",
+    "Capability",
+    "CycleTracker",
+    "TurnState",
+    "answer_open_calls",
+    "check_client_results",
 ]
 
 

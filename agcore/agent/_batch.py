@@ -106,6 +106,7 @@ class Batch:
             "calls": [c.model_dump(mode="json") for c in self.calls],
             "client_calls": [c.model_dump(mode="json") for c in self.client_calls],
             "steering": [m.model_dump(mode="json") for m in self.steering],
+            "skipped": list(self.skipped),
             "answered": [
                 {"call": o.call.model_dump(mode="json"), "result": o.result.model_dump(mode="json"),
                  "status": o.status, "duration": o.duration, "hookable": o.hookable}
@@ -118,6 +119,7 @@ class Batch:
         batch = cls(ToolUseBlock.model_validate(c) for c in data["calls"])
         batch.client_calls = [ToolUseBlock.model_validate(c) for c in data["client_calls"]]
         batch.steering = [UserMessage.model_validate(m) for m in data["steering"]]
+        batch.skipped = list(data.get("skipped", ()))
         for done in data["answered"]:
             batch.answer(
                 ToolUseBlock.model_validate(done["call"]), ToolResultBlock.model_validate(done["result"]),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from dependency_injector import containers, providers
 
@@ -39,6 +39,9 @@ from agcore.llm.provider import LLMProvider
 from agcore.llm.types import LLMRequest
 from agcore.memory import DEFAULT_NAMESPACE, MemoryStore, MemoryStoreError, Retriever
 from agcore.tools import Tool, ToolError, ToolRegistry
+
+if TYPE_CHECKING:
+    from agcore.agent.capability import Capability
 
 __all__ = [
     "ProviderResolver",
@@ -74,7 +77,8 @@ class RuntimeBundle(containers.DeclarativeContainer):
     Parts, each read by calling it (``bundle.tool_registry()``) and swapped with ``override()``:
     ``config`` (``AgentConfig``), ``provider`` (an ``LLMProvider``) and/or ``provider_resolver`` (a
     callable ``(session, request) -> LLMProvider``, sync or async, asked before every model call),
-    ``tool_registry``, ``hook_executor``, and the optional ``memory_store`` and ``retriever``. A present
+    ``tool_registry``, ``hook_executor``, the optional ``memory_store`` and ``retriever``, and
+    ``capabilities`` (features on the turn's steps, run after agcore's own). A present
     retriever is offered to the model as the ``retrieve`` tool; ``register_memory_tools(bundle)`` adds it
     to a registry set or swapped in later. Instantiating it returns a ``DynamicContainer`` with its own
     parts, so ``isinstance(bundle, RuntimeBundle)`` is False.
@@ -89,6 +93,8 @@ class RuntimeBundle(containers.DeclarativeContainer):
         _default_tool_registry, retriever=retriever
     )
     hook_executor: providers.Singleton[HookExecutor] = providers.Singleton(HookExecutor)
+    #: Capabilities (``agcore.agent.capability``) the turns run with, after agcore's own.
+    capabilities: providers.Object[tuple[Capability, ...]] = providers.Object(())
 
 
 async def bundle_resolve_provider(bundle: RuntimeBundle, session: Any, request: LLMRequest) -> LLMProvider:

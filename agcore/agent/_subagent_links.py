@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING
 
 from agcore.agent import _events as ev
 from agcore.agent._errors import LimitExceeded
+from agcore.agent.capability import Capability, Finish, TurnView
 
 if TYPE_CHECKING:
+    from agcore.agent._batch import Batch
     from agcore.agent._session import AgentSession
 
 __all__ = [
+    "SubagentLinks",
     "collect_subagent_events",
     "parent_budget_exceeded",
     "report_subagent_event",
@@ -73,3 +76,15 @@ def parent_budget_exceeded(session: AgentSession) -> LimitExceeded | None:
     return None
 
 
+
+
+class SubagentLinks(Capability):
+    """The events a parent's children report while a batch runs, handed on before its results."""
+
+    def batch_started(self, steps: TurnView, batch: Batch) -> None:
+        collect_subagent_events(steps.session)
+
+    def batch_done(self, steps: TurnView, batch: Batch) -> Finish | None:
+        for event in take_subagent_events(steps.session):
+            steps.emit(event)
+        return None

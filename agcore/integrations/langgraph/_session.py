@@ -18,9 +18,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability
 
-from agcore.agent import AgentEvent, AgentMessage, AgentSession, LimitExceeded, TurnResult
-from agcore.agent._batch import check_client_results
-from agcore.agent._loop import _failed, _report_result
+from agcore.agent import (
+    AgentEvent,
+    AgentMessage,
+    AgentSession,
+    LimitExceeded,
+    TurnResult,
+    check_client_results,
+)
+from agcore.agent.steps import TurnSteps, failed_event
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
 from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
@@ -222,7 +228,7 @@ class GraphSession:
                 if payload is None:
                     break
         except GraphRecursionError as exc:
-            yield _failed(await self._step_limit(exc))  # a stream ends in Done or Failed, always
+            yield failed_event(await self._step_limit(exc))  # a stream ends in Done or Failed, always
 
     async def _answer(self, interrupts: Any) -> Command[Any] | None:
         """The resume for a confirmation this session's callback can answer; None otherwise."""
@@ -259,7 +265,7 @@ class GraphSession:
         result = TurnResult(stop="limit", error=error)
         error.partial = result
         self.session.last_result = result
-        await _report_result(self.session, self.session.bundle.hook_executor(), result)  # as the loop does
+        await TurnSteps(self.session).report(result)  # as the loop does
         return result
 
 

@@ -1,6 +1,6 @@
 """One node's view of a thread: an ``AgentSession`` in step with the graph's state, and its update.
 
-The nodes run the kernel's own steps (``agcore.agent._loop``, ``_tool_phase``), which work on an
+The nodes drive the kernel's public turn steps (``agcore.agent.steps.TurnSteps``), which work on an
 ``AgentSession``: the session holds what the hooks see (``hook_context()``), the tools' context,
 the steering and follow-up queues, the confirm callback and the last ``TurnResult``. Each thread has
 one such session in the process (``ThreadSession``); before a node runs, ``Step`` brings it in step
@@ -8,13 +8,12 @@ with the state (cheaply when this process wrote the state: the history is only c
 process or an older checkpoint wrote it), and after the node ``Step.update`` turns what the steps
 changed into the node's state update (the messages it appended and the turn's counters).
 
-A turn ends inside a node (``Step.end``/``Step.fail``), exactly as the loop ends it: ``_finish``,
-``on_turn_result``, and the ``Done``/``Failed`` event.
+A turn ends inside a node (``Step.end``/``Step.fail``) through the same steps as the loop ends it
+(``TurnSteps.finish``/``fail``: the ``TurnResult``, ``on_turn_result``, the ``Done``/``Failed`` event).
 """
 
 from __future__ import annotations
 
-import logging
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -26,15 +25,21 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from agcore._clock import new_id
-from agcore.agent import AgentError, AgentEvent, AgentSession, AssistantReply, CostTracker, Done
-from agcore.agent._batch import Batch, answer_open_calls
-from agcore.agent._cycles import CycleTracker
-from agcore.agent._loop import _failed, _finish, _report_result
-from agcore.agent._turn import TurnState
+from agcore.agent import (
+    AgentError,
+    AgentEvent,
+    AgentSession,
+    AssistantReply,
+    Batch,
+    CostTracker,
+    CycleTracker,
+    TurnState,
+)
+from agcore.agent.steps import TurnSteps
 from agcore.llm.types import Usage
 
 if TYPE_CHECKING:
-    from agcore.agent import Agent, AgentConfig, RuntimeBundle, TurnStop
+    from agcore.agent import Agent, AgentConfig, RuntimeBundle, StructuredOutput, TurnStop
     from agcore.hooks import HookExecutor
     from agcore.integrations.langgraph._state import AgentState, ToolOutcome
 
@@ -46,9 +51,6 @@ __all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "session_key
 #: ``AgentConfig.streaming="auto"`` the model calls are then ``complete()`` calls, not streams.
 EVENTS_KEY = "agcore_events"
 
-_log = logging.getLogger("agcore.integrations.langgraph")
-
-
 @dataclass(slots=True, weakref_slot=True)
 class ThreadSession:
     """The in-process side of one thread: its session, and how its runs are driven."""
@@ -57,6 +59,9 @@ class ThreadSession:
     #: Confirmations become ``interrupt()``s (False: the session has no way to ask, as with
     #: ``AgentSession(confirm=None)``: the tool is not run and the model is told why).
     interrupt_confirmations: bool = True
+    #: The output type of the turn this process runs (``GraphSession.submit_turn(output_type=)``);
+    #: None: the agent's. Code, not state: a thread recovered elsewhere takes the agent's.
+    output: StructuredOutput | None = None
 
 
 class ThreadSessions:
@@ -95,15 +100,16 @@ class ThreadSessions:
 class Step:
     """A node's run: the thread's session in step with ``state``; see the module docstring."""
 
-    __slots__ = ("base", "config", "emit", "hooks", "session", "state", "thread", "writer")
+    __slots__ = ("base", "config", "emit", "hooks", "session", "state", "steps", "thread", "writer")
 
     def __init__(self, threads: ThreadSessions, state: AgentState, config: Any) -> None:
         self.state = state
         thread = self.thread = threads.get(session_key(state, config))
         session = self.session = thread.session
         self.base = sync_session(session, state)
-        self.config: AgentConfig = session.bundle.config()
-        self.hooks: HookExecutor = session.bundle.hook_executor()
+        self.steps = TurnSteps(session)
+        self.config: AgentConfig = self.steps.config
+        self.hooks: HookExecutor = self.steps.hooks
         self.emit = bool((config.get("configurable") or {}).get(EVENTS_KEY, True))
         self.writer = get_stream_writer() if self.emit else None
 
@@ -111,6 +117,11 @@ class Step:
         """Put an event on LangGraph's custom stream (dropped when events are off, ``emit``)."""
         if self.writer is not None:
             self.writer(event)
+
+    def send_events(self) -> None:
+        """Hand on the events the steps made since the last call."""
+        for event in self.steps.take_events():
+            self.send(event)
 
     def update(self, **fields: Any) -> dict[str, Any]:
         """The node's state update: the messages it recorded, the session's counters, ``fields``;
@@ -137,15 +148,9 @@ class Step:
         return update
 
     async def end(self, stop: TurnStop, error: AgentError | None = None, *, goto: str = END) -> Command[str]:
-        """End the turn as the loop does (``_finish``, ``on_turn_result``, ``Done``/``Failed``)."""
-        session = self.session
-        result = _finish(session, session._turn, stop, error)
-        await _report_result(session, self.hooks, result)
-        if self.emit:
-            if error is None:
-                self.send(Done(text=result.text, turns=result.turns, usage=result.usage, stop=stop))
-            else:
-                self.send(_failed(result))
+        """End the turn as the loop does (``TurnSteps.finish``)."""
+        await self.steps.finish(stop, error)
+        self.send_events()
         paused = stop == "client_tools"
         return Command(
             update=self.update(
@@ -156,18 +161,12 @@ class Step:
         )
 
     async def fail(self, exc: Exception) -> Command[str]:
-        """End the turn on an error, as the loop does: open calls answered, ``on_error``, ``Failed``."""
-        session = self.session
-        error = AgentError.wrap(exc)
-        turn = session._turn
-        answer_open_calls(
-            session.messages, f"Not run: the turn failed before this call finished ({error}).",
-            turn.batch if turn is not None else None,
+        """End the turn on an error, as the loop does (``TurnSteps.fail``)."""
+        result = await self.steps.fail(exc)
+        self.send_events()
+        return Command(
+            update=self.update(stop="error", error=str(result.error), phase=None, outcomes={}), goto=END
         )
-        _log.debug("turn failed in thread %s", session.session_id, exc_info=exc)
-        if self.hooks.has_impls("on_error"):
-            await self.hooks.on_error(session.hook_context(), error)
-        return await self.end("error", error)
 
 
 def session_key(state: AgentState, config: Any) -> str:

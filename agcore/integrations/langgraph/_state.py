@@ -20,7 +20,7 @@ from typing import Annotated, Any, TypedDict, get_args, get_type_hints, is_typed
 
 from pydantic import BaseModel
 
-from agcore.agent import AgentMessage
+from agcore.agent import AgentMessage, ToolLog
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
 
 __all__ = ["AgentState", "GraphInput", "ToolTask", "append_messages", "merge_outcomes", "serde_allowlist"]
@@ -45,12 +45,14 @@ def merge_outcomes(
     return {**(left or {}), **right}
 
 
-class ToolOutcome(TypedDict):
-    """What one tool task reports: the result answering the model's call, with its status."""
+class ToolOutcome(TypedDict, total=False):
+    """What one tool task reports: the result answering the model's call, with its status, and the
+    progress lines the tool reported (recorded with the batch, in the order they came)."""
 
     result: ToolResultBlock
     status: str
     duration: float
+    logs: list[ToolLog]
 
 
 class ToolTask(TypedDict):

@@ -1,11 +1,11 @@
 """The tool phase as graph nodes: ``tools`` (vetting and recording), ``confirm``, ``tool``, ``client``.
 
-The phase is ``ToolPhase.run`` cut where a graph must cut it:
+The phase is the loop's tool steps cut where a graph must cut it:
 
-* ``tools`` vets the reply's calls in the model's order, as ``ToolPhase`` does (steering skips the
-  rest, the repetition check, tools the agent did not offer, ``before_tool_call`` denials and
-  rewrites). A call that needs the user's approval hands over to ``confirm``; its position is kept
-  in ``phase``, so the calls before it are never vetted twice.
+* ``tools`` vets the reply's calls in the model's order with the kernel's own step
+  (``TurnSteps.vet``: steering, the capabilities' checks, tools not offered, ``before_tool_call``).
+  A call that needs the user's approval hands over to ``confirm``; its position is kept in
+  ``phase``, so the calls before it are never vetted twice.
 * ``confirm`` holds the only ``interrupt()`` of a confirmation, and nothing runs before it in that
   node: LangGraph re-runs an interrupted node from its start on resume, and here that repeats no
   hook and no tool (the lesson of LangGraph's own ToolNode, whose parallel tools each interrupted
@@ -14,8 +14,9 @@ The phase is ``ToolPhase.run`` cut where a graph must cut it:
   ``parallel_tool_calls``, else one after another between vetting steps. A finished task's result
   is a pending write in the checkpoint, so after a crash only the calls that had not finished run
   again.
-* Back in ``tools`` once everything ran: ``after_tool_call``, then the batch recorded as one
-  ``ToolResults`` (every call answered once), steering read, and back to ``model``. Client calls end
+* Back in ``tools`` once everything ran: ``TurnSteps.end_batch`` (``after_tool_call``, the
+  capabilities, the batch recorded as one ``ToolResults``, steering read), and back to ``model``.
+  The tasks' progress lines are recorded then, in the order they were reported across tasks. Client calls end
   the turn with ``client_tools`` and wait in ``client`` (an ``interrupt()`` resumed with their
   results).
 """
@@ -25,27 +26,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.errors import GraphBubbleUp
+from langgraph.graph import END
 from langgraph.types import Command, Send, interrupt
 
-from agcore.agent import ClientToolsRequested, LimitExceeded, ToolLog
-from agcore.agent._batch import Batch, error_result
-from agcore.agent._cycles import repetition_stopped
-from agcore.agent._loop import _finish_client_batch, _record_batch, _result_event, _steer, _Stop
-from agcore.agent._tool_phase import (
-    NOT_RUN,
-    SKIPPED,
-    denied_message,
-    not_approved_message,
-    not_offered_message,
-    repetition_check,
-    run_after_hooks,
-    unavailable_message,
-)
-from agcore.hooks import ConfirmationAnswer
+from agcore.agent import Batch, ToolLog
+from agcore.agent.capability import Vetting
+from agcore.agent.steps import Finish
 from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
 from agcore.integrations.langgraph._state import ToolOutcome, ToolTask
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
-from agcore.tools import Tool, ToolContext, ToolProgress
+from agcore.tools import ToolContext, ToolProgress
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -81,8 +71,6 @@ class ToolNodes:
         step = Step(self._threads, state, config)
         try:
             return await self._advance(step, dict(state.get("phase") or {}), state.get("outcomes") or {})
-        except _Stop as stop:
-            return await step.end(stop.stop, stop.error)
         except GraphBubbleUp:
             raise
         except Exception as exc:
@@ -91,11 +79,9 @@ class ToolNodes:
     async def _advance(
         self, step: Step, phase: dict[str, Any], outcomes: dict[str, ToolOutcome]
     ) -> Command[Any]:
-        session, config, hooks = step.session, step.config, step.hooks
-        turn = session._turn
-        assert turn is not None, "the tools node runs inside a turn"
-        assert turn.batch is not None, "the tools node runs with a batch in flight"
-        batch = turn.batch
+        steps = step.steps
+        batch = steps.turn.batch
+        assert batch is not None, "the tools node runs with a batch in flight"
         take_outcomes(batch, outcomes)
         if not phase["vetted"]:
             handover = await self._vet(step, batch, phase)
@@ -105,100 +91,37 @@ class ToolNodes:
             phase["dispatched"] = True
             tasks = [
                 Send("tool", ToolTask(call=ToolUseBlock.model_validate(call), answers=answers,
-                                      session=session.session_id))
+                                      session=step.session.session_id))
                 for answers, call in phase["runnable"]
             ]
             return Command(update=step.update(phase=phase), goto=tasks)
-        if hooks.has_impls("after_tool_call"):
-            await run_after_hooks(hooks, session.hook_context, batch)
-        if batch.paused:
-            if step.emit:
-                for call in batch.calls:
-                    done = batch.outcome(call.id)
-                    if done is not None:
-                        step.send(_result_event(done))
-                step.send(ClientToolsRequested(calls=list(batch.client_calls)))
-            return await step.end("client_tools", goto="client")
-        cycle = turn.cycles.observe(batch, config)  # as the loop does: a nudge, or a stop below
-        for event in await _record_batch(session, turn):
-            step.send(event)
-        steering = batch.steering + session._drain(session._steering)
-        if steering:
-            steered = await _steer(session, steering, phase["skipped"])
-            if step.emit:
-                step.send(steered)
-        if phase["stopped"]:  # the call the guard stopped at (JSON: the phase is checkpointed)
-            raise _Stop("limit", repetition_stopped(ToolUseBlock.model_validate(phase["stopped"]), config))
-        if cycle is not None and cycle.stop:
-            raise _Stop("limit", LimitExceeded("repetition_limit", cycle.message(),
-                                               value=config.repetition_limit))
+        await _record_progress(step, batch, outcomes)
+        next_step = await steps.end_batch(batch)
+        step.send_events()
+        if isinstance(next_step, Finish):
+            paused = next_step.stop == "client_tools"
+            return await step.end(next_step.stop, next_step.error, goto="client" if paused else END)
         return Command(update=step.update(phase=None, outcomes={}), goto="model")
 
     async def _vet(self, step: Step, batch: Batch, phase: dict[str, Any]) -> Command[Any] | None:
-        """``ToolPhase.run``'s checks, from ``phase["cursor"]``; a Command when another node must act
-        (a confirmation, or the next call of a sequential batch) before vetting goes on."""
-        session, config, hooks = step.session, step.config, step.hooks
-        turn = session._turn
-        assert turn is not None
-        registry = session.bundle.tool_registry()
+        """``TurnSteps.vet`` over the calls from ``phase["cursor"]``; a Command when another node must
+        act (a confirmation, or the next call of a sequential batch) before vetting goes on."""
+        steps = step.steps
         calls = batch.calls
-        answer = batch.answer
-        wants_before = hooks.has_impls("before_tool_call")
         i = phase["cursor"]
         while i < len(calls):
             call = calls[i]
-            steering = session._drain(session._steering)
-            if steering:
-                batch.steering = steering
-                for later in calls[i:]:
-                    answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
-                    phase["skipped"].append(later.id)
+            vetting = await steps.vet(batch, call)
+            if vetting.action == "stop":
                 break
-            verdict, message = repetition_check(call, turn.repetition, config, turn.cycles)
-            if verdict == "stop":
-                answer(call, error_result(call.id, message), "repeated", hookable=False)
-                for later in calls[i + 1 :]:
-                    answer(later, error_result(later.id, NOT_RUN), "not_run", hookable=False)
-                phase["stopped"] = call.model_dump(mode="json")
-                break
-            if verdict == "nudge":
-                answer(call, error_result(call.id, message), "repeated")
-                i += 1
-                continue
-            tool = registry.get(call.name)
-            if tool is not None and tool.name not in turn.offered:
-                hidden = not_offered_message(call.name, turn.offered)
-                answer(call, error_result(call.id, hidden), "unknown_tool")
-                i += 1
-                continue
-            if tool is None or call.parse_error is not None:
-                # Unknown tool or unreadable arguments: the registry words the error, running nothing.
-                execution = await registry.execute_detailed(
-                    call, session._tool_context, default_timeout=config.tool_timeout
-                )
-                answer(call, execution.result, execution.status, duration=execution.duration)
-                i += 1
-                continue
-            to_run = call
-            if wants_before:
-                decision = await hooks.before_tool_call(session.hook_context(), call)
-                if decision.action == "deny":
-                    answer(call, error_result(call.id, denied_message(call.name, decision.reason)), "denied")
-                    i += 1
-                    continue
-                if decision.action == "rewrite" and decision.arguments is not None:
-                    to_run = call.model_copy(update={"input": dict(decision.arguments)})
-            if tool.requires_confirmation and tool.name not in session._always_confirmed:
-                if not step.thread.interrupt_confirmations:
-                    await _report_confirmation(step, to_run, "unavailable")
-                    answer(call, error_result(call.id, unavailable_message(tool.name)), "not_approved")
-                    i += 1
-                    continue
-                phase["cursor"] = i
-                phase["confirm"] = to_run.model_dump(mode="json")
-                return Command(update=step.update(phase=phase), goto="confirm")
-            sent = _place(step, batch, phase, call, to_run, tool)
+            if vetting.action == "confirm":
+                if step.thread.interrupt_confirmations:
+                    phase["cursor"] = i
+                    phase["confirm"] = vetting.call.model_dump(mode="json")
+                    return Command(update=step.update(phase=phase), goto="confirm")
+                vetting = await steps.confirmed(batch, call, vetting, "unavailable")
             i += 1
+            sent = _place(step, phase, call, vetting)
             if sent is not None:
                 phase["cursor"] = i
                 return Command(update=step.update(phase=phase), goto=sent)
@@ -215,24 +138,16 @@ class ToolNodes:
         to_run = ToolUseBlock.model_validate(phase["confirm"])
         value = interrupt({"type": CONFIRMATION, "call": phase["confirm"], "tool": to_run.name})
         try:
-            session = step.session
-            turn = session._turn
-            assert turn is not None
-            assert turn.batch is not None
-            batch = turn.batch
+            steps = step.steps
+            batch = steps.turn.batch
+            assert batch is not None
             call = batch.calls[phase["cursor"]]
-            tool = session.bundle.tool_registry().get(call.name)
-            assert tool is not None
+            tool = step.session.bundle.tool_registry().get(call.name)
             phase["cursor"] += 1
             phase["confirm"] = None
-            given = confirmation_answer(value)
-            if given == "always":
-                session._always_confirmed.add(tool.name)
-            await _report_confirmation(step, to_run, "yes" if given is True else "always" if given else "no")
-            if not given:
-                batch.answer(call, error_result(call.id, not_approved_message(tool.name)), "not_approved")
-                return Command(update=step.update(phase=phase), goto="tools")
-            sent = _place(step, batch, phase, call, to_run, tool)
+            vetting = await steps.confirmed(batch, call, Vetting("confirm", to_run, tool),
+                                            confirmation_answer(value))
+            sent = _place(step, phase, call, vetting)
             return Command(update=step.update(phase=phase), goto=sent if sent is not None else "tools")
         except GraphBubbleUp:
             raise
@@ -242,7 +157,9 @@ class ToolNodes:
     # ------------------------------------------------------------------------------ tool
 
     async def tool(self, task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
-        """Run one server call (a task of its own: see the module docstring)."""
+        """Run one server call (a task of its own: see the module docstring). Its progress lines go
+        to the hooks as they come and to the ``tools`` node with its result, to be recorded in the
+        order they came across the batch's tasks."""
         thread = self._threads.get(task["session"])
         session = thread.session
         call = task["call"]
@@ -261,28 +178,25 @@ class ToolNodes:
         execution = await session.bundle.tool_registry().execute_detailed(
             call, context, default_timeout=session.bundle.config().tool_timeout
         )
-        outcome = ToolOutcome(result=execution.result, status=execution.status, duration=execution.duration)
-        update: dict[str, Any] = {"outcomes": {task["answers"]: outcome}}
-        if logs:
-            update["messages"] = logs
-        return update
+        outcome = ToolOutcome(result=execution.result, status=execution.status, duration=execution.duration,
+                              logs=logs)
+        return {"outcomes": {task["answers"]: outcome}}
 
     # ---------------------------------------------------------------------------- client
 
     async def client(self, state: AgentState, config: RunnableConfig) -> Command[Any]:
         """Wait for the client calls' results (``interrupt()``), record the batch, call the model."""
         step = Step(self._threads, state, config)
-        turn = step.session._turn
-        assert turn is not None
-        assert turn.batch is not None
+        batch = step.steps.turn.batch
+        assert batch is not None
         value = interrupt({
             "type": CLIENT_TOOLS,
-            "calls": [c.model_dump(mode="json") for c in turn.batch.client_calls],
+            "calls": [c.model_dump(mode="json") for c in batch.client_calls],
         })
         try:
             results = [ToolResultBlock.model_validate(r) for r in (value or [])]
-            for event in await _finish_client_batch(step.session, step.hooks, turn, results):
-                step.send(event)
+            await step.steps.resume(results)
+            step.send_events()
             return Command(update=step.update(phase=None, outcomes={}), goto="model")
         except GraphBubbleUp:
             raise
@@ -290,19 +204,19 @@ class ToolNodes:
             return await step.fail(exc)
 
 
-def _place(step: Step, batch: Batch, phase: dict[str, Any], call: ToolUseBlock, to_run: ToolUseBlock,
-           tool: Tool) -> Send | None:
-    """A vetted call to its place: set aside for the client, queued for the parallel dispatch, or
-    (sequential) sent to run now."""
-    if tool.mode == "client":
-        batch.client_calls.append(to_run)
+async def _record_progress(step: Step, batch: Batch, outcomes: dict[str, ToolOutcome]) -> None:
+    """The tasks' progress lines, in the order they were reported (each task's in its own order),
+    recorded as the loop records them: before the batch's results. The hooks saw them already."""
+    logs = [log for call in batch.calls for log in (outcomes.get(call.id) or {}).get("logs", ())]
+    logs.sort(key=lambda log: log.created_at)  # stable: a task's own lines keep their order
+    step.session.messages.extend(logs)
+
+
+def _place(step: Step, phase: dict[str, Any], call: ToolUseBlock, vetting: Vetting) -> Send | None:
+    """A call vetted to run: queued for the parallel dispatch, or (sequential) sent to run now."""
+    if vetting.action != "run":
         return None
     if step.config.parallel_tool_calls:
-        phase["runnable"].append([call.id, to_run.model_dump(mode="json")])
+        phase["runnable"].append([call.id, vetting.call.model_dump(mode="json")])
         return None
-    return Send("tool", ToolTask(call=to_run, answers=call.id, session=step.session.session_id))
-
-
-async def _report_confirmation(step: Step, call: ToolUseBlock, answer: ConfirmationAnswer) -> None:
-    if step.hooks.has_impls("on_confirmation"):
-        await step.hooks.on_confirmation(step.session.hook_context(), call, answer)
+    return Send("tool", ToolTask(call=vetting.call, answers=call.id, session=step.session.session_id))

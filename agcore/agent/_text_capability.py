@@ -1,0 +1,68 @@
+"""Text-mode tool calls as a capability: how a model call offers tools (``call_mode``), the request
+rewritten for a model that writes its calls as text, the stream filtered so those calls are not shown
+as the answer, and the reply's text read back into ``ToolUseBlock``s (``_text_tools``).
+
+A reply whose only calls could not be read is answered with a note and asked again, at most
+``MAX_REREADS`` times in a row; past that, a reply with nothing usable in it (no call, no answer)
+ends the turn with ``UnreadableToolCalls``.
+"""
+
+from __future__ import annotations
+
+from agcore.agent import _events as ev
+from agcore.agent._errors import UnreadableToolCalls
+from agcore.agent._text_stream import CallTextFilter
+from agcore.agent._text_tools import (
+    MAX_REREADS,
+    call_mode,
+    read_text_calls,
+    switch_to_text_mode,
+    text_mode_request,
+)
+from agcore.agent.capability import Capability, ModelCall, Reply, TurnView
+
+__all__ = ["TextModeCalls"]
+
+
+class TextModeCalls(Capability):
+    """Tool calls written as text, for models without (reliable) native tool calling."""
+
+    def shape_request(self, steps: TurnView, call: ModelCall) -> None:
+        provider = call.provider
+        call.tool_mode = call_mode(steps.session, steps.config, provider.model_id, provider.provider_name)
+
+    def encode_request(self, steps: TurnView, call: ModelCall) -> None:
+        if not call.offered:
+            call.tool_mode = "native"  # nothing to call: nothing to write as text
+        elif call.tool_mode == "text":
+            call.request = text_mode_request(call.request, call.provider.model_id)
+
+    def review_request(self, steps: TurnView, call: ModelCall) -> None:
+        if call.tool_mode != "native":  # the offered tools are final once the hooks have run
+            call.text_filter = CallTextFilter(call.offered, lone_results=call.tool_mode == "text")
+
+    async def read_reply(self, steps: TurnView, call: ModelCall, reply: Reply) -> None:
+        turn = steps.turn
+        mode = call.tool_mode
+        if mode == "native":
+            turn.rereads = 0
+            return
+        read = read_text_calls(reply.message, call.offered, auto=mode == "auto")
+        if read is not None:
+            reply.message = read.message
+            if mode == "auto" and reply.message.tool_calls:
+                provider = call.provider
+                steps.emit(switch_to_text_mode(steps.session, provider.provider_name, provider.model_id))
+        elif call.text_filter is not None and not reply.message.tool_calls:
+            unseen = call.text_filter.unseen(reply.message.text)
+            if unseen:  # it looked like a call but is the answer: show it whole
+                steps.emit(ev.TextDelta(text=unseen))
+        note = read.note if read is not None else None
+        if note is not None:  # what could not be read as a call: the model reads it with the results
+            reply.notes.append(note)
+        reread = note is not None and not reply.message.tool_calls and turn.rereads < MAX_REREADS
+        reply.ask_again = reply.ask_again or reread
+        if read is not None and read.unusable and not reread:
+            # Past the re-asks, a reply with nothing usable in it (no call, no answer) is no answer.
+            reply.error = UnreadableToolCalls(read.problems, text_mode=mode == "text", rereads=turn.rereads)
+        turn.rereads = turn.rereads + 1 if reread else 0

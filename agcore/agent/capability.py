@@ -1,0 +1,189 @@
+"""Capabilities: features that plug into the turn's public steps (``agcore.agent.steps``).
+
+A capability is an object with any of the methods of ``Capability`` below; the steps call each at
+its point of the turn, in the order the capabilities are listed (agcore's own first, then the
+bundle's ``capabilities``). Every method is optional: the base class does nothing, so a capability
+overrides only what it needs. agcore's own features beyond the bare loop are capabilities on this same
+interface (text-mode tool calls, typed output, the turn limits, the repetition and cycle guards,
+sub-agent links), so the loop names none of them, and a third party's capability is as strong as
+theirs. docs/runtimes.md has one written from scratch in a dozen lines.
+
+The points, in turn order:
+
+* ``before_model_call``: may end the turn (``Finish``) before a model call (limits, budgets);
+* ``shape_request`` then ``encode_request`` then, after the ``on_llm_request`` hooks,
+  ``review_request``: rewrite the ``ModelCall`` (what is asked for, how tools are offered);
+* ``read_reply``: rewrite the model's reply before it is recorded (calls written as text);
+* ``after_reply``: the reply is recorded; answer some of its calls, or ask the model again;
+* ``before_finish``: the model answered without calls; accept the answer or ask again;
+* ``before_tools``: the reply's calls are about to run; may end the turn instead;
+* ``vet_call``: judge one call before the hooks do (``Vetting``) or leave it (None);
+* ``batch_started`` / ``batch_done``: around a batch; ``batch_done`` may end the turn once the batch
+  is recorded.
+
+State a capability keeps for a turn lives in ``steps.turn`` (``TurnState``), saved with the turn;
+a capability object itself is shared by every session of a bundle, so it keeps none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from agcore.agent._batch import Batch
+    from agcore.agent._config import AgentConfig
+    from agcore.agent._errors import AgentError
+    from agcore.agent._events import AgentEvent, TurnStop
+    from agcore.agent._messages import AgentMessage
+    from agcore.agent._session import AgentSession
+    from agcore.agent._turn import TurnState
+    from agcore.hooks import HookExecutor
+    from agcore.llm.provider import LLMProvider
+    from agcore.llm.types import AssistantMessage, LLMRequest, ToolUseBlock
+    from agcore.tools import Tool
+
+__all__ = [
+    "CallMode",
+    "CallModel",
+    "Capability",
+    "Finish",
+    "ModelCall",
+    "Next",
+    "Reply",
+    "RunTools",
+    "TextFilter",
+    "TurnView",
+    "Vetting",
+]
+
+#: How a model call offers tools: natively, described in the prompt with calls written as text, or
+#: natively with the reply checked for calls written as text (``"auto"``).
+CallMode = Literal["native", "text", "auto"]
+
+
+class TextFilter(Protocol):
+    """Decides what of a streamed reply the user sees (calls written as text are held back)."""
+
+    def feed(self, delta: str) -> str: ...
+    def flush(self) -> str: ...
+    def unseen(self, answer: str) -> str: ...
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """One model call, prepared: the provider to call, the request, and how tools are offered."""
+
+    provider: LLMProvider
+    request: LLMRequest
+    tool_mode: CallMode = "native"
+    #: The tools the model may call in this reply; a call to any other is refused, not run.
+    offered: frozenset[str] = frozenset()
+    #: Filters the streamed text before anyone sees it (None: shown as it comes).
+    text_filter: TextFilter | None = None
+
+
+@dataclass(slots=True)
+class Reply:
+    """The model's reply as the steps read it: the message, what to tell the model about it, and
+    what follows (``ask_again``: nothing in it to act on, the notes say why; ``error``: nothing
+    usable at all, the turn ends with it)."""
+
+    message: AssistantMessage
+    notes: list[str] = field(default_factory=list)
+    ask_again: bool = False
+    error: AgentError | None = None
+    #: The calls still to run (a capability that answered some itself leaves the rest).
+    calls: list[ToolUseBlock] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------- what follows a step
+
+
+@dataclass(frozen=True, slots=True)
+class CallModel:
+    """Call the model again."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Run the calls of ``batch`` (vet each, run, record)."""
+
+    batch: Batch
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """End the turn with ``stop`` (and ``error`` for limits and failures)."""
+
+    stop: TurnStop
+    error: AgentError | None = None
+
+
+Next = CallModel | RunTools | Finish
+
+#: What the steps decided about one call: run it (``call`` is the call as it will run, arguments
+#: rewritten by a hook), ask the user first, hand it to the client, nothing more to do (it has its
+#: result in the batch), or stop vetting (this call and the rest have their results).
+VetAction = Literal["run", "confirm", "client", "answered", "stop"]
+
+
+@dataclass(frozen=True, slots=True)
+class Vetting:
+    action: VetAction
+    call: ToolUseBlock
+    tool: Tool | None = None
+
+
+class TurnView(Protocol):
+    """What a capability sees of the running turn (``agcore.agent.steps.TurnSteps``)."""
+
+    @property
+    def session(self) -> AgentSession: ...
+    @property
+    def turn(self) -> TurnState: ...
+    @property
+    def config(self) -> AgentConfig: ...
+    @property
+    def hooks(self) -> HookExecutor: ...
+    def emit(self, event: AgentEvent) -> None: ...
+    def record(self, message: AgentMessage) -> Awaitable[None]: ...
+    def decline(self, calls: list[ToolUseBlock], reason: str) -> Awaitable[None]: ...
+
+
+class Capability:
+    """A feature on the turn's steps; see the module docstring for when each method is called."""
+
+    def before_model_call(self, steps: TurnView) -> Finish | None:
+        return None
+
+    def shape_request(self, steps: TurnView, call: ModelCall) -> None:
+        return None
+
+    def encode_request(self, steps: TurnView, call: ModelCall) -> None:
+        return None
+
+    def review_request(self, steps: TurnView, call: ModelCall) -> None:
+        return None
+
+    async def read_reply(self, steps: TurnView, call: ModelCall, reply: Reply) -> None:
+        return None
+
+    async def after_reply(self, steps: TurnView, reply: Reply) -> Next | None:
+        return None
+
+    async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
+        return None
+
+    async def before_tools(self, steps: TurnView, calls: list[ToolUseBlock]) -> Finish | None:
+        return None
+
+    def vet_call(self, steps: TurnView, batch: Batch, call: ToolUseBlock) -> Vetting | None:
+        return None
+
+    def batch_started(self, steps: TurnView, batch: Batch) -> None:
+        return None
+
+    def batch_done(self, steps: TurnView, batch: Batch) -> Finish | None:
+        return None
