@@ -81,6 +81,7 @@ from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Envir
 from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.agent.capability import Capability
+from agcore.agent.session_state import SessionState
 
 if TYPE_CHECKING:
     from agcore.agent._backends import ConversationSession, backend_names, open_session
@@ -247,6 +248,7 @@ __all__ = [
     "CallOutcome",
     "Capability",
     "CycleTracker",
+    "SessionState",
     "TurnState",
     "answer_open_calls",
     "check_client_results",

@@ -53,7 +53,9 @@ class CallOutcome:
 
 
 class Batch:
-    """The calls of one reply and what became of each; see the module docstring."""
+    """The calls of one reply and what became of each, from the reply until their results are
+    recorded: the one owner of what is in flight (results by call id, the client calls set aside,
+    the steering input that skipped calls); recorded as one ``ToolResults`` message."""
 
     __slots__ = ("answered", "calls", "client_calls", "skipped", "steering")
 
@@ -73,9 +75,12 @@ class Batch:
 
     def answer(self, call: ToolUseBlock, result: ToolResultBlock, status: str, *,
                duration: float = 0.0, hookable: bool = True) -> None:
+        """Give ``call`` its result (``hookable=False``: one the steps made up, not shown to
+        ``after_tool_call``)."""
         self.answered[call.id] = CallOutcome(call, result, status, duration, hookable)
 
     def outcome(self, call_id: str) -> CallOutcome | None:
+        """The result ``call_id`` has so far (None: none yet)."""
         return self.answered.get(call_id)
 
     @property
@@ -102,6 +107,7 @@ class Batch:
     # ------------------------------------------------------------------------------- saving
 
     def to_state(self) -> dict[str, Any]:
+        """The batch as JSON-able data (``from_state`` reads it back)."""
         return {
             "calls": [c.model_dump(mode="json") for c in self.calls],
             "client_calls": [c.model_dump(mode="json") for c in self.client_calls],
@@ -116,6 +122,7 @@ class Batch:
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Batch:
+        """The batch ``to_state`` wrote."""
         batch = cls(ToolUseBlock.model_validate(c) for c in data["calls"])
         batch.client_calls = [ToolUseBlock.model_validate(c) for c in data["client_calls"]]
         batch.steering = [UserMessage.model_validate(m) for m in data["steering"]]

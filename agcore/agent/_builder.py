@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from agcore.agent._config import AgentConfig
 from agcore.agent._errors import ConfigError
+from agcore.agent.capability import Capability
 from agcore.hooks import HookExecutor
 from agcore.llm.errors import LLMError
 from agcore.llm.factory import create_provider
@@ -60,6 +61,7 @@ class AgentBuilder:
         self._memory_store: MemoryStore | None = None
         self._remember = False
         self._retriever: Retriever | None = None
+        self._capabilities: list[Capability] = []
         self._config = AgentConfig()
         self._config_changes: dict[str, Any] = {}
 
@@ -121,6 +123,16 @@ class AgentBuilder:
         self._executor = executor
         return self
 
+    def capabilities(self, *capabilities: Capability) -> AgentBuilder:
+        """Features on the turn's steps (``agcore.agent.capability.Capability``), run after agcore's
+        own in the order given (docs/runtimes.md)."""
+        for capability in capabilities:
+            if not isinstance(capability, Capability):
+                raise TypeError(f"capabilities() takes Capability objects, not {type(capability).__name__}: "
+                                "subclass agcore.agent.Capability and override the steps you need")
+        self._capabilities.extend(capabilities)
+        return self
+
     # ------------------------------------------------------------------------------ the memory
 
     def memory_store(self, store: MemoryStore, *, remember_tool: bool = False) -> AgentBuilder:
@@ -178,6 +190,7 @@ class AgentBuilder:
         bundle.provider_resolver.set_provides(self._resolver)
         bundle.memory_store.set_provides(self._memory_store)
         bundle.retriever.set_provides(self._retriever)
+        bundle.capabilities.set_provides(tuple(self._capabilities))
         # The registry is made here, not by the bundle's default, so that the application's tools
         # are registered before the memory tools (an application tool named `retrieve` wins).
         registry = self._registry if self._registry is not None else ToolRegistry()

@@ -201,6 +201,7 @@ class CycleTracker:
     # ------------------------------------------------------------------------------- saving
 
     def to_state(self) -> dict[str, Any]:
+        """The tracker as JSON-able data (``from_state`` reads it back)."""
         return {
             "pairs": list(self._pairs), "labels": [list(label) for label in self._labels],
             "seen": self._seen, "nudged": sorted(list(k) for k in self._nudged) if self._nudged else None,
@@ -209,6 +210,7 @@ class CycleTracker:
 
     @classmethod
     def from_state(cls, data: dict[str, Any] | None) -> CycleTracker:
+        """The tracker ``to_state`` wrote (a new one for None)."""
         tracker = cls()
         if not data:
             return tracker

@@ -2,7 +2,7 @@
 an async generator of ``AgentEvent``s over an ``AgentSession``.
 
 start (or resume) -> [prepare -> the model call -> read the reply -> decide]: ``CallModel`` goes round
-again, ``RunTools`` runs the batch (``_tool_phase.run_tools``) and ends it, ``Finish`` ends the turn.
+again, ``RunTools`` runs the batch (``run_tools``) and ends it, ``Finish`` ends the turn.
 Features are capabilities the steps call; this module names none of them. The LangGraph backend
 drives the same steps from its nodes; the Temporal workflow runs this loop.
 
@@ -18,9 +18,8 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from agcore.agent import _events as ev
-from agcore.agent._tool_phase import run_tools
 from agcore.agent._turn import TurnResult
-from agcore.agent.steps import Finish, Next, RunTools, TurnSteps
+from agcore.agent.steps import Finish, Next, RunTools, TurnSteps, run_tools
 from agcore.llm.types import AssistantMessage, ToolResultBlock, UserMessage
 
 if TYPE_CHECKING:

@@ -6,11 +6,11 @@ agent, bundle)`` rebuilds the session in any process, and ``await session.save()
 changed since (queued input, ``app_state``). The store is the source of truth: a process can die at
 any moment and the next one loads a prefix of the history it recorded, never a torn message.
 
-What the record's ``state`` holds (``STATE_VERSION`` 1): queued steering and follow-up input, the
-tools approved "always", the plan step index, the last model used, whether the session switched to
-text-mode tool calls, ``session.app_state`` (plan
-progress and application data, JSON-able), and, while a turn is paused for client tools, that turn:
-its calls, the server results it already has, the steering it set aside, and its counters, so that
+The record's ``state`` is the session's ``SessionState`` (``session.state.to_json()``): queued
+steering and follow-up input, the tools approved "always", the plan step index, the last model used,
+whether the session switched to text-mode tool calls, ``session.app_state`` (plan progress and
+application data, JSON-able), and, while a turn is paused for client tools, that turn: its calls, the
+server results it already has, the steering it set aside, and its counters, so that
 ``resume(results)`` works in the new process.
 
 On load, a history whose last reply has calls without results (the process died while they ran) gets
@@ -21,7 +21,6 @@ every provider and the next turn; a paused turn's client calls stay open for ``r
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +31,7 @@ from agcore._clock import monotonic
 from agcore.agent._batch import answer_open_calls, unanswered_calls
 from agcore.agent._cost import CostTracker
 from agcore.agent._messages import AgentMessage, messages_from_json
-from agcore.agent._turn import TurnState
-from agcore.llm.types import ToolUseBlock, UserMessage
+from agcore.agent.session_state import STATE_VERSION, SessionState
 from agcore.memory import MemoryStoreError
 from agcore.memory._session_store import SessionRecord, SessionStore
 
@@ -42,11 +40,9 @@ if TYPE_CHECKING:
     from agcore.agent._bundle import RuntimeBundle
     from agcore.agent._session import AgentSession
 
-__all__ = ["INTERRUPTED", "STATE_VERSION", "SessionPersistence", "load_session", "session_record"]
+__all__ = ["INTERRUPTED", "SessionPersistence", "load_session", "session_record"]
 
 _log = logging.getLogger("agcore.agent")
-
-STATE_VERSION = 1
 
 #: How often, at most, a tool's progress lines are saved while it runs (they are always saved with
 #: the batch's results). A line lost in a crash costs nothing a resume needs: the model never sees it.
@@ -118,28 +114,6 @@ class SessionPersistence:
 # ------------------------------------------------------------------------------- saving
 
 
-def _user(message: UserMessage) -> dict[str, Any]:
-    return message.model_dump(mode="json")
-
-
-def _session_state(session: AgentSession) -> dict[str, Any]:
-    state: dict[str, Any] = {
-        "version": STATE_VERSION,
-        "steering": [_user(m) for m in session._steering],
-        "follow_ups": [_user(m) for m in session._follow_ups],
-        "always_confirmed": sorted(session._always_confirmed),
-        "plan_step_index": session.plan_step_index,
-        "last_model": list(session._last_model) if session._last_model is not None else None,
-        "app_state": session.app_state,
-        "text_mode": session.switched_to_text_mode,
-        "pending": None,
-    }
-    turn = session._turn
-    if turn is not None and turn.paused:
-        state["pending"] = turn.to_state()
-    return state
-
-
 def session_record(session: AgentSession) -> SessionRecord:
     """The session's record as the store keeps it (messages apart)."""
     ttl = session.bundle.config().session_ttl
@@ -149,7 +123,7 @@ def session_record(session: AgentSession) -> SessionRecord:
         created_at=session.created_at,
         turn_index=session.turn_index,
         usage=session.usage.model_dump(mode="json"),
-        state=_session_state(session),
+        state=session.state.to_json(),
         expires_at=session.created_at + ttl if ttl is not None else None,
     )
 
@@ -169,34 +143,26 @@ def _decode(session_id: str, texts: list[str]) -> list[AgentMessage]:
         ) from exc
 
 
-def _restore_pending(session: AgentSession, data: dict[str, Any] | None) -> bool:
-    """Put back a turn paused for client tools, if the history still ends with its calls unanswered."""
-    if not data:
-        return False
-    calls = [ToolUseBlock.model_validate(c) for c in data["calls"]]
-    if [c.id for c in unanswered_calls(session.messages)] != [c.id for c in calls]:
-        return False  # the pause was superseded by what happened after the state was written
-    session._turn = TurnState.from_state(data, len(session.messages))
-    return True
-
-
-def _restore_state(session: AgentSession, state: dict[str, Any]) -> dict[str, Any] | None:
-    version = state.get("version", STATE_VERSION)
+def _restore_state(session: AgentSession, data: dict[str, Any]) -> bool:
+    """Put the saved state on ``session``; whether a turn paused for client tools was put back (only
+    while the history still ends with its calls unanswered: otherwise what happened after the state
+    was written superseded the pause)."""
+    version = data.get("version", STATE_VERSION)
     if version > STATE_VERSION:
         raise MemoryStoreError(
             f"Session {session.session_id!r} was saved by a newer agcore (state version {version}, this "
             f"one reads {STATE_VERSION}): upgrade agcore to load it."
         )
-    session._steering = deque(UserMessage.model_validate(m) for m in state.get("steering", ()))
-    session._follow_ups = deque(UserMessage.model_validate(m) for m in state.get("follow_ups", ()))
-    session._always_confirmed = set(state.get("always_confirmed", ()))
-    session.plan_step_index = state.get("plan_step_index")
-    last_model = state.get("last_model")
-    session._last_model = (last_model[0], last_model[1]) if last_model else None
-    session.app_state = dict(state.get("app_state") or {})
-    session.switched_to_text_mode = bool(state.get("text_mode", False))
-    pending: dict[str, Any] | None = state.get("pending")
-    return pending
+    state = SessionState.from_json(data, len(session.messages), created_at=session.created_at)
+    state.created_at, state.turn_index = session.created_at, session.turn_index  # the record's own
+    # A process that loads a session starts it for its hooks: what the last one opened is gone.
+    state.started = False
+    turn = state.turn
+    if turn is not None and (turn.batch is None or [c.id for c in unanswered_calls(session.messages)]
+                             != [c.id for c in turn.batch.calls]):
+        state.turn = None
+    session.state = state
+    return state.turn is not None
 
 
 async def load_session(
@@ -222,8 +188,7 @@ async def load_session(
     session.turn_index = record.turn_index
     session.usage = CostTracker.model_validate(record.usage) if record.usage else CostTracker()
     try:
-        pending = _restore_state(session, record.state)
-        paused = _restore_pending(session, pending)
+        paused = _restore_state(session, record.state)
     except (ValidationError, KeyError, TypeError, ValueError) as exc:
         raise MemoryStoreError(
             f"Session {session_id!r} has a state the store cannot read back ({exc}); it was written by "

@@ -27,7 +27,6 @@ and the session can take the next turn.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,7 +36,8 @@ from agcore.agent._cost import CostTracker
 from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
 from agcore.agent._output import StructuredOutput, resolve_output
-from agcore.agent._turn import TurnResult, TurnState
+from agcore.agent._turn import TurnResult
+from agcore.agent.session_state import SessionState
 from agcore.llm.types import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
 from agcore.tools import Tool, ToolContext, ToolProgress
 
@@ -107,10 +107,10 @@ class AgentSession:
         self.confirm = confirm
         self.transform = transform
         self.messages: list[AgentMessage] = list(messages)
+        #: Everything the session holds besides its messages (``SessionState``): saved and loaded
+        #: as one object by every runtime.
+        self.state = SessionState(created_at=now())
         self.usage = CostTracker()
-        self.turn_index = 0
-        #: Set by plan execution so hooks see which step a turn belongs to.
-        self.plan_step_index: int | None = None
         #: A sub-agent's session (``agent_tool``) knows the session that delegated to it, the parent's
         #: tool call that runs it, and its depth (0: a top-level session); hooks see them.
         self.parent: AgentSession | None = None
@@ -124,30 +124,68 @@ class AgentSession:
             if part is not None:
                 deps[name] = part
         deps.update(dependencies or {})
-        self._tool_context = ToolContext(
+        #: What the session's tools get (``ToolContext``: its id, dependencies, progress reporting).
+        self.tool_context = ToolContext(
             session_id=self.session_id, dependencies=deps, progress=self._record_progress
         )
-        self.created_at = now()
-        self._steering: deque[UserMessage] = deque()
-        self._follow_ups: deque[UserMessage] = deque()
-        self._always_confirmed: set[str] = set()
-        #: The turn in progress, or paused for client tools (the loop drives it); None between turns.
-        self._turn: TurnState | None = None
-        self._last_model: tuple[str, str] | None = None
-        #: The model wrote its tool calls as text, so the session uses text-mode tool calls
-        #: (``AgentConfig.text_mode_tools="auto"``); saved with the session.
-        self.switched_to_text_mode = False
-        self._started = False
         #: The running turn's token (None: idle); the loop sets and clears it (see ``_loop``).
         self._running: _Run | None = None
         #: A turn whose stream was dropped, not yet reported to ``on_turn_result`` (see ``_loop``).
         self._dropped: _Run | None = None
-        self.app_state: dict[str, Any] = {}
         self._persistence: SessionPersistence | None = None
         if store is not None:
             from agcore.agent._persistence import SessionPersistence
 
             self._persistence = SessionPersistence(store)
+
+    # ------------------------------------------------------- the state, by its old names
+
+    @property
+    def turn_index(self) -> int:
+        """Turns started so far (``state.turn_index``)."""
+        return self.state.turn_index
+
+    @turn_index.setter
+    def turn_index(self, value: int) -> None:
+        self.state.turn_index = value
+
+    @property
+    def created_at(self) -> float:
+        """When the conversation began, epoch seconds (``state.created_at``); restore it for a
+        resumed conversation: ``AgentConfig.session_ttl`` counts from it."""
+        return self.state.created_at
+
+    @created_at.setter
+    def created_at(self, value: float) -> None:
+        self.state.created_at = value
+
+    @property
+    def plan_step_index(self) -> int | None:
+        """The plan step the running turn belongs to (``state.plan_step_index``)."""
+        return self.state.plan_step_index
+
+    @plan_step_index.setter
+    def plan_step_index(self, value: int | None) -> None:
+        self.state.plan_step_index = value
+
+    @property
+    def app_state(self) -> dict[str, Any]:
+        """JSON-able data saved with the session (``state.app_state``)."""
+        return self.state.app_state
+
+    @app_state.setter
+    def app_state(self, value: dict[str, Any]) -> None:
+        self.state.app_state = value
+
+    @property
+    def switched_to_text_mode(self) -> bool:
+        """Whether the model wrote its calls as text, so the session uses text-mode tool calls
+        (``AgentConfig.text_mode_tools="auto"``; ``state.text_mode``)."""
+        return self.state.text_mode
+
+    @switched_to_text_mode.setter
+    def switched_to_text_mode(self, value: bool) -> None:
+        self.state.text_mode = value
 
     def __repr__(self) -> str:
         return f"AgentSession({self.agent.name!r}, {self.session_id!r}, {len(self.messages)} messages)"
@@ -238,7 +276,7 @@ class AgentSession:
         return stream_turn(self, client_results=results, output=self._resumed_output(output_type))
 
     def _resumed_output(self, output_type: Any) -> StructuredOutput | None:
-        turn = self._turn
+        turn = self.state.turn
         if output_type is None and turn is not None and turn.output is not None:
             return turn.output
         return resolve_output(output_type, self.agent)
@@ -263,25 +301,19 @@ class AgentSession:
         the later ones of the batch are skipped, their results say so), after each tool batch, and
         when the model answers without tools; the model reads it in its next call. Safe to call from
         another task. Input steered while no turn runs is added after the next turn's input."""
-        self._steering.append(_user_message(message))
+        self.state.steering.append(_user_message(message))
 
     def follow_up(self, message: str | UserMessage) -> None:
         """User input taken when the loop would otherwise end: the turn continues with it. Safe to
         call from another task; queued while no turn runs, it waits for the end of the next turn."""
-        self._follow_ups.append(_user_message(message))
-
-    def _drain(self, queue: deque[UserMessage]) -> list[UserMessage]:
-        drained: list[UserMessage] = []
-        while queue:
-            drained.append(queue.popleft())
-        return drained
+        self.state.follow_ups.append(_user_message(message))
 
     # ------------------------------------------------------------------------------- views
 
     @property
     def pending_client_calls(self) -> list[ToolUseBlock]:
         """The client calls a paused turn waits for (empty when none is paused)."""
-        turn = self._turn
+        turn = self.state.turn
         if turn is None or turn.batch is None:
             return []
         return list(turn.batch.client_calls)
@@ -297,11 +329,11 @@ class AgentSession:
 
     async def close(self) -> None:
         """End the session for the hooks (``on_session_end``), if it ever started."""
-        if self._started:
+        if self.state.started:
             hooks = self.bundle.hook_executor()
             if hooks.has_impls("on_session_end"):
                 await hooks.on_session_end(self.hook_context())
-            self._started = False
+            self.state.started = False
 
     async def _record(self, message: AgentMessage, *, save: bool = True) -> None:
         """The one way a message enters the history: appended, saved (with a store; ``save=False``
@@ -332,7 +364,7 @@ class AgentSession:
         from agcore.hooks import HookContext
 
         usage = self.usage
-        last = self._last_model
+        last = self.state.last_model
         return HookContext(
             session_id=self.session_id,
             agent_name=self.agent.name,

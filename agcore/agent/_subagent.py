@@ -177,7 +177,7 @@ async def run_subagent(
     call = call_id or new_id()
     deps: dict[str, Any] = {}
     if parent is not None:
-        inherited = parent._tool_context.dependencies
+        inherited = parent.tool_context.dependencies
         deps.update({k: v for k, v in inherited.items() if k not in _OWN_DEPENDENCIES})
     deps.update(dependencies or {})
     child = AgentSession(
@@ -239,14 +239,14 @@ def _report(parent: AgentSession, child: AgentSession, call_id: str, event: ev.A
 async def _settle_client_calls(child: AgentSession) -> None:
     """A sub-agent cannot pause for client tools (nobody would resume it): answer its pending calls so
     its history stays valid, and save it."""
-    turn = child._turn
+    turn = child.state.turn
     names = ", ".join(c.name for c in child.pending_client_calls)
     answer_open_calls(
         child.messages,
         f"Not run: a sub-agent cannot run client tools ({names}); the turn ended here.",
         turn.batch if turn is not None else None,
     )
-    child._turn = None
+    child.state.turn = None
     if child.store is not None:
         await child.save()
 

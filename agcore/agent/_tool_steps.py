@@ -98,7 +98,7 @@ class ToolSteps:
     @property
     def turn(self) -> TurnState:
         """The running turn (the steps run only inside one)."""
-        turn = self.session._turn
+        turn = self.session.state.turn
         assert turn is not None, "a turn's steps run only inside a turn: start() it first"
         return turn
 
@@ -120,7 +120,7 @@ class ToolSteps:
     async def vet(self, batch: Batch, call: ToolUseBlock) -> Vetting:
         """What happens to ``call`` (see the module docstring); calls it answers get their result."""
         session = self.session
-        steering = session._drain(session._steering)
+        steering = session.state.drain_steering()
         if steering:  # the user spoke: this call and the rest are skipped
             batch.steering = steering
             for later in batch.calls[batch.calls.index(call) :]:
@@ -151,7 +151,7 @@ class ToolSteps:
                 return Vetting("answered", call)
             if decision.action == "rewrite" and decision.arguments is not None:
                 to_run = call.model_copy(update={"input": dict(decision.arguments)})
-        if tool.requires_confirmation and tool.name not in session._always_confirmed:
+        if tool.requires_confirmation and tool.name not in session.state.always_confirmed:
             return Vetting("confirm", to_run, tool)
         return self._place(batch, to_run, tool)
 
@@ -175,7 +175,7 @@ class ToolSteps:
         assert tool is not None
         said: ConfirmationAnswer = "yes" if answer is True else "no" if answer is False else answer
         if answer == "always":
-            self.session._always_confirmed.add(tool.name)
+            self.session.state.always_confirmed.add(tool.name)
         if self.hooks.has_impls("on_confirmation"):
             await self.hooks.on_confirmation(self.session.hook_context(), vetting.call, said)
         if answer == "unavailable":
@@ -198,7 +198,7 @@ class ToolSteps:
         """Run one server call; its result answers ``original`` (a rewrite changes only arguments).
         The registry applies the timeout: the tool's own, else its default, else the config's."""
         execution = await self.session.bundle.tool_registry().execute_detailed(
-            call, self.session._tool_context, default_timeout=self.config.tool_timeout
+            call, self.session.tool_context, default_timeout=self.config.tool_timeout
         )
         batch.answer(original, execution.result, execution.status, duration=execution.duration)
 
@@ -222,7 +222,7 @@ class ToolSteps:
                 await self.session._persistence.flush(self.session)
             return Finish("client_tools")
         await self.record_batch(batch)
-        steering = batch.steering + self.session._drain(self.session._steering)
+        steering = batch.steering + self.session.state.drain_steering()
         if steering:  # input that arrived while the batch ran is read now, not later
             await self.steer(steering, batch.skipped)
         return finish or CallModel()

@@ -98,46 +98,48 @@ class TurnState:
     output_retries: int = 0
     output_ready: bool = False
     output_value: Any = None
-    #: The latest reply held only text-mode calls that could not be read: the model is asked again.
-    reread: bool = False
-    #: How many replies in a row were asked again (bounded, see ``_loop``).
+    #: How many replies in a row held only text-mode calls that could not be read and were asked
+    #: again (bounded: ``_text_capability``).
     rereads: int = 0
-    #: The latest reply, past the re-asks, held no call and no answer: the turn ends with this error.
-    unreadable: AgentError | None = None
 
     @property
     def paused(self) -> bool:
         """Whether the turn waits for client tool results (``resume``)."""
         return self.batch is not None and self.batch.paused
 
-    def to_state(self) -> dict[str, Any]:
-        """The paused turn as JSON-able data: its batch, and the counters ``resume`` goes on from."""
-        assert self.batch is not None
+    def to_json(self) -> dict[str, Any]:
+        """The turn as JSON-able data: its counters, the tools offered, the batch in flight."""
         return {
-            **self.batch.to_state(),
-            "turn": {
-                "start": self.start, "model_calls": self.model_calls, "tool_turns": self.tool_turns,
-                "usage": self.usage.model_dump(mode="json"), "text": self.text,
-                "repetition": [self.repetition.key, self.repetition.count],
-                "cycles": self.cycles.to_state(),
-                "output_retries": self.output_retries,
-            },
+            "start": self.start, "model_calls": self.model_calls, "tool_turns": self.tool_turns,
+            "usage": self.usage.model_dump(mode="json"), "text": self.text,
+            "repetition": [self.repetition.key, self.repetition.count],
+            "cycles": self.cycles.to_state(),
+            "offered": sorted(self.offered),
+            "batch": self.batch.to_state() if self.batch is not None else None,
+            "output_retries": self.output_retries,
+            "rereads": self.rereads,
         }
 
     @classmethod
-    def from_state(cls, data: dict[str, Any], history_length: int) -> TurnState:
-        counters = data["turn"]
+    def from_json(cls, data: dict[str, Any], history_length: int) -> TurnState:
+        """The turn ``to_json`` wrote (or a paused turn as agcore 0.1 saved it), over a history of
+        ``history_length`` messages."""
+        if "turn" in data:  # 0.1's paused turn: the batch's fields, its counters under "turn"
+            data = {**data["turn"], "batch": {k: v for k, v in data.items() if k != "turn"}}
+        batch = data.get("batch")
         turn = cls(
-            start=min(int(counters["start"]), history_length),
-            model_calls=counters["model_calls"],
-            tool_turns=counters["tool_turns"],
-            usage=Usage.model_validate(counters["usage"]),
-            text=counters["text"],
-            batch=Batch.from_state(data),
-            cycles=CycleTracker.from_state(counters.get("cycles")),
+            start=min(int(data["start"]), history_length),
+            model_calls=data["model_calls"],
+            tool_turns=data["tool_turns"],
+            usage=Usage.model_validate(data["usage"]),
+            text=data["text"],
+            offered=frozenset(data.get("offered", ())),
+            batch=Batch.from_state(batch) if batch is not None else None,
+            cycles=CycleTracker.from_state(data.get("cycles")),
         )
-        turn.repetition.key, turn.repetition.count = counters["repetition"]
-        turn.output_retries = counters.get("output_retries", 0)
+        turn.repetition.key, turn.repetition.count = data["repetition"]
+        turn.output_retries = data.get("output_retries", 0)
+        turn.rereads = data.get("rereads", 0)
         return turn
 
 

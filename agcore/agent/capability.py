@@ -131,6 +131,9 @@ VetAction = Literal["run", "confirm", "client", "answered", "stop"]
 
 @dataclass(frozen=True, slots=True)
 class Vetting:
+    """What the steps decided about one call (``action``: see ``VetAction``); ``call`` as it will
+    run, ``tool`` the registry's tool (for ``run``, ``confirm`` and ``client``)."""
+
     action: VetAction
     call: ToolUseBlock
     tool: Tool | None = None
@@ -153,37 +156,55 @@ class TurnView(Protocol):
 
 
 class Capability:
-    """A feature on the turn's steps; see the module docstring for when each method is called."""
+    """A feature on the turn's steps. Each method is called at its point of the turn, in the order
+    the capabilities are listed (agcore's own first, then ``RuntimeBundle.capabilities``); every
+    one is optional, as this base class does nothing. docs/runtimes.md has a worked example."""
 
     def before_model_call(self, steps: TurnView) -> Finish | None:
+        """Before each model call: a ``Finish`` ends the turn instead (a limit, a budget)."""
         return None
 
     def shape_request(self, steps: TurnView, call: ModelCall) -> None:
+        """Shape ``call`` (its request, ``tool_mode``) before the tools offered are fixed."""
         return None
 
     def encode_request(self, steps: TurnView, call: ModelCall) -> None:
+        """Rewrite ``call.request`` for the wire once ``call.offered`` is known (before the hooks)."""
         return None
 
     def review_request(self, steps: TurnView, call: ModelCall) -> None:
+        """Look at ``call`` after the ``on_llm_request`` hooks rewrote it (the request as sent)."""
         return None
 
     async def read_reply(self, steps: TurnView, call: ModelCall, reply: Reply) -> None:
+        """Rewrite ``reply`` (its message, notes, ``ask_again``, ``error``) before it is recorded."""
         return None
 
     async def after_reply(self, steps: TurnView, reply: Reply) -> Next | None:
+        """The reply is recorded: answer calls yourself (drop them from ``reply.calls``), or return
+        what follows instead (``CallModel`` to ask again)."""
         return None
 
     async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
+        """The model answered without calls: None accepts the answer; ``CallModel`` asks again
+        (record what the model should read first), ``Finish`` ends the turn otherwise."""
         return None
 
     async def before_tools(self, steps: TurnView, calls: list[ToolUseBlock]) -> Finish | None:
+        """The reply's calls are about to run: a ``Finish`` ends the turn instead (answer the calls
+        with ``steps.decline``)."""
         return None
 
     def vet_call(self, steps: TurnView, batch: Batch, call: ToolUseBlock) -> Vetting | None:
+        """Judge ``call`` before the hooks and the approval: a ``Vetting`` decides it (answer the call
+        in ``batch`` for ``answered``/``stop``), None leaves it to the next check."""
         return None
 
     def batch_started(self, steps: TurnView, batch: Batch) -> None:
+        """A batch is about to run."""
         return None
 
     def batch_done(self, steps: TurnView, batch: Batch) -> Finish | None:
+        """Every call of ``batch`` has its result (or waits for the client), before it is recorded;
+        a ``Finish`` ends the turn once the batch is recorded."""
         return None

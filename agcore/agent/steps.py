@@ -46,7 +46,14 @@ from agcore.agent._turn import TurnResult, TurnState, turn_cost
 from agcore.agent.capability import CallModel, Finish, ModelCall, Next, Reply, RunTools
 from agcore.llm.errors import LLMError
 from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent, TextDelta, ThinkingDelta
-from agcore.llm.types import AssistantMessage, LLMRequest, StopReason, ToolResultBlock, UserMessage
+from agcore.llm.types import (
+    AssistantMessage,
+    LLMRequest,
+    StopReason,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 
 if TYPE_CHECKING:
     from agcore.agent._output import StructuredOutput
@@ -63,6 +70,7 @@ __all__ = [
     "TurnSteps",
     "failed_event",
     "finish_turn",
+    "run_tools",
 ]
 
 _log = logging.getLogger("agcore.agent")
@@ -78,7 +86,7 @@ class TurnSteps(ToolSteps):
     async def start(self, message: UserMessage, output: StructuredOutput | None = None) -> Next:
         """A new turn: calls a stopped turn left open answered, the hooks told, the input recorded."""
         session = self.session
-        prior = session._turn
+        prior = session.state.turn
         if prior is not None and prior.paused:  # a new message instead of the client results
             assert prior.batch is not None
             answer_open_calls(session.messages, UNANSWERED_CLIENT, prior.batch)
@@ -87,16 +95,16 @@ class TurnSteps(ToolSteps):
         else:  # a history loaded from elsewhere may end mid-batch
             answer_open_calls(session.messages, CANCELLED, prior.batch if prior is not None else None)
         session.turn_index += 1
-        turn = session._turn = TurnState(start=len(session.messages))
+        turn = session.state.turn = TurnState(start=len(session.messages))
         turn.output = output
-        if not session._started:
-            session._started = True
+        if not session.state.started:
+            session.state.started = True
             if self.hooks.has_impls("on_session_start"):
                 await self.hooks.on_session_start(session.hook_context())
         if self.hooks.has_impls("on_turn_start"):
             await self.hooks.on_turn_start(session.hook_context(), message)
         await self.record(UserInput(content=message.content))
-        for early in session._drain(session._steering):  # steered between turns: it is input too
+        for early in session.state.drain_steering():  # steered between turns: it is input too
             await self.record(UserInput(content=early.content))
         return CallModel()
 
@@ -164,13 +172,13 @@ class TurnSteps(ToolSteps):
         return await bundle_resolve_provider(session.bundle, session, request), request
 
     def _note_model(self, provider: LLMProvider) -> None:
-        last = self.session._last_model
+        last = self.session.state.last_model
         current = (provider.provider_name, provider.model_id)
         if last is not None and last != current:
             self.emit(ev.ProviderSwitched(
                 from_provider=last[0], from_model=last[1], to_provider=current[0], to_model=current[1]
             ))
-        self.session._last_model = current
+        self.session.state.last_model = current
 
     async def call_model(
         self, call: ModelCall, *, reads_deltas: bool = True
@@ -265,11 +273,11 @@ class TurnSteps(ToolSteps):
             # Anthropic paused a long server-tool turn (pause_turn): sending the history back as it
             # is lets the model go on; max_turns bounds how often.
             return CallModel()
-        steering = session._drain(session._steering)
+        steering = session.state.drain_steering()
         if steering:  # the user spoke during the model call: answer that first
             await self.steer(steering, [])
             return CallModel()
-        follow_ups = session._drain(session._follow_ups)
+        follow_ups = session.state.drain_follow_ups()
         if follow_ups:
             for follow in follow_ups:
                 await self.record(UserInput(content=follow.content))
@@ -296,7 +304,7 @@ class TurnSteps(ToolSteps):
         """End the turn on an exception from any step: open calls answered, ``on_error``, saved."""
         session = self.session
         error = AgentError.wrap(exc)
-        turn = session._turn
+        turn = session.state.turn
         answer_open_calls(
             session.messages, f"Not run: the turn failed before this call finished ({error}).",
             turn.batch if turn is not None else None,
@@ -314,7 +322,7 @@ class TurnSteps(ToolSteps):
     def abandon(self) -> TurnResult:
         """End the turn at once, without awaiting (cancelled, or its runtime left it): calls in
         flight answered "cancelled", the session idle. ``report`` it afterwards, shielded."""
-        turn = self.session._turn
+        turn = self.session.state.turn
         answer_open_calls(self.session.messages, CANCELLED, turn.batch if turn is not None else None)
         return finish_turn(self.session, "cancelled", Cancelled())
 
@@ -332,10 +340,37 @@ class TurnSteps(ToolSteps):
             _log.debug("on_turn_result could not run for a cancelled turn", exc_info=True)
 
 
+async def run_tools(steps: TurnSteps, batch: Batch) -> None:
+    """The in-process tool phase: every call of ``batch`` vetted in the model's order, approval asked
+    through the session's ``confirm`` callback, server calls run one after another or, with
+    ``AgentConfig.parallel_tool_calls``, together in a task group once every call is vetted. The
+    caller ends the batch (``end_batch``)."""
+    parallel = steps.config.parallel_tool_calls
+    runnable: list[tuple[ToolUseBlock, ToolUseBlock]] = []  # (as the model made it, as it runs)
+    for call in batch.calls:
+        vetting = await steps.vet(batch, call)
+        if vetting.action == "confirm":
+            vetting = await steps.confirmed(batch, call, vetting, await steps.ask(vetting))
+        if vetting.action == "stop":
+            break
+        if vetting.action != "run":
+            continue
+        if parallel:
+            runnable.append((call, vetting.call))
+        else:
+            await steps.run_call(batch, call, vetting.call)
+    if len(runnable) == 1:
+        await steps.run_call(batch, *runnable[0])
+    elif runnable:
+        async with anyio.create_task_group() as group:
+            for original, to_run in runnable:
+                group.start_soon(steps.run_call, batch, original, to_run)
+
+
 def finish_turn(session: AgentSession, stop: ev.TurnStop, error: AgentError | None = None) -> TurnResult:
     """The ``TurnResult`` of the session's turn ending with ``stop``; the session keeps the turn only
     while it waits for client tools."""
-    turn = session._turn
+    turn = session.state.turn
     if turn is None:
         result = TurnResult(stop=stop, error=error)
     else:
@@ -351,7 +386,7 @@ def finish_turn(session: AgentSession, stop: ev.TurnStop, error: AgentError | No
             output=turn.output_value if turn.output_ready and error is None else None,
         )
     if stop != "client_tools":
-        session._turn = None
+        session.state.turn = None
     if isinstance(error, LimitExceeded):
         error.partial = result
     session.last_result = result

@@ -230,7 +230,7 @@ def test_cycle_state_survives_a_pause() -> None:
     assert tracker.check(config) is not None
     state = TurnState(start=0, cycles=tracker)
     state.batch = Batch([])
-    restored = TurnState.from_state(json.loads(json.dumps(state.to_state())), 10)
+    restored = TurnState.from_json(json.loads(json.dumps(state.to_json())), 10)
     for pair in ((call("read_file", path="a"), ok("A")), (call("list_dir"), ok("B"))):
         restored.cycles.add(*pair)
     again = restored.cycles.check(config)

@@ -185,7 +185,7 @@ async def test_always_confirmed_tools_and_last_model_survive() -> None:
     loaded = await AgentSession.load(store, "s1", AGENT, bundle_for(model2, delete), confirm=confirm)
     await loaded.submit_turn("delete b")
     assert asked == ["delete"]  # "always" still holds in the new process
-    assert loaded._last_model == ("scripted", "scripted-model")
+    assert loaded.state.last_model == ("scripted", "scripted-model")
 
 
 # ------------------------------------------------------------------------------ repairs

@@ -34,7 +34,7 @@ def _keep_finished_calls(session: AgentSession, state: AgentState) -> None:
     whose results reached the state keep them, the rest are answered "cancelled" (``start`` answers
     them all so: a loaded history has no record of what finished). A result still a pending write of
     a step that never completed is not in the state: ``recover()`` keeps those, a new turn does not."""
-    prior = session._turn
+    prior = session.state.turn
     if prior is None or prior.batch is None or prior.paused:
         return
     take_outcomes(prior.batch, state.get("outcomes") or {})

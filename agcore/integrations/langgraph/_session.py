@@ -188,12 +188,13 @@ class GraphSession:
         ``AgentSession``, a later turn starts it again (``on_session_start``)."""
         config = cast(Any, self._config)
         snapshot = await self.graph.aget_state(config)
-        if not snapshot.values.get("started"):
+        saved = snapshot.values.get("session_state")
+        if not saved or not saved.get("started"):
             return
-        self.session._started = True
+        self.session.state.started = True
         await self.session.close()
         if not snapshot.next:  # a thread waiting at an interrupt keeps its state as it is
-            await self.graph.aupdate_state(config, {"started": False})
+            await self.graph.aupdate_state(config, {"session_state": {**saved, "started": False}})
 
     # ---------------------------------------------------------------------------- driving
 

@@ -25,25 +25,18 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from agcore._clock import new_id
-from agcore.agent import (
-    AgentError,
-    AgentEvent,
-    AgentSession,
-    AssistantReply,
-    Batch,
-    CostTracker,
-    CycleTracker,
-    TurnState,
-)
+from agcore.agent import AgentError, AgentEvent, AgentSession, AssistantReply, Batch, CostTracker
+from agcore.agent.session_state import SessionState
 from agcore.agent.steps import TurnSteps
-from agcore.llm.types import Usage
 
 if TYPE_CHECKING:
     from agcore.agent import Agent, AgentConfig, RuntimeBundle, StructuredOutput, TurnStop
     from agcore.hooks import HookExecutor
     from agcore.integrations.langgraph._state import AgentState, ToolOutcome
 
-__all__ = ["EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "session_key", "take_outcomes"]
+__all__ = [
+    "EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "session_key", "sync_session", "take_outcomes",
+]
 
 #: ``config["configurable"]`` key: whether the nodes build ``AgentEvent``s for the custom stream
 #: (default True). ``GraphSession.submit_turn`` sets it False, as ``AgentSession.submit_turn`` builds
@@ -124,20 +117,12 @@ class Step:
             self.send(event)
 
     def update(self, **fields: Any) -> dict[str, Any]:
-        """The node's state update: the messages it recorded, the session's counters, ``fields``;
-        only what changed (each channel written is one more value to checkpoint)."""
+        """The node's state update: the messages it recorded, the session's state, ``fields``; only
+        what changed (each channel written is one more value to checkpoint)."""
         session = self.session
-        last = session._last_model
-        turn = session._turn
         values: dict[str, Any] = {
             "session_id": session.session_id,
-            "turn_index": session.turn_index,
-            "started": session._started,
-            "created_at": session.created_at,
-            "last_model": list(last) if last is not None else None,
-            "always_confirmed": sorted(session._always_confirmed),
-            "text_mode": session.switched_to_text_mode,
-            "turn": turn_to_state(turn) if turn is not None else None,
+            "session_state": session.state.to_json(running_turn=True),
             **fields,
         }
         state = self.state
@@ -189,7 +174,9 @@ def take_outcomes(batch: Batch, outcomes: Mapping[str, ToolOutcome]) -> None:
 
 
 def sync_session(session: AgentSession, state: AgentState) -> int:
-    """Bring ``session`` in step with ``state``; the history's length (what a node appends after)."""
+    """Bring ``session`` in step with ``state``; the history's length (what a node appends after).
+    The input queued on the session in this process is kept: ``steer()`` and ``follow_up()`` may
+    have added to it since the state was written."""
     history = state.get("messages") or []
     mine = session.messages
     if len(mine) != len(history) or (history and mine[-1].id != history[-1].id):
@@ -199,46 +186,12 @@ def sync_session(session: AgentSession, state: AgentState) -> int:
             if isinstance(message, AssistantReply):
                 usage.add(message.message)
         session.usage = usage
-    session.turn_index = state.get("turn_index", 0)
-    session._started = state.get("started", False)
-    created = state.get("created_at")
-    if created is not None:
-        session.created_at = created
-    last = state.get("last_model")
-    session._last_model = (last[0], last[1]) if last else None
-    session._always_confirmed = set(state.get("always_confirmed") or ())
-    session.switched_to_text_mode = bool(state.get("text_mode", False))
-    turn = state.get("turn")
-    session._turn = turn_from_state(turn, len(history)) if turn is not None else None
+    saved = state.get("session_state")
+    if saved is not None:
+        live = session.state
+        restored = SessionState.from_json(saved, len(history))
+        restored.steering, restored.follow_ups = live.steering, live.follow_ups
+        session.state = restored
+    else:  # a new thread: a fresh session, but its queued input stays
+        session.state.turn = None
     return len(session.messages)
-
-
-def turn_to_state(turn: TurnState) -> dict[str, Any]:
-    """``TurnState`` as JSON data (its counters, the tools offered, the batch in flight)."""
-    return {
-        "start": turn.start, "model_calls": turn.model_calls, "tool_turns": turn.tool_turns,
-        "usage": turn.usage.model_dump(mode="json"), "text": turn.text,
-        "repetition": [turn.repetition.key, turn.repetition.count],
-        "cycles": turn.cycles.to_state(),
-        "offered": sorted(turn.offered),
-        "batch": turn.batch.to_state() if turn.batch is not None else None,
-        "output_retries": turn.output_retries,
-        "rereads": turn.rereads,
-    }
-
-
-def turn_from_state(data: dict[str, Any], history_length: int) -> TurnState:
-    turn = TurnState(
-        start=min(int(data["start"]), history_length),
-        model_calls=data["model_calls"],
-        tool_turns=data["tool_turns"],
-        usage=Usage.model_validate(data["usage"]),
-        text=data["text"],
-        offered=frozenset(data["offered"]),
-        batch=Batch.from_state(data["batch"]) if data["batch"] is not None else None,
-        cycles=CycleTracker.from_state(data.get("cycles")),
-    )
-    turn.repetition.key, turn.repetition.count = data["repetition"]
-    turn.output_retries = data.get("output_retries", 0)
-    turn.rereads = data.get("rereads", 0)  # the re-asks of unreadable text calls stay bounded
-    return turn

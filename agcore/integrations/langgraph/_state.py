@@ -2,11 +2,11 @@
 
 The history is the channel ``messages``: ``AgentMessage``s exactly as ``AgentSession`` records them
 (each node appends what it recorded), so a history is the same whichever backend made it. What a
-turn counts (model calls, tool rounds, usage, the repetition tracker) and the tool batch in flight
-are JSON data (``TurnState``'s own fields, ``Batch.to_state()``); where the vetting of a batch has
-got to is ``phase``. Tool tasks (one per call, sent with ``Send``) report through ``outcomes``, a
-dict merged by call id, so a finished call's result is a pending write LangGraph keeps across a
-crash and the call is not run again.
+session holds besides its messages is one JSON value, ``session_state`` (``SessionState.to_json``:
+the same object a ``SessionStore`` saves, with the turn in progress and its tool batch); where the
+vetting of a batch has got to is ``phase``. Tool tasks (one per call, sent with ``Send``) report
+through ``outcomes``, a dict merged by call id, so a finished call's result is a pending write
+LangGraph keeps across a crash and the call is not run again.
 
 Checkpoints keep the messages typed: ``serde_allowlist()`` names every agcore class that can appear
 in the state, and ``compile_agent`` registers it with the checkpointer's serializer, so LangGraph's
@@ -82,20 +82,9 @@ class AgentState(TypedDict, total=False):
     messages: Annotated[list[AgentMessage], append_messages]
     #: The input of the turn about to start (consumed by the ``start`` node).
     input: UserMessage | str | None
-    #: ``AgentSession.turn_index``: turns started so far.
-    turn_index: int
-    #: Whether ``on_session_start`` has fired for this thread.
-    started: bool
-    #: When the conversation began (epoch seconds; ``session_ttl`` counts from it).
-    created_at: float
-    #: ``(provider, model)`` of the latest model call.
-    last_model: list[str] | None
-    #: Tools the user approved for the whole conversation (confirmation answered "always").
-    always_confirmed: list[str]
-    #: Whether the conversation switched to text-mode tool calls (``AgentSession.switched_to_text_mode``).
-    text_mode: bool
-    #: The turn in progress (``TurnState`` counters and its batch, JSON); None between turns.
-    turn: dict[str, Any] | None
+    #: The session's ``SessionState`` as JSON (turn counter, approvals, the last model, the turn in
+    #: progress with its batch, ...): the one object every runtime saves.
+    session_state: dict[str, Any] | None
     #: How far the vetting of the batch in flight has got (see ``_tool_nodes``).
     phase: dict[str, Any] | None
     #: Results of the tool tasks of the batch in flight, by the call id they answer.

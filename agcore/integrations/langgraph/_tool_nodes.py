@@ -173,7 +173,7 @@ class ToolNodes:
             if hooks.has_impls("on_message"):
                 await hooks.on_message(session.hook_context(), log)
 
-        base = session._tool_context
+        base = session.tool_context
         context = ToolContext(session_id=base.session_id, dependencies=base.dependencies, progress=progress)
         execution = await session.bundle.tool_registry().execute_detailed(
             call, context, default_timeout=session.bundle.config().tool_timeout
