@@ -3,6 +3,7 @@ the terminal as with agcore's own loop (LangGraph runs on asyncio; the CLI does 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tests.cli import finish, write_script
@@ -34,3 +35,17 @@ def test_an_unknown_backend_is_a_config_error_naming_the_installed_ones(
     assert result.exit_code == 3
     assert "No session backend named 'nope'" in result.output
     assert "loop, langgraph" in result.output
+
+
+def test_ctrl_c_on_langgraph_cancels_with_exit_130_and_the_summary(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, [{"tool_calls": [{"name": "list_dir"}]}, {"text": "never shown", "delay": 20}])
+    child = spawn_cli("run", "slow task", "--model", "scripted:model.json", "--no-plugins",
+                      "--backend", "langgraph", timeout=30)
+    child.expect(r"▸ list_dir\(\)")
+    child.expect("✓ ")
+    time.sleep(0.3)  # the turn is waiting for the model's second answer
+    child.sendintr()
+    child.expect("⏹ cancelled")
+    assert finish(child) == 130
+    assert "Traceback" not in (child.before or "")
+    assert "AssertionError" not in (child.before or "")

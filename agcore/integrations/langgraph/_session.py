@@ -10,10 +10,12 @@ answers the graph's confirmation interrupts as they come, and ``approve()``, ``r
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+import anyio
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability
@@ -22,13 +24,16 @@ from agcore.agent import (
     AgentEvent,
     AgentMessage,
     AgentSession,
+    CostTracker,
     LimitExceeded,
+    SessionState,
     TurnResult,
     check_client_results,
+    resolve_output,
 )
 from agcore.agent.steps import TurnSteps, failed_event
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
-from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
+from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession, take_outcomes
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
 
@@ -36,16 +41,21 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from agcore.agent import Agent, ConfirmCallback, ContextTransform, RuntimeBundle
+    from agcore.hooks import HookContext
 
 __all__ = ["AgentGraph", "GraphSession"]
 
 _Payload = dict[str, Any] | Command[Any] | None
 
+# The graphs compiled for a bundle (AgentGraph.shared), dropped with it.
+_SHARED: weakref.WeakKeyDictionary[Any, list[AgentGraph]] = weakref.WeakKeyDictionary()
+
 
 class AgentGraph:
     """``agent`` compiled once, for many sessions (threads): ``graph.session(id)`` makes each one
     without compiling again. ``compiled`` is the ``CompiledStateGraph``; ``checkpointer`` defaults to
-    an ``InMemorySaver``."""
+    an ``InMemorySaver``. ``GraphSession`` (and so ``open_session``) finds the graph of its agent and
+    bundle by itself (``AgentGraph.shared``): compiling is 60% of a short session's CPU."""
 
     def __init__(
         self, agent: Agent, bundle: RuntimeBundle, checkpointer: BaseCheckpointSaver[Any] | None = None
@@ -54,9 +64,29 @@ class AgentGraph:
         self.bundle = bundle
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.compiled, self.threads = build_graph(agent, bundle, self.checkpointer)
+        self._default_saver = False
 
     def __repr__(self) -> str:
         return f"AgentGraph({self.agent.name!r})"
+
+    @classmethod
+    def shared(
+        cls, agent: Agent, bundle: RuntimeBundle, checkpointer: BaseCheckpointSaver[Any] | None = None
+    ) -> AgentGraph:
+        """The graph compiled for ``agent``, ``bundle`` and ``checkpointer`` (None: one in-memory saver
+        for all of them), compiled on first use and kept while the bundle lives."""
+        graphs = _SHARED.setdefault(bundle, [])
+        for graph in graphs:
+            if graph.agent is agent and graph.owns(checkpointer):
+                return graph
+        graph = cls(agent, bundle, checkpointer)
+        graph._default_saver = checkpointer is None
+        graphs.append(graph)
+        return graph
+
+    def owns(self, checkpointer: BaseCheckpointSaver[Any] | None) -> bool:
+        """Whether sessions with ``checkpointer`` (None: the default) run on this graph."""
+        return self.checkpointer is checkpointer or (checkpointer is None and self._default_saver)
 
     def session(self, session_id: str | None = None, **kwargs: Any) -> GraphSession:
         """A ``GraphSession`` on this graph (``kwargs``: ``confirm``, ``transform``, ``dependencies``,
@@ -98,8 +128,12 @@ class GraphSession:
         assert bundle is not None  # AgentSession raised the helpful error otherwise
         self.session = session
         self.session_id = session.session_id
+        self.agent = agent
+        self.bundle = bundle
+        self._busy = False
+        self._last_progress: tuple[Any, ...] = ()
         if graph is None:
-            graph = AgentGraph(agent, bundle, checkpointer)
+            graph = AgentGraph.shared(agent, bundle, checkpointer)
         elif graph.agent is not agent or graph.bundle is not bundle:
             raise ValueError("this AgentGraph was compiled for another agent or bundle: use graph.session()")
         self.checkpointer = graph.checkpointer
@@ -120,21 +154,23 @@ class GraphSession:
 
     # ------------------------------------------------------------------------------- turns
 
-    async def submit_turn(self, input: str | UserMessage) -> TurnResult:
-        """Run a turn on the graph to its end (``TurnResult.stop`` as for ``AgentSession``)."""
-        return await self._run({"input": _user_message(input)})
+    async def submit_turn(self, input: str | UserMessage, *, output_type: Any = None) -> TurnResult:
+        """Run a turn on the graph to its end (``TurnResult.stop`` and ``output_type`` as for
+        ``AgentSession``)."""
+        return await self._run({"input": _user_message(input)}, output_type)
 
-    def stream_turn(self, input: str | UserMessage) -> AsyncIterator[AgentEvent]:
+    def stream_turn(self, input: str | UserMessage, *, output_type: Any = None) -> AsyncIterator[AgentEvent]:
         """The turn's ``AgentEvent``s (LangGraph's custom stream); the result is ``last_result``."""
-        return self._stream({"input": _user_message(input)})
+        self._check_idle()
+        return self._stream({"input": _user_message(input)}, output_type)
 
-    async def resume(self, tool_results: Iterable[ToolResultBlock]) -> TurnResult:
+    async def resume(self, tool_results: Iterable[ToolResultBlock], *, output_type: Any = None) -> TurnResult:
         """Continue a turn paused for client tools with their results (one per pending call)."""
         pending = await self.pending()
         paused = pending is not None and pending.get("type") == CLIENT_TOOLS
         waiting = {c["id"] for c in pending["calls"]} if pending is not None and paused else set()
         given = check_client_results(waiting, tool_results, how_to_check="await session.pending()")
-        return await self._run(Command(resume=[r.model_dump(mode="json") for r in given]))
+        return await self._run(Command(resume=[r.model_dump(mode="json") for r in given]), output_type)
 
     async def approve(self, answer: bool | Literal["always"]) -> TurnResult:
         """Answer the confirmation the thread waits for (True, False or "always") and go on."""
@@ -171,6 +207,45 @@ class GraphSession:
         return list(snapshot.values.get("messages") or [])
 
     @property
+    def usage(self) -> CostTracker:
+        """Tokens and cost of the conversation so far (``AgentSession.usage``), as of the latest run
+        in this process."""
+        return self.session.usage
+
+    @property
+    def state(self) -> SessionState:
+        """The session's state as of the latest run in this process (``AgentSession.state``)."""
+        return self.session.state
+
+    @property
+    def app_state(self) -> dict[str, Any]:
+        """JSON-able data saved with the thread (plan progress: ``execute_plan`` runs here too)."""
+        return self.session.app_state
+
+    @property
+    def plan_step_index(self) -> int | None:
+        """The plan step the next turns belong to (set by plan execution; hooks see it)."""
+        return self.session.plan_step_index
+
+    @plan_step_index.setter
+    def plan_step_index(self, value: int | None) -> None:
+        self.session.plan_step_index = value
+
+    @property
+    def store(self) -> None:
+        """None: the thread lives in the checkpointer, saved at every step (no ``save()`` needed)."""
+        return None
+
+    def hook_context(self) -> HookContext:
+        """The ``HookContext`` hooks get now (``AgentSession.hook_context``)."""
+        return self.session.hook_context()
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is running now (a second one meanwhile is refused)."""
+        return self._busy
+
+    @property
     def last_result(self) -> TurnResult | None:
         """The result of the most recent turn this process ran."""
         return self.session.last_result
@@ -198,38 +273,122 @@ class GraphSession:
 
     # ---------------------------------------------------------------------------- driving
 
-    async def _run(self, payload: _Payload) -> TurnResult:
-        config = cast(Any, self._config)
+    def _check_idle(self) -> None:
+        if self._busy:
+            raise RuntimeError(
+                "a turn is already running in this session: wait for it, or add input to it with "
+                "session.steer() or session.follow_up()"
+            )
+
+    @asynccontextmanager
+    async def _turn(self, output_type: Any) -> AsyncIterator[None]:
+        """One run of the graph for a turn: refused while another runs; left early (cancelled, a
+        stream closed), the turn is ended at once as the loop ends it: every call answered, in the
+        history and in the checkpoint."""
+        self._check_idle()
+        self._busy = True
+        self._thread.output = resolve_output(output_type, self.agent)
+        self._last_progress = await self._progress()
         try:
+            yield
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._end_left_turn()
+            raise
+        finally:
+            self._thread.output = None
+            self._busy = False
+
+    async def _run(self, payload: _Payload, output_type: Any = None) -> TurnResult:
+        config = cast(Any, self._config)
+        async with self._turn(output_type):
             while True:
-                out = await self.graph.ainvoke(payload, config, durability=self.durability)
-                payload = await self._answer(out.get("__interrupt__") if isinstance(out, dict) else None)
-                if payload is None:
+                try:
+                    out = await self.graph.ainvoke(payload, config, durability=self.durability)
+                except GraphRecursionError as exc:
+                    if not await self._went_on(exc):
+                        break
+                    payload = None  # on from the checkpoint, with a new step budget
+                    continue
+                answer = await self._answer(out.get("__interrupt__") if isinstance(out, dict) else None)
+                if answer is None:
                     break
-        except GraphRecursionError as exc:
-            return await self._step_limit(exc)
+                payload = answer
         return self._result()
 
-    async def _stream(self, payload: _Payload) -> AsyncIterator[AgentEvent]:
+    async def _stream(self, payload: _Payload, output_type: Any) -> AsyncIterator[AgentEvent]:
         config = cast(Any, self._stream_config)
-        try:
+        async with self._turn(output_type):
             while True:
                 interrupts: Any = None
                 # Closed with this generator: leaving the stream early cancels the run.
                 run = cast(AsyncGenerator[Any, None], self.graph.astream(
                     payload, config, stream_mode=["custom", "updates"], durability=self.durability
                 ))
-                async with aclosing(run) as chunks:
-                    async for mode, chunk in chunks:
-                        if mode == "custom":
-                            yield cast(AgentEvent, chunk)
-                        elif isinstance(chunk, dict) and "__interrupt__" in chunk:
-                            interrupts = chunk["__interrupt__"]
-                payload = await self._answer(interrupts)
-                if payload is None:
+                try:
+                    async with aclosing(run) as chunks:
+                        async for mode, chunk in chunks:
+                            if mode == "custom":
+                                yield cast(AgentEvent, chunk)
+                            elif isinstance(chunk, dict) and "__interrupt__" in chunk:
+                                interrupts = chunk["__interrupt__"]
+                except GraphRecursionError as exc:
+                    if not await self._went_on(exc):
+                        yield failed_event(self._result())  # a stream ends in Done or Failed, always
+                        break
+                    payload = None
+                    continue
+                answer = await self._answer(interrupts)
+                if answer is None:
                     break
-        except GraphRecursionError as exc:
-            yield failed_event(await self._step_limit(exc))  # a stream ends in Done or Failed, always
+                payload = answer
+
+    async def _went_on(self, exc: GraphRecursionError) -> bool:
+        """LangGraph's step cap was hit: whether the run goes on from its checkpoint. It does while
+        it makes progress (a batch of sequential calls takes two steps a call; the turn's own limits
+        bound the work, as on the loop); a whole run without progress ends the turn."""
+        progress = await self._progress()
+        if progress != self._last_progress:
+            self._last_progress = progress
+            return True
+        await self._step_limit(exc)
+        return False
+
+    async def _progress(self) -> tuple[Any, ...]:
+        """What the thread's checkpoint has done so far, to compare."""
+        values = (await self.graph.aget_state(cast(Any, self._config))).values
+        return (len(values.get("messages") or ()), values.get("session_state"), values.get("phase"),
+                sorted(values.get("outcomes") or ()))
+
+    async def _end_left_turn(self) -> None:
+        """The run was left early (cancelled, its stream closed, an error in the caller): end its turn
+        as the loop ends a cancelled one, in the history and in the checkpoint, at once. The session
+        in this process ran the nodes, so it is the newest copy: what it recorded that the checkpoint
+        lacks (a step cut short keeps its writes pending, and they are dropped with it) is written."""
+        session = self.session
+        if session.state.turn is None:
+            return  # no turn under way
+        config = cast(Any, self._config)
+        snapshot = await self.graph.aget_state(config)
+        if snapshot.interrupts:
+            return  # waiting for an answer: approve() or resume() goes on from there
+        pending: set[str] = set()
+        finished = dict(snapshot.values.get("outcomes") or {})
+        for task in snapshot.tasks:  # the steps cut short: their writes never reach the checkpoint
+            if isinstance(task.result, dict):
+                pending.update(m.id for m in task.result.get("messages") or ())
+                finished.update(task.result.get("outcomes") or {})
+        batch = session.state.turn.batch
+        if batch is not None:
+            take_outcomes(batch, finished)
+        steps = TurnSteps(session)
+        result = steps.abandon()
+        saved = {m.id for m in snapshot.values.get("messages") or () if m.id not in pending}
+        state = self._thread.written = session.state.to_json(running_turn=True)
+        update = {"messages": [m for m in session.messages if m.id not in saved], "session_state": state,
+                  "phase": None, "outcomes": {}, "stop": "cancelled", "error": str(result.error)}
+        await self.graph.aupdate_state(config, update, as_node="start")
+        await steps.report(result, shielded=True)
 
     async def _answer(self, interrupts: Any) -> Command[Any] | None:
         """The resume for a confirmation this session's callback can answer; None otherwise."""

@@ -55,6 +55,10 @@ class ThreadSession:
     #: The output type of the turn this process runs (``GraphSession.submit_turn(output_type=)``);
     #: None: the agent's. Code, not state: a thread recovered elsewhere takes the agent's.
     output: StructuredOutput | None = None
+    #: The ``session_state`` this process last wrote to the thread's state: while the checkpoint
+    #: still holds it, the in-process session is the newer copy (input queued, ``app_state`` and the
+    #: plan step set between runs) and is not reloaded.
+    written: dict[str, Any] | None = None
 
 
 class ThreadSessions:
@@ -99,7 +103,7 @@ class Step:
         self.state = state
         thread = self.thread = threads.get(session_key(state, config))
         session = self.session = thread.session
-        self.base = sync_session(session, state)
+        self.base = sync_session(session, state, thread.written)
         self.steps = TurnSteps(session)
         self.config: AgentConfig = self.steps.config
         self.hooks: HookExecutor = self.steps.hooks
@@ -120,11 +124,8 @@ class Step:
         """The node's state update: the messages it recorded, the session's state, ``fields``; only
         what changed (each channel written is one more value to checkpoint)."""
         session = self.session
-        values: dict[str, Any] = {
-            "session_id": session.session_id,
-            "session_state": session.state.to_json(running_turn=True),
-            **fields,
-        }
+        written = self.thread.written = session.state.to_json(running_turn=True)
+        values: dict[str, Any] = {"session_id": session.session_id, "session_state": written, **fields}
         state = self.state
         update = {key: value for key, value in values.items() if state.get(key) != value}
         added = session.messages[self.base :]
@@ -173,13 +174,15 @@ def take_outcomes(batch: Batch, outcomes: Mapping[str, ToolOutcome]) -> None:
             batch.answer(call, done["result"], done["status"], duration=done["duration"])
 
 
-def sync_session(session: AgentSession, state: AgentState) -> int:
+def sync_session(session: AgentSession, state: AgentState, written: dict[str, Any] | None = None) -> int:
     """Bring ``session`` in step with ``state``; the history's length (what a node appends after).
-    The input queued on the session in this process is kept: ``steer()`` and ``follow_up()`` may
-    have added to it since the state was written."""
+    ``written``: the ``session_state`` this process wrote last; while ``state`` holds it and the
+    history, the session is current. Otherwise the state is loaded, keeping the input queued on the
+    session in this process (``steer()`` and ``follow_up()`` may have added to it)."""
     history = state.get("messages") or []
     mine = session.messages
-    if len(mine) != len(history) or (history and mine[-1].id != history[-1].id):
+    in_step = len(mine) == len(history) and (not history or mine[-1].id == history[-1].id)
+    if not in_step:
         session.messages = list(history)
         usage = CostTracker(registry=session.usage.registry)
         for message in history:
@@ -187,11 +190,12 @@ def sync_session(session: AgentSession, state: AgentState) -> int:
                 usage.add(message.message)
         session.usage = usage
     saved = state.get("session_state")
+    if in_step and written is not None and saved == written:
+        return len(mine)
+    live = session.state
     if saved is not None:
-        live = session.state
-        restored = SessionState.from_json(saved, len(history))
-        restored.steering, restored.follow_ups = live.steering, live.follow_ups
-        session.state = restored
-    else:  # a new thread: a fresh session, but its queued input stays
-        session.state.turn = None
+        session.state = SessionState.from_json(saved, len(history))
+    else:  # a new thread
+        session.state = SessionState(created_at=live.created_at)
+    session.state.steering, session.state.follow_ups = live.steering, live.follow_ups
     return len(session.messages)

@@ -315,7 +315,7 @@ async def test_streamed_turns_give_the_same_events_history_and_hooks(parallel: b
     assert "a hook stopped the turn" in results["s4"]["content"]
 
 
-async def test_a_cancelled_graph_run_leaves_a_history_the_next_turn_repairs() -> None:
+async def test_a_cancelled_graph_run_answers_its_calls_at_once_as_the_loop_does() -> None:
     import anyio
 
     started = anyio.Event()
@@ -335,17 +335,21 @@ async def test_a_cancelled_graph_run_leaves_a_history_the_next_turn_repairs() ->
         await started.wait()
         await anyio.sleep(0.05)
         group.cancel_scope.cancel()
+    # At once, before any next turn: the history and the checkpoint answer every call, h2 with the
+    # result it had when the run was cut short, h1 "cancelled"; the turn ended "cancelled".
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
+    for history in (session.messages, await session.history()):
+        assert [m.kind for m in history] == ["user", "assistant", "tool_results"]
+        answered = {r.tool_use_id: r for r in history[2].results}
+        assert answered["h1"].is_error
+        assert "Cancelled" in str(answered["h1"].content)
+        assert answered["h2"].content == "3"
+    assert not session.running
     result = await session.submit_turn("never mind")
     assert result.stop == "done"
     history = await session.history()
     assert [m.kind for m in history] == ["user", "assistant", "tool_results", "user", "assistant"]
-    answered = {r.tool_use_id: r for r in history[2].results}
-    assert set(answered) == {"h1", "h2"}
-    assert answered["h1"].is_error
-    assert "Cancelled" in str(answered["h1"].content)
-    # h2 had finished, but its result was a pending write of a step that never completed: a new turn
-    # does not see it (recover() would have kept it), so it is answered "cancelled" as well
-    assert "Cancelled" in str(answered["h2"].content)
 
 
 async def test_a_resolver_switching_models_mid_turn_reads_the_same_on_both() -> None:

@@ -1,0 +1,149 @@
+"""``GraphSession`` keeps ``AgentSession``'s promises: one turn at a time, plans, usage, per-call
+output types, progress lines in the order they came, and one compiled graph per agent and bundle.
+
+LangGraph runs on asyncio only, so this module runs on asyncio only (not on trio).
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from agcore.agent import (
+    AgentBuilder,
+    AgentSession,
+    BasicAgent,
+    DefaultTaskAgent,
+    Plan,
+    StepStatus,
+    ToolLog,
+    open_session,
+)
+from agcore.integrations.langgraph import AgentGraph, GraphSession
+from agcore.testing import ScriptedProvider, tool_call_reply, tool_calls_reply
+from agcore.tools import ToolContext, tool
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Answer(BaseModel):
+    value: int
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def _agent() -> BasicAgent:
+    return BasicAgent(name="g", system_prompt="s")
+
+
+async def test_a_second_turn_meanwhile_is_refused_and_the_first_keeps_its_answer() -> None:
+    gate = anyio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait for the gate."""
+        await gate.wait()
+        return "opened"
+
+    model = ScriptedProvider([tool_call_reply("wait", id="w1"), "first answer", "second answer"])
+    session = GraphSession(_agent(), "busy", AgentBuilder().provider(model).tools(wait).build())
+    results = []
+    async with anyio.create_task_group() as group:
+        async def first() -> None:
+            results.append(await session.submit_turn("first"))
+
+        group.start_soon(first)
+        await anyio.sleep(0.2)
+        assert session.running
+        with pytest.raises(RuntimeError, match="already running"):
+            await session.submit_turn("second")
+        with pytest.raises(RuntimeError, match="already running"):
+            session.stream_turn("second")
+        gate.set()
+    assert results[0].text == "first answer"
+    history = await session.history()
+    assert [m.kind for m in history] == ["user", "assistant", "tool_results", "assistant"]
+    assert (await session.submit_turn("second")).text == "second answer"
+
+
+async def test_usage_and_a_per_call_output_type_as_on_agent_session() -> None:
+    model = ScriptedProvider(['{"value": 4}', "plain"], model_id="claude-haiku-4-5")
+    session = GraphSession(_agent(), "typed", AgentBuilder().provider(model).build())
+    typed = await session.submit_turn("2+2 as JSON", output_type=Answer)
+    assert typed.output == Answer(value=4)
+    plain = await session.submit_turn("now in words")
+    assert plain.output is None  # the type was for that turn only
+    assert plain.text == "plain"
+    assert session.usage.usage.total_tokens > 0
+    assert session.usage.usage.total_tokens == sum(
+        m.message.usage.total_tokens for m in session.messages if m.kind == "assistant"
+    )
+
+
+async def test_execute_plan_runs_on_a_graph_session_and_keeps_its_progress() -> None:
+    plan = Plan.from_dict({"goal": "sum", "steps": [
+        {"id": "one", "description": "add 1 and 2"},
+        {"id": "two", "description": "report", "depends_on": ["one"]},
+    ]})
+    model = ScriptedProvider([tool_call_reply("add", {"a": 1, "b": 2}), "3", "the sum is 3"])
+    bundle = AgentBuilder().provider(model).tools(add).build()
+    agent = DefaultTaskAgent(name="planner", verifier=None)
+    session = GraphSession(agent, "plan", bundle)
+    done = await agent.execute_plan(session, plan)  # type: ignore[arg-type]
+    assert [s.status for s in done.steps] == [StepStatus.COMPLETED, StepStatus.COMPLETED]
+    assert done.steps[1].result == "the sum is 3"
+    assert session.app_state["plan"]["steps"][0]["status"] == "completed"
+    assert session.plan_step_index is None
+
+
+async def test_parallel_progress_lines_keep_the_order_they_came_in() -> None:
+    async def talk(ctx: ToolContext, name: str, pause: float) -> str:
+        for i in range(3):
+            await ctx.report_progress(f"{name}{i}")
+            await anyio.sleep(pause)
+        return name
+
+    @tool
+    async def a(ctx: ToolContext) -> str:
+        """Talks as a."""
+        return await talk(ctx, "a", 0.05)
+
+    @tool
+    async def b(ctx: ToolContext) -> str:
+        """Talks as b."""
+        await anyio.sleep(0.025)
+        return await talk(ctx, "b", 0.05)
+
+    orders = []
+    for backend in ("loop", "graph"):
+        model = ScriptedProvider([tool_calls_reply([("a", {}), ("b", {})]), "done"])
+        bundle = AgentBuilder().provider(model).tools(a, b).config(parallel_tool_calls=True).build()
+        session = (AgentSession(_agent(), "p", bundle) if backend == "loop"
+                   else GraphSession(_agent(), "p", bundle))
+        await session.submit_turn("talk")
+        orders.append([m.text for m in session.messages if isinstance(m, ToolLog)])
+    assert orders[0] == ["a0", "b0", "a1", "b1", "a2", "b2"]
+    assert orders[1] == orders[0]
+
+
+def test_sessions_of_one_agent_and_bundle_share_one_compiled_graph() -> None:
+    bundle = AgentBuilder().provider(ScriptedProvider(["x"])).backend("langgraph").build()
+    agent = _agent()
+    first, second = open_session(agent, "one", bundle), open_session(agent, "two", bundle)
+    assert isinstance(first, GraphSession)
+    assert isinstance(second, GraphSession)
+    assert first.graph is second.graph
+    assert AgentGraph.shared(agent, bundle).compiled is first.graph
+    other = open_session(_agent(), "three", bundle)
+    assert isinstance(other, GraphSession)
+    assert other.graph is not first.graph  # another agent: its own graph
