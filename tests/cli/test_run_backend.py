@@ -37,7 +37,9 @@ def test_an_unknown_backend_is_a_config_error_naming_the_installed_ones(
     assert "loop, langgraph" in result.output
 
 
-def test_ctrl_c_on_langgraph_cancels_with_exit_130_and_the_summary(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+def test_ctrl_c_on_langgraph_cancels_with_exit_130_and_the_summary(
+    tmp_path: Path, spawn_cli: SpawnCli
+) -> None:
     write_script(tmp_path, [{"tool_calls": [{"name": "list_dir"}]}, {"text": "never shown", "delay": 20}])
     child = spawn_cli("run", "slow task", "--model", "scripted:model.json", "--no-plugins",
                       "--backend", "langgraph", timeout=30)
