@@ -38,7 +38,6 @@ from agcore.agent._errors import (
     Cancelled,
     ConfigError,
     HookBlocked,
-    LimitExceeded,
     PlanParseError,
     UnreadableToolCalls,
 )
@@ -76,11 +75,13 @@ from agcore.agent._messages import (
 )
 from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
+from agcore.agent._result import LimitExceeded
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
 from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.agent.capability import Capability
+from agcore.agent.session_like import SessionLike
 from agcore.agent.session_state import SessionState
 
 if TYPE_CHECKING:
@@ -248,6 +249,7 @@ __all__ = [
     "CallOutcome",
     "Capability",
     "CycleTracker",
+    "SessionLike",
     "SessionState",
     "TurnState",
     "answer_open_calls",

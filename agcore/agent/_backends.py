@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from agcore.agent._errors import ConfigError
 
 if TYPE_CHECKING:
-    from agcore.agent._agent import Agent
+    from agcore.agent._agent_protocol import Agent
     from agcore.agent._bundle import RuntimeBundle
     from agcore.agent._events import AgentEvent
     from agcore.agent._messages import AgentMessage

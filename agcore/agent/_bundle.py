@@ -28,7 +28,7 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from dependency_injector import containers, providers
 
@@ -39,9 +39,6 @@ from agcore.llm.provider import LLMProvider
 from agcore.llm.types import LLMRequest
 from agcore.memory import DEFAULT_NAMESPACE, MemoryStore, MemoryStoreError, Retriever
 from agcore.tools import Tool, ToolError, ToolRegistry
-
-if TYPE_CHECKING:
-    from agcore.agent.capability import Capability
 
 __all__ = [
     "ProviderResolver",
@@ -94,7 +91,7 @@ class RuntimeBundle(containers.DeclarativeContainer):
     )
     hook_executor: providers.Singleton[HookExecutor] = providers.Singleton(HookExecutor)
     #: Capabilities (``agcore.agent.capability``) the turns run with, after agcore's own.
-    capabilities: providers.Object[tuple[Capability, ...]] = providers.Object(())
+    capabilities: providers.Object[tuple[Any, ...]] = providers.Object(())
 
 
 async def bundle_resolve_provider(bundle: RuntimeBundle, session: Any, request: LLMRequest) -> LLMProvider:

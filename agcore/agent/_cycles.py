@@ -28,7 +28,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from agcore.agent._errors import LimitExceeded
+from agcore.agent._result import LimitExceeded
 from agcore.llm.types import TextBlock, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ between processes), keeping their attributes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from agcore.hooks import HookFailure
 from agcore.llm.errors import (
@@ -30,9 +30,6 @@ from agcore.llm.errors import (
 from agcore.memory import MemoryStoreError
 from agcore.tools import ToolError
 
-if TYPE_CHECKING:
-    from agcore.agent._turn import TurnResult
-
 __all__ = [
     "AgentError",
     "AgentLLMError",
@@ -41,7 +38,6 @@ __all__ = [
     "Cancelled",
     "ConfigError",
     "HookBlocked",
-    "LimitExceeded",
     "PlanParseError",
     "UnreadableToolCalls",
 ]
@@ -220,39 +216,6 @@ class HookBlocked(AgentError):
     def from_failure(cls, failure: HookFailure) -> HookBlocked:
         """The error for a gatekeeper impl that raised (``agcore.hooks.HookFailure``)."""
         return cls(failure.hook_name, failure.plugin_name, cause=failure.error)
-
-
-_LIMIT_ADVICE = {
-    "max_turns": "raise AgentConfig.max_turns, or ask for a smaller task",
-    "max_tool_turns": "raise AgentConfig.max_tool_turns, or ask for a task needing fewer tool calls",
-    "max_total_tokens": "raise AgentConfig.max_total_tokens, or compact the history",
-    "max_cost_usd": "raise AgentConfig.max_cost_usd, or use a cheaper model",
-    "session_ttl": "start a new session, or raise AgentConfig.session_ttl",
-    "repetition_limit": (
-        "the model repeated the same tool call; rephrase the request, fix the tool's result, or "
-        "raise AgentConfig.repetition_limit"
-    ),
-}
-
-
-class LimitExceeded(AgentError):
-    """A configured cap stopped the turn. ``limit`` is the ``AgentConfig`` field's name, ``value`` its
-    setting; ``partial`` is the ``TurnResult`` so far (what was said and done before the stop)."""
-
-    def __init__(
-        self,
-        limit: str,
-        message: str | None = None,
-        *,
-        value: Any = None,
-        partial: TurnResult | None = None,
-    ) -> None:
-        setting = f" ({limit}={value!r})" if value is not None else ""
-        advice = _LIMIT_ADVICE.get(limit, f"raise the {limit} limit")
-        super().__init__(message or f"The turn hit its {limit} limit{setting}: {advice}.")
-        self.limit = limit
-        self.value = value
-        self.partial = partial
 
 
 class ConfigError(AgentError):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from agcore.agent._batch import error_result
 from agcore.agent._cycles import CycleTracker, Verdict, repeat_verdict, repetition_stopped
-from agcore.agent._errors import LimitExceeded
+from agcore.agent._result import LimitExceeded
 from agcore.agent.capability import Capability, Finish, TurnView, Vetting
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agcore._clock import now
-from agcore.agent._errors import LimitExceeded
+from agcore.agent._result import LimitExceeded
 from agcore.agent._subagent_links import parent_budget_exceeded
 from agcore.agent.capability import Capability, Finish, TurnView
 

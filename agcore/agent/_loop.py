@@ -2,55 +2,70 @@
 an async generator of ``AgentEvent``s over an ``AgentSession``.
 
 start (or resume) -> [prepare -> the model call -> read the reply -> decide]: ``CallModel`` goes round
-again, ``RunTools`` runs the batch (``run_tools``) and ends it, ``Finish`` ends the turn.
-Features are capabilities the steps call; this module names none of them. The LangGraph backend
-drives the same steps from its nodes; the Temporal workflow runs this loop.
+again, ``RunTools`` runs the batch (``run_tools``) and ends it, ``Finish`` ends the turn. Features are
+capabilities the steps call; this module names none of them. The LangGraph backend drives the same
+steps from its nodes; the Temporal workflow runs this loop.
 
-The steps never await while the history is half-written, so cancellation at any await leaves a
-history the ``finally`` below completes (every call answered exactly once).
+The turn's lifetime is lexical (``_lifetime``): leaving it early, by cancellation, ``aclose()`` of
+the stream or an exception in the caller, ends the turn inside it, in the task that leaves it: every
+call answered ("cancelled" where it had no result), the session idle, observers told (shielded). A
+stream dropped without closing (``break`` out of ``async for``) is closed by the event loop's own
+async-generator finalizer, which runs the same exit; the session's next turn waits for that.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
-from typing import TYPE_CHECKING
+from contextlib import aclosing, asynccontextmanager
+from typing import TYPE_CHECKING, Protocol
 
 from agcore.agent import _events as ev
-from agcore.agent._turn import TurnResult
-from agcore.agent.steps import Finish, Next, RunTools, TurnSteps, run_tools
+from agcore.agent.session_like import SessionLike
+from agcore.agent.steps import Finish, ModelCall, Next, RunTools, TurnSteps, run_tools
 from agcore.llm.types import AssistantMessage, ToolResultBlock, UserMessage
 
 if TYPE_CHECKING:
     from agcore.agent._output import StructuredOutput
-    from agcore.agent._session import AgentSession
+    from agcore.agent._result import TurnResult
 
-__all__ = ["run_loop", "run_turn", "stream_turn"]
+__all__ = ["LoopSession", "TurnRun", "run_loop", "run_turn", "stream_turn"]
 
-class _Run:
-    """The token of one running turn (``session._running``). A turn whose stream was dropped is
-    ended by ``_abandon``, which leaves the result here for the generator's late cleanup."""
 
-    __slots__ = ("reported", "result", "watch")
+class LoopSession(SessionLike, Protocol):
+    """What the in-process loop needs of a session beyond ``SessionLike``: the running turn's token,
+    and the checks ``AgentSession`` makes with it."""
+
+    _running: TurnRun | None
+
+    async def _wait_for_dropped(self) -> None: ...
+    def _check_idle(self, *, closing: bool = True) -> None: ...
+
+
+class TurnRun:
+    """The token of the running turn (``session._running``): whether it is over, and, for a stream,
+    whether its consumer still holds it (a plain weak reference: nothing runs when it dies)."""
+
+    __slots__ = ("ended", "stream")
 
     def __init__(self) -> None:
-        self.result: TurnResult | None = None
-        #: Whether ``on_turn_result`` saw the cancelled result (a dropped turn's is reported by the
-        #: next turn, before it starts, or by the generator's late cleanup, whichever comes first).
-        self.reported = False
-        #: For a stream: a weak reference to it whose callback ends the turn if it is dropped.
-        self.watch: weakref.ref[AsyncIterator[ev.AgentEvent]] | None = None
+        self.ended = False
+        self.stream: weakref.ref[AsyncIterator[ev.AgentEvent]] | None = None
+
+    @property
+    def dropped(self) -> bool:
+        """Whether the stream driving the turn was let go mid-turn (the event loop is closing it)."""
+        return self.stream is not None and self.stream() is None
 
 
 async def run_turn(
-    session: AgentSession,
+    session: LoopSession,
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
     output: StructuredOutput | None = None,
 ) -> TurnResult:
-    """Run the loop to the end without building events (``submit_turn``, ``resume``)."""
+    """Run the loop to the end without reading the text deltas (``submit_turn``, ``resume``)."""
     loop = run_loop(session, new_input=new_input, client_results=client_results, reads_deltas=False,
                     output=output)
     async with aclosing(loop) as events:
@@ -61,106 +76,92 @@ async def run_turn(
 
 
 def stream_turn(
-    session: AgentSession,
+    session: LoopSession,
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
     output: StructuredOutput | None = None,
 ) -> AsyncIterator[ev.AgentEvent]:
-    """The loop's events (``stream_turn``, ``stream_resume``). A stream dropped mid-turn (``break``
-    out of ``async for`` without ``aclosing``) ends its turn the moment it is freed: the history is
-    repaired and the session is idle again, before the event loop gets round to closing the
-    generator (which then finds nothing left to do)."""
-    run = _Run()
-    stream = run_loop(session, new_input=new_input, client_results=client_results, run=run, output=output)
-
-    def dropped(_: object) -> None:
-        if session._running is run:  # started, and still running: nobody will ever resume it
-            _abandon(session, run)
-
-    # Held by the token, which the session holds while the turn runs: the callback fires exactly
-    # when it matters (a stream never started, or finished, takes its token with it).
-    run.watch = weakref.ref(stream, dropped)
+    """The loop's events (``stream_turn``, ``stream_resume``): ``run_loop`` itself, its token told
+    which stream it is, so a dropped one is recognised (see the module docstring)."""
+    run = TurnRun()
+    stream = run_loop(session, new_input=new_input, client_results=client_results, output=output, run=run)
+    run.stream = weakref.ref(stream)
     return stream
 
 
-def _abandon(session: AgentSession, run: _Run) -> None:
-    """End the running turn at once, without awaiting: its stream was dropped mid-turn."""
-    run.result = TurnSteps(session).abandon()
-    session._running = None
-    session._dropped = run
-
-
 async def run_loop(
-    session: AgentSession,
+    session: LoopSession,
     *,
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
     reads_deltas: bool = True,
-    run: _Run | None = None,
     output: StructuredOutput | None = None,
+    run: TurnRun | None = None,
 ) -> AsyncGenerator[ev.AgentEvent, None]:
     """The loop, as its events: the turn's steps (``agcore.agent.steps``) driven in order.
     ``reads_deltas=False`` (``submit_turn``, whose caller never sees the text deltas) makes
     ``streaming="auto"`` use one ``complete()`` call per model turn instead of a stream."""
-    session._check_idle()
-    run = run or _Run()
-    session._running = run
     steps = TurnSteps(session)
-    finished = False
-    try:
-        dropped, session._dropped = session._dropped, None
-        if dropped is not None:  # observers hear how a dropped turn ended before the next one starts
-            await _report_dropped(steps, dropped)
-        if new_input is not None:
-            step: Next = await steps.start(new_input, output)
-        else:
-            step = await steps.resume(client_results or [], output)
-        while not isinstance(step, Finish):
-            for event in steps.take_events():
-                yield event
-            if isinstance(step, RunTools):
-                await run_tools(steps, step.batch)
-                step = await steps.end_batch(step.batch)
-                continue
-            call = await steps.prepare()
-            if isinstance(call, Finish):
-                step = call
-                continue
-            for event in steps.take_events():
-                yield event
-            reply: AssistantMessage | None = None
-            async with aclosing(steps.call_model(call, reads_deltas=reads_deltas)) as calling:
-                async for item in calling:
-                    if isinstance(item, AssistantMessage):
-                        reply = item
-                    else:
-                        yield item
-            assert reply is not None
-            step = await steps.decide(await steps.read_reply(call, reply))
-        finished = True
-        await steps.finish(step.stop, step.error)
-    except Exception as exc:
-        finished = True
-        await steps.fail(exc)
-    finally:
-        if not finished:
-            # Cancelled, or the consumer closed the stream: repair and record first, so the history is
-            # valid whatever the observers do; they then run shielded (spans and logs must close).
-            # A dropped stream was ended already (``_abandon``): only the observers are left to run.
-            if session._running is run:
-                _abandon(session, run)
-                session._dropped = None
-            await _report_dropped(steps, run)
-        if session._running is run:
-            session._running = None
+    async with _lifetime(session, steps, run or TurnRun()) as turn:
+        try:
+            if new_input is not None:
+                step: Next = await steps.start(new_input, output)
+            else:
+                step = await steps.resume(client_results or [], output)
+            while not isinstance(step, Finish):
+                for event in steps.take_events():
+                    yield event
+                if isinstance(step, RunTools):
+                    await run_tools(steps, step.batch)
+                    step = await steps.end_batch(step.batch)
+                    continue
+                call = await steps.prepare()
+                if isinstance(call, Finish):
+                    step = call
+                    continue
+                for event in steps.take_events():
+                    yield event
+                reply: list[AssistantMessage] = []
+                async for event in _model_call(steps, call, reads_deltas, reply):
+                    yield event
+                step = await steps.decide(await steps.read_reply(call, reply[0]))
+            turn.ended = True
+            await steps.finish(step.stop, step.error)
+        except Exception as exc:
+            turn.ended = True
+            await steps.fail(exc)
     for event in steps.take_events():
         yield event
 
 
+async def _model_call(
+    steps: TurnSteps, call: ModelCall, reads_deltas: bool, reply: list[AssistantMessage]
+) -> AsyncGenerator[ev.AgentEvent, None]:
+    """The model call's events; its reply lands in ``reply``."""
+    async with aclosing(steps.call_model(call, reads_deltas=reads_deltas)) as calling:
+        async for item in calling:
+            if isinstance(item, AssistantMessage):
+                reply.append(item)
+            else:
+                yield item
 
-async def _report_dropped(steps: TurnSteps, run: _Run) -> None:
-    if run.reported or run.result is None:
-        return
-    run.reported = True
-    await steps.report(run.result, shielded=True)
+
+@asynccontextmanager
+async def _lifetime(session: LoopSession, steps: TurnSteps, run: TurnRun) -> AsyncIterator[TurnRun]:
+    """The running turn: claimed on entry (a dropped stream's turn is let finish closing first);
+    left before it ended, it is ended here: repaired and recorded first, so the history is valid
+    whatever the observers do, who then run shielded (spans and logs must close)."""
+    await session._wait_for_dropped()
+    session._check_idle(closing=False)
+    session._running = run
+    try:
+        yield run
+    except BaseException:
+        if not run.ended:
+            run.ended = True
+            await steps.report(steps.abandon(), shielded=True)
+        raise
+    finally:
+        if session._running is run:
+            session._running = None

@@ -28,14 +28,12 @@ at most ``max_retries`` times (``AgentConfig.output_retries``); then the turn en
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from agcore.agent._errors import AgentError, ConfigError
-from agcore.agent._messages import AgentMessage, ToolResults, UserInput
 from agcore.agent._output_schema import (
     WRAP_KEY,
     closed_schema,
@@ -44,18 +42,13 @@ from agcore.agent._output_schema import (
     strict_compatible,
 )
 from agcore.llm.types import (
-    AssistantMessage,
     LLMRequest,
     ResponseFormat,
-    StopReason,
     ToolChoice,
     ToolDefinition,
-    ToolResultBlock,
-    ToolUseBlock,
 )
 
 if TYPE_CHECKING:
-    from agcore.agent._turn import TurnState
     from agcore.llm.provider import LLMProvider
 
 __all__ = [
@@ -63,8 +56,7 @@ __all__ = [
     "OutputValidationError",
     "StructuredOutput",
     "resolve_output",
-    "settle_final_call",
-    "settle_text_answer",
+    "describe_validation_error",
     "shape_request",
     "unforce_with_thinking",
 ]
@@ -279,114 +271,8 @@ def _with(system: str | None, line: str) -> str:
     return f"{system}\n\n{line}" if system else line
 
 
-# -------------------------------------------------------------------------------------- answers
-
-
-#: How a settled answer enters the history (``AgentSession._record``).
-Record = Callable[[AgentMessage], Awaitable[None]]
-
-
-async def settle_final_call(
-    turn: TurnState, calls: list[ToolUseBlock], record: Record, retries: int
-) -> bool | None:
-    """Read the final-answer tool call among ``calls`` (None: there is none; run the calls as usual).
-    True: the answer is valid and kept in ``turn``; the calls are answered and recorded. False: it was
-    not, and the model is told why in the call's result (try again). Raises ``OutputValidationError``
-    once ``retries`` (unless the output says its own) are spent."""
-    spec = turn.output
-    assert spec is not None
-    final = next((c for c in calls if c.name == spec.name), None)
-    if final is None:
-        return None
-    problem: str | None = final.parse_error
-    value: Any = None
-    if problem is None:
-        try:
-            value = spec.validate_data(final.input)
-        except ValidationError as exc:
-            problem = _describe(exc)
-    results: list[ToolResultBlock] = []
-    for call in calls:
-        if call is final:
-            text = "Final answer received." if problem is None else (
-                f"The final answer does not fit {spec.type_name}:\n{problem}\n"
-                f"Call `{spec.name}` again with the corrected answer."
-            )
-            results.append(ToolResultBlock(tool_use_id=call.id, content=text, is_error=problem is not None))
-        else:
-            results.append(ToolResultBlock(
-                tool_use_id=call.id, is_error=True,
-                content=f"Not run: the final answer (`{spec.name}`) came in the same reply."
-                if problem is None else
-                f"Not run: the final answer in the same reply did not fit {spec.type_name}; "
-                "call this tool again if you still need it.",
-            ))
-    await record(ToolResults(results=results))
-    if problem is None:
-        _accept(turn, spec, value)
-        return True
-    raw = json.dumps(final.input, ensure_ascii=False)
-    _retry_or_fail(turn, spec, problem, raw, retries)
-    return False
-
-
-async def settle_text_answer(
-    turn: TurnState, message: AssistantMessage, record: Record, retries: int
-) -> bool:
-    """Read the typed answer in a reply without tool calls. True: valid, kept in ``turn``. False: the
-    model is asked again (a user message with the errors). Raises ``OutputValidationError`` once the
-    retries are spent, or at once when the model refused (``StopReason.REFUSAL``)."""
-    spec = turn.output
-    assert spec is not None
-    if message.stop_reason is StopReason.REFUSAL and not spec.is_text:
-        # Asking again after a refusal costs tokens and rarely changes the answer: stop here.
-        said = message.text.strip() or "(no reason given)"
-        raise OutputValidationError(
-            f"The model refused to give a {spec.type_name}: {said} The session is intact: rephrase "
-            "the request, or ask without an output type.",
-            type_name=spec.type_name, errors="the model refused", raw=message.text,
-            retries=turn.output_retries,
-        )
-    try:
-        value = spec.validate_text(message.text)
-    except ValidationError as exc:
-        problem = _describe(exc)
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        _accept(turn, spec, value)
-        return True
-    if message.stop_reason is StopReason.MAX_TOKENS:
-        problem += "\n(The answer was cut off at the output token limit: give it more briefly.)"
-    _retry_or_fail(turn, spec, problem, message.text, retries)
-    how = (f"call the `{spec.name}` tool with it" if spec.name in turn.offered
-           else "answer with only the JSON object, no other text")
-    await record(UserInput(content=(
-        f"Your answer could not be read as {spec.type_name}:\n{problem}\nGive the final answer again: {how}."
-    )))
-    return False
-
-
-def _accept(turn: TurnState, spec: StructuredOutput, value: Any) -> None:
-    turn.output_value = value
-    turn.output_ready = True
-    if not turn.text.strip():  # a tool-given answer: its JSON is the turn's text
-        turn.text = json.dumps(spec.dump(value), ensure_ascii=False)
-
-
-def _retry_or_fail(turn: TurnState, spec: StructuredOutput, problem: str, raw: str, retries: int) -> None:
-    allowed = spec.max_retries if spec.max_retries is not None else retries
-    turn.output_retries += 1
-    if turn.output_retries > allowed:
-        raise OutputValidationError(
-            f"The model's final answer did not fit {spec.type_name} after {allowed} "
-            f"retr{'y' if allowed == 1 else 'ies'}: {problem}. The session is intact: ask again, "
-            "simplify the type, raise AgentConfig.output_retries, or use a stronger model.",
-            type_name=spec.type_name, errors=problem, raw=raw, retries=allowed,
-        )
-
-
-def _describe(exc: ValidationError) -> str:
+def describe_validation_error(exc: ValidationError) -> str:
+    """The errors of ``exc`` as lines the model can read (at most a dozen)."""
     lines = []
     for error in exc.errors(include_url=False)[:_MAX_ERRORS]:
         where = ".".join(str(part) for part in error["loc"]) or "(the whole answer)"

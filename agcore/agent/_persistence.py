@@ -21,8 +21,8 @@ every provider and the next turn; a paused turn's client calls stay open for ``r
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 from pydantic import ValidationError
@@ -31,14 +31,13 @@ from agcore._clock import monotonic
 from agcore.agent._batch import answer_open_calls, unanswered_calls
 from agcore.agent._cost import CostTracker
 from agcore.agent._messages import AgentMessage, messages_from_json
+from agcore.agent.session_like import SessionLike
 from agcore.agent.session_state import STATE_VERSION, SessionState
-from agcore.memory import MemoryStoreError
-from agcore.memory._session_store import SessionRecord, SessionStore
+from agcore.memory import MemoryStoreError, SessionRecord, SessionStore
 
 if TYPE_CHECKING:
-    from agcore.agent._agent import Agent
+    from agcore.agent._agent_protocol import Agent
     from agcore.agent._bundle import RuntimeBundle
-    from agcore.agent._session import AgentSession
 
 __all__ = ["INTERRUPTED", "SessionPersistence", "load_session", "session_record"]
 
@@ -52,6 +51,15 @@ INTERRUPTED = (
     "Interrupted: the process running this session stopped before this call finished, so whether it "
     "took effect is unknown. Check the current state before trying it again."
 )
+
+
+class _Stored(SessionLike, Protocol):
+    """A session whose saving this module keeps (``AgentSession``)."""
+
+    _persistence: SessionPersistence | None
+
+
+_S = TypeVar("_S", bound=_Stored)
 
 
 class SessionPersistence:
@@ -81,7 +89,7 @@ class SessionPersistence:
             return False
         return len(messages) < self.saved or messages[self.saved - 1].id != self.last_id
 
-    async def flush(self, session: AgentSession, *, replace: bool = False) -> None:
+    async def flush(self, session: SessionLike, *, replace: bool = False) -> None:
         """Write the unsaved messages and the current state in one transaction."""
         # Shielded: a write that reached the store must be counted, or the next flush would write
         # its messages again; the cancellation lands right after (a SQLite write cannot be
@@ -90,7 +98,7 @@ class SessionPersistence:
             with anyio.CancelScope(shield=True):
                 await self._write(session, replace)
 
-    async def _write(self, session: AgentSession, replace: bool) -> None:
+    async def _write(self, session: SessionLike, replace: bool) -> None:
         store = self.store
         if not self.created:
             await store.create(session_record(session))
@@ -114,7 +122,7 @@ class SessionPersistence:
 # ------------------------------------------------------------------------------- saving
 
 
-def session_record(session: AgentSession) -> SessionRecord:
+def session_record(session: SessionLike) -> SessionRecord:
     """The session's record as the store keeps it (messages apart)."""
     ttl = session.bundle.config().session_ttl
     return SessionRecord(
@@ -143,7 +151,7 @@ def _decode(session_id: str, texts: list[str]) -> list[AgentMessage]:
         ) from exc
 
 
-def _restore_state(session: AgentSession, data: dict[str, Any]) -> bool:
+def _restore_state(session: SessionLike, data: dict[str, Any]) -> bool:
     """Put the saved state on ``session``; whether a turn paused for client tools was put back (only
     while the history still ends with its calls unanswered: otherwise what happened after the state
     was written superseded the pause)."""
@@ -166,13 +174,13 @@ def _restore_state(session: AgentSession, data: dict[str, Any]) -> bool:
 
 
 async def load_session(
-    cls: type[AgentSession],
+    cls: Callable[..., _S],
     store: SessionStore,
     session_id: str,
     agent: Agent,
     bundle: RuntimeBundle,
     **kwargs: Any,
-) -> AgentSession:
+) -> _S:
     """``AgentSession.load``: see its docstring."""
     record = await store.load(session_id)
     if record is None:
@@ -184,7 +192,7 @@ async def load_session(
     # them, so this order never pairs a state with a history that lacks its messages.
     messages = _decode(session_id, await store.load_messages(session_id))
     session = cls(agent, session_id, bundle, messages=messages, **kwargs)
-    session.created_at = record.created_at
+    session.state.created_at = record.created_at
     session.turn_index = record.turn_index
     session.usage = CostTracker.model_validate(record.usage) if record.usage else CostTracker()
     try:

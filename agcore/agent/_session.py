@@ -4,8 +4,8 @@
 ``AgentEvent``s): the first runs it to the end (without building events nobody reads) and returns the
 ``TurnResult``; the second hands the events to the caller, and the result is then
 ``session.last_result``. Leaving that stream early (``aclose()``, ``contextlib.aclosing``, or a plain
-``break`` that drops it) cancels the turn. The session holds the conversation; the loop is the only
-module that drives a turn (``_turn.TurnState`` and its tool ``Batch``).
+``break`` that drops it) cancels the turn. The session holds the conversation and its ``state``; the
+loop drives a turn through the public steps (``agcore.agent.steps``).
 
 How a turn ends (``TurnResult.stop``), with its ``error`` and the stream's last event:
 
@@ -27,8 +27,10 @@ and the session can take the next turn.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from agcore._clock import new_id, now
 from agcore.agent._batch import check_client_results
@@ -37,28 +39,24 @@ from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
 from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._turn import TurnResult
+from agcore.agent.session_like import ConfirmCallback, ContextTransform
 from agcore.agent.session_state import SessionState
-from agcore.llm.types import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
-from agcore.tools import Tool, ToolContext, ToolProgress
+from agcore.llm.types import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.tools import ToolContext, ToolProgress
 
 if TYPE_CHECKING:
-    from agcore.agent._agent import Agent
+    from agcore.agent._agent_protocol import Agent
     from agcore.agent._bundle import RuntimeBundle
-    from agcore.agent._loop import _Run
+    from agcore.agent._loop import TurnRun
     from agcore.agent._persistence import SessionPersistence
     from agcore.hooks import HookContext
-    from agcore.memory._session_store import SessionStore
+    from agcore.memory import SessionStore
 
 __all__ = ["AgentSession", "ConfirmCallback", "ContextTransform", "TurnResult"]
 
-#: Asked before a tool with ``requires_confirmation`` runs: True runs it, False refuses it, "always"
-#: runs it and every later call of that tool in this session. Sync or async.
-ConfirmCallback = Callable[
-    [ToolUseBlock, Tool],
-    "bool | Literal['always'] | Awaitable[bool | Literal['always']]",
-]
-#: Rewrites what the model sees before each call (compaction plugs in here). Sync or async.
-ContextTransform = Callable[[list[Message]], "list[Message] | Awaitable[list[Message]]"]
+#: How many scheduling steps the next turn waits for a dropped stream's turn to close (the first 100
+#: at once, then 10 ms apart: about 4 s in all, far beyond the few steps it takes).
+_CLOSING_STEPS = 500
 
 
 def _user_message(value: str | UserMessage) -> UserMessage:
@@ -129,9 +127,7 @@ class AgentSession:
             session_id=self.session_id, dependencies=deps, progress=self._record_progress
         )
         #: The running turn's token (None: idle); the loop sets and clears it (see ``_loop``).
-        self._running: _Run | None = None
-        #: A turn whose stream was dropped, not yet reported to ``on_turn_result`` (see ``_loop``).
-        self._dropped: _Run | None = None
+        self._running: TurnRun | None = None
         self._persistence: SessionPersistence | None = None
         if store is not None:
             from agcore.agent._persistence import SessionPersistence
@@ -246,9 +242,10 @@ class AgentSession:
         ``output`` the typed answer, with an ``output_type`` as for ``submit_turn``).
 
         Leaving early cancels the turn and repairs the history: ``aclose()`` the stream (or iterate it
-        inside ``contextlib.aclosing``), or simply ``break`` out of ``async for event in
-        session.stream_turn(...)``: the dropped stream is noticed at once and the session can take the
-        next turn straight away.
+        inside ``contextlib.aclosing``): the turn has ended when ``aclose()`` returns. A plain ``break``
+        out of ``async for event in session.stream_turn(...)`` drops the stream: the event loop closes
+        it a few scheduling steps later, the same way, and the session's next turn waits for that, so
+        it can be started straight away.
         """
         from agcore.agent._loop import stream_turn
 
@@ -286,13 +283,25 @@ class AgentSession:
         waiting = {c.id for c in self.pending_client_calls}
         return check_client_results(waiting, tool_results, how_to_check="session.pending_client_calls")
 
-    def _check_idle(self) -> None:
-        if self._running is not None:
+    def _check_idle(self, *, closing: bool = True) -> None:
+        """Refuse a second turn while one runs. ``closing``: a turn whose stream was dropped does not
+        count, as the event loop is closing it and the next turn waits for that (``_lifetime``)."""
+        run = self._running
+        if run is not None and not (closing and run.dropped):
             raise RuntimeError(
                 "a turn is already running in this session: wait for it, add input to it with "
                 "session.steer() or session.follow_up(), or, if you left its stream_turn() early and "
                 "still hold the stream, close it with `await stream.aclose()`"
             )
+
+    async def _wait_for_dropped(self) -> None:
+        """A turn whose stream was let go mid-turn is closed by the event loop's async-generator
+        finalizer within a few scheduling steps: wait for that (a bounded while)."""
+        for step in range(_CLOSING_STEPS):
+            run = self._running
+            if run is None or not run.dropped:
+                return
+            await anyio.sleep(0 if step < 100 else 0.01)
 
     # ------------------------------------------------------------------------------ queues
 
@@ -320,8 +329,10 @@ class AgentSession:
 
     @property
     def running(self) -> bool:
-        """Whether a turn is running now (a second ``submit_turn`` meanwhile is refused)."""
-        return self._running is not None
+        """Whether a turn is running now (a second ``submit_turn`` meanwhile is refused); a turn whose
+        stream was dropped is not: it is being closed, and the next turn waits for that."""
+        run = self._running
+        return run is not None and not run.dropped
 
     def history_for_llm(self) -> list[UserMessage | AssistantMessage]:
         """The history as the model sees it (before any context transform)."""
@@ -335,7 +346,7 @@ class AgentSession:
                 await hooks.on_session_end(self.hook_context())
             self.state.started = False
 
-    async def _record(self, message: AgentMessage, *, save: bool = True) -> None:
+    async def record(self, message: AgentMessage, *, save: bool = True) -> None:
         """The one way a message enters the history: appended, saved (with a store; ``save=False``
         leaves it for the next save), then shown to the ``on_message`` hooks."""
         self.messages.append(message)
@@ -350,7 +361,7 @@ class AgentSession:
         # are saved with the batch's results, or every PROGRESS_SAVE_INTERVAL seconds while a tool
         # talks, not one store transaction per line.
         persistence = self._persistence
-        await self._record(
+        await self.record(
             ToolLog(
                 text=update.message, tool_use_id=update.tool_call_id or None,
                 tool_name=update.tool_name or None, fraction=update.fraction,

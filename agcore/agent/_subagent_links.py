@@ -8,12 +8,12 @@ import weakref
 from typing import TYPE_CHECKING
 
 from agcore.agent import _events as ev
-from agcore.agent._errors import LimitExceeded
+from agcore.agent._result import LimitExceeded
 from agcore.agent.capability import Capability, Finish, TurnView
 
 if TYPE_CHECKING:
     from agcore.agent._batch import Batch
-    from agcore.agent._session import AgentSession
+    from agcore.agent.session_like import SessionLike
 
 __all__ = [
     "SubagentLinks",
@@ -24,29 +24,29 @@ __all__ = [
 ]
 
 # Events of the running children, per parent session, until the parent's loop reports them.
-_pending: weakref.WeakKeyDictionary[AgentSession, list[ev.AgentEvent]] = weakref.WeakKeyDictionary()
+_pending: weakref.WeakKeyDictionary[SessionLike, list[ev.AgentEvent]] = weakref.WeakKeyDictionary()
 
 
-def collect_subagent_events(session: AgentSession) -> None:
+def collect_subagent_events(session: SessionLike) -> None:
     """Start keeping the events of ``session``'s children (the loop, before a tool batch). Elsewhere
     (a LangGraph or Temporal runtime, a plan step) nobody would report them, so none are kept."""
     _pending[session] = []
 
 
-def report_subagent_event(parent: AgentSession, event: ev.SubagentEvent) -> None:
+def report_subagent_event(parent: SessionLike, event: ev.SubagentEvent) -> None:
     """Keep a child's event for ``parent``'s stream, if its loop collects them."""
     kept = _pending.get(parent)
     if kept is not None:
         kept.append(event)
 
 
-def take_subagent_events(session: AgentSession) -> list[ev.AgentEvent]:
+def take_subagent_events(session: SessionLike) -> list[ev.AgentEvent]:
     """The ``SubagentEvent``s reported by ``session``'s children since the last call (the loop reports
     them after each tool batch)."""
     return _pending.pop(session, [])
 
 
-def parent_budget_exceeded(session: AgentSession) -> LimitExceeded | None:
+def parent_budget_exceeded(session: SessionLike) -> LimitExceeded | None:
     """The limit an ancestor of ``session`` has reached (its ``max_total_tokens`` or ``max_cost_usd``,
     which its sub-agents spend too), or None. The loop checks it before a sub-agent's model calls."""
     ancestor = session.parent

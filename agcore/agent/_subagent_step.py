@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agcore.agent._errors import LimitExceeded
 from agcore.agent._plan import Step, StepError
+from agcore.agent._result import LimitExceeded
 from agcore.agent._subagent import _specs, run_subagent
 from agcore.tools import Tool
 
 if TYPE_CHECKING:
-    from agcore.agent._agent import Agent
+    from agcore.agent._agent_protocol import Agent
     from agcore.agent._session import AgentSession
     from agcore.agent._turn import TurnResult
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from agcore.agent._subagent import subagent_session_id
 
 if TYPE_CHECKING:
-    from agcore.memory._session_store import SessionRecord, SessionStore
+    from agcore.memory import SessionRecord, SessionStore
 
 __all__ = ["list_subagent_sessions"]
 

@@ -401,7 +401,7 @@ def _assemble(text: str, found: list[tuple[int, int, _Read]], *, cut_off: bool) 
             result.parts.append(prose)
         for name, arguments, error in read.calls:
             if cut_off and read.unclosed and error is None:
-                from agcore.llm._arguments import CUT_AT_MAX_TOKENS
+                from agcore.llm import CUT_AT_MAX_TOKENS
 
                 error = CUT_AT_MAX_TOKENS
             result.parts.append(TextCall(name, arguments, error, start, end, read.repaired or read.unclosed))

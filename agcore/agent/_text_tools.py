@@ -40,7 +40,7 @@ from agcore.llm.types import (
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
-    from agcore.agent._session import AgentSession
+    from agcore.agent.session_like import SessionLike
 
 __all__ = [
     "MAX_REREADS",
@@ -146,7 +146,7 @@ def call_mode(
 MAX_REREADS = 2
 
 
-def switch_to_text_mode(session: AgentSession, provider: str, model: str) -> TextModeSwitched:
+def switch_to_text_mode(session: SessionLike, provider: str, model: str) -> TextModeSwitched:
     """Switch ``session`` to text-mode tool calls for good (auto mode saw ``model`` write a call as
     text); the event that says so, and a log line."""
     session.switched_to_text_mode = True

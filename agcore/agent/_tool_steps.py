@@ -25,9 +25,9 @@ from agcore.agent.capability import CallModel, Finish, Next, Vetting
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
-    from agcore.agent._session import AgentSession
     from agcore.agent._turn import TurnState
     from agcore.agent.capability import Capability
+    from agcore.agent.session_like import SessionLike
     from agcore.hooks import ConfirmationAnswer, HookExecutor
     from agcore.llm.types import ToolUseBlock, UserMessage
     from agcore.tools import Tool
@@ -87,7 +87,7 @@ class ToolSteps:
     """The steps' shared part (session, turn, event buffer) and the tool steps; ``TurnSteps`` adds
     the model steps."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionLike) -> None:
         bundle = session.bundle
         self.session = session
         self.config: AgentConfig = bundle.config()
@@ -113,7 +113,7 @@ class ToolSteps:
 
     async def record(self, message: AgentMessage) -> None:
         """Add ``message`` to the history (saved with a store, shown to ``on_message``)."""
-        await self.session._record(message)
+        await self.session.record(message)
 
     # ----------------------------------------------------------------------------- vetting
 
@@ -218,8 +218,8 @@ class ToolSteps:
                 if done is not None:
                     self.emit(result_event(done))
             self.emit(ev.ClientToolsRequested(calls=list(batch.client_calls)))
-            if self.session._persistence is not None:  # the pause must outlive this process
-                await self.session._persistence.flush(self.session)
+            if self.session.store is not None:  # the pause must outlive this process
+                await self.session.save()
             return Finish("client_tools")
         await self.record_batch(batch)
         steering = batch.steering + self.session.state.drain_steering()
@@ -247,7 +247,7 @@ class ToolSteps:
         result: cancelled) and end it."""
         outcomes = batch.outcomes()
         self.turn.batch = None  # no await before the append: the batch is in the history or in flight
-        await self.session._record(ToolResults(results=[o.result for o in outcomes]))
+        await self.session.record(ToolResults(results=[o.result for o in outcomes]))
         if emit:
             for outcome in outcomes:
                 self.emit(result_event(outcome))
@@ -261,6 +261,6 @@ class ToolSteps:
     async def steer(self, steering: list[UserMessage], skipped: list[str]) -> None:
         """Record input the user sent while the turn ran; the model reads it next."""
         for message in steering:
-            await self.session._record(UserInput(content=message.content))
+            await self.session.record(UserInput(content=message.content))
         text = "\n".join(m.content if isinstance(m.content, str) else "" for m in steering)
         self.emit(ev.Steered(skipped=skipped, text=text))

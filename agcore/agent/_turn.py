@@ -15,45 +15,18 @@ from typing import TYPE_CHECKING, Any
 from agcore.agent._batch import Batch
 from agcore.agent._cost import CostTracker
 from agcore.agent._cycles import CycleTracker
-from agcore.agent._events import TurnStop
 from agcore.agent._messages import AgentMessage, AssistantReply
+from agcore.agent._result import TurnResult
 from agcore.llm.models import ModelRegistry
 from agcore.llm.types import ToolUseBlock, Usage
 
 if TYPE_CHECKING:
-    from agcore.agent._errors import AgentError
     from agcore.agent._output import StructuredOutput
 
 __all__ = ["RepetitionTracker", "TurnResult", "TurnState", "turn_cost"]
 
 # Built once: json.dumps with options builds a new encoder per call, and this runs per tool call.
 _canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
-
-
-@dataclass(slots=True)
-class TurnResult:
-    """How a turn (one ``submit_turn`` plus any ``resume``s) ended; see ``AgentSession`` for ``stop``.
-
-    ``turns`` counts model calls, ``usage``/``cost_usd`` are this turn's (the session's totals are in
-    ``session.usage``), ``messages`` are the messages the turn added to the history. ``output`` is
-    the answer validated into the turn's ``output_type`` (None without one).
-    """
-
-    text: str = ""
-    stop: TurnStop = "done"
-    pending_tool_calls: list[ToolUseBlock] = field(default_factory=list)
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = None
-    messages: list[AgentMessage] = field(default_factory=list)
-    error: AgentError | None = None
-    #: The typed final answer of a turn run with an output type (None otherwise, and when it failed).
-    output: Any = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether the turn ended without an error (``error`` is None)."""
-        return self.error is None
 
 
 class RepetitionTracker:

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from agcore.agent._errors import AgentError
     from agcore.agent._events import AgentEvent, TurnStop
     from agcore.agent._messages import AgentMessage
-    from agcore.agent._session import AgentSession
     from agcore.agent._turn import TurnState
+    from agcore.agent.session_like import SessionLike
     from agcore.hooks import HookExecutor
     from agcore.llm.provider import LLMProvider
     from agcore.llm.types import AssistantMessage, LLMRequest, ToolUseBlock
@@ -143,7 +143,7 @@ class TurnView(Protocol):
     """What a capability sees of the running turn (``agcore.agent.steps.TurnSteps``)."""
 
     @property
-    def session(self) -> AgentSession: ...
+    def session(self) -> SessionLike: ...
     @property
     def turn(self) -> TurnState: ...
     @property

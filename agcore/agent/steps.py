@@ -39,8 +39,9 @@ from agcore.agent import _events as ev
 from agcore.agent._batch import CANCELLED, UNANSWERED_CLIENT, Batch, answer_open_calls, error_result
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._call_ids import unique_call_ids
-from agcore.agent._errors import AgentError, AgentLLMError, Cancelled, LimitExceeded
+from agcore.agent._errors import AgentError, AgentLLMError, Cancelled
 from agcore.agent._messages import AssistantReply, ContextNote, UserInput, convert_to_llm
+from agcore.agent._result import LimitExceeded
 from agcore.agent._tool_steps import ToolSteps
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
 from agcore.agent.capability import CallModel, Finish, ModelCall, Next, Reply, RunTools
@@ -57,7 +58,7 @@ from agcore.llm.types import (
 
 if TYPE_CHECKING:
     from agcore.agent._output import StructuredOutput
-    from agcore.agent._session import AgentSession
+    from agcore.agent.session_like import SessionLike
     from agcore.llm.provider import LLMProvider
 
 __all__ = [
@@ -313,7 +314,7 @@ class TurnSteps(ToolSteps):
         if self.hooks.has_impls("on_error"):
             await self.hooks.on_error(session.hook_context(), error)
         result = finish_turn(session, "error", error)
-        if session._persistence is not None:
+        if session.store is not None:
             await _save_repair(session)
         await self.report(result)
         self.emit(failed_event(result))
@@ -367,7 +368,7 @@ async def run_tools(steps: TurnSteps, batch: Batch) -> None:
                 group.start_soon(steps.run_call, batch, original, to_run)
 
 
-def finish_turn(session: AgentSession, stop: ev.TurnStop, error: AgentError | None = None) -> TurnResult:
+def finish_turn(session: SessionLike, stop: ev.TurnStop, error: AgentError | None = None) -> TurnResult:
     """The ``TurnResult`` of the session's turn ending with ``stop``; the session keeps the turn only
     while it waits for client tools."""
     turn = session.state.turn
@@ -404,12 +405,11 @@ def failed_event(result: TurnResult) -> ev.Failed:
     )
 
 
-async def _save_repair(session: AgentSession) -> None:
+async def _save_repair(session: SessionLike) -> None:
     # The turn already failed: a store that fails too is logged, not raised over the turn's error.
     # Whatever is not saved here is saved with the next message, or repaired again on load.
-    assert session._persistence is not None
     try:
-        await session._persistence.flush(session)
+        await session.save()
     except Exception as exc:
         _log.warning("session %s: could not save after a failed turn: %s", session.session_id, exc)
 

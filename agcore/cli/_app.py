@@ -49,7 +49,7 @@ Model = Annotated[str | None, typer.Option(
          "$AGCORE_MODEL, else by which of ANTHROPIC_API_KEY / OPENAI_API_KEY is set.",
 )]
 def _base_url(value: str | None) -> str | None:
-    from agcore.llm._urls import check_base_url
+    from agcore.llm import check_base_url
 
     if value is not None:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from agcore.cli._errors import CliError, ExitCode
-from agcore.llm._urls import check_base_url
+from agcore.llm import check_base_url
 from agcore.llm.errors import LLMError, MissingCredentialsError
 from agcore.llm.factory import create_provider, parse_model_spec
 from agcore.llm.provider import LLMProvider

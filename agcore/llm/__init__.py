@@ -8,8 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agcore._lazy import lazy_dir, lazy_getattr
-from agcore.llm._arguments import parse_tool_arguments
+from agcore.llm._arguments import CUT_AT_MAX_TOKENS, parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
+from agcore.llm._identifiers import fit_identifier, new_call_id
+from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     AuthenticationError,
     ContextWindowExceededError,
@@ -100,6 +102,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CUT_AT_MAX_TOKENS",
     "NO_RETRY",
     "AnthropicProvider",
     "AssistantMessage",
@@ -135,6 +138,9 @@ __all__ = [
     "ServerError",
     "StopReason",
     "StreamAssembler",
+    "check_base_url",
+    "fit_identifier",
+    "new_call_id",
     "StreamEvent",
     "StreamInterruptedError",
     "TextBlock",

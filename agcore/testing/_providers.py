@@ -37,8 +37,8 @@ from agcore.llm import (
     Usage,
     UserMessage,
     message_to_events,
+    new_call_id,
 )
-from agcore.llm._identifiers import new_call_id
 
 __all__ = [
     "FunctionProvider",

@@ -9,7 +9,7 @@ import re
 
 import mcp_types
 
-from agcore.llm._identifiers import fit_identifier
+from agcore.llm import fit_identifier
 from agcore.llm.types import ImageBlock, TextBlock
 from agcore.tools import ToolError
 
