@@ -69,8 +69,9 @@ class CodeIndex:
 
     ``db_path`` is the SQLite file (None: in memory, rebuilt each process); ``embedder`` defaults to
     ``HashingEmbedder(512)``, which needs no model: pass an ``OpenAIEmbedder`` for a real embedding
-    model. Changing the embedder re-embeds everything on the next refresh. Close with ``aclose()``
-    or ``async with``.
+    model. Changing the embedder re-embeds everything on the next refresh. ``fusion_weights`` are
+    the (semantic, lexical) weights of the fused ranking (default: equal, or (0.5, 1.0) with a
+    ``HashingEmbedder``). Close with ``aclose()`` or ``async with``.
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class CodeIndex:
         extensions: Iterable[str] | None = None,
         excluded_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS,
         max_chunk_lines: int = DEFAULT_MAX_LINES,
+        fusion_weights: tuple[float, float] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -96,7 +98,11 @@ class CodeIndex:
         self._refresh_lock = anyio.Lock()
         self.lexical = _LexicalRetriever(self)
         self.semantic = _SemanticRetriever(self)
-        self.hybrid = HybridRetriever(self.semantic, self.lexical)
+        if fusion_weights is None:
+            # Hashing vectors only see shared words, which BM25 already ranks better
+            # (bench/code_search.py): they get half the say of the lexical ranking.
+            fusion_weights = (0.5, 1.0) if isinstance(self.embedder, HashingEmbedder) else (1.0, 1.0)
+        self.hybrid = HybridRetriever(self.semantic, self.lexical, weights=fusion_weights)
 
     async def refresh(self) -> IndexStats:
         """Index what changed since the last refresh; returns what it did. One refresh at a time."""

@@ -14,6 +14,8 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+import numpy as np
+
 from agcore.code._symbols import FileSymbols, Symbol
 
 __all__ = ["rank_symbols"]
@@ -122,25 +124,29 @@ def _reference_edges(
 
 
 def _pagerank(nodes: list[str], edges: _Edges, focus: set[str]) -> dict[str, float]:
+    """PageRank over the file graph, its edges summed per pair of files, in numpy (a Python loop
+    over every edge costs seconds on a thousand files)."""
     if not nodes:
         return {}
-    start = {n: (1.0 if n in focus else 0.0) for n in nodes} if focus else {n: 1.0 for n in nodes}
-    total = sum(start.values())
-    teleport = {n: v / total for n, v in start.items()}
-    out_weight = {n: sum(edges.get(n, {}).values()) + _UNEXPLAINED for n in nodes}
-    rank = dict(teleport)
+    position = {n: i for i, n in enumerate(nodes)}
+    pairs: dict[tuple[int, int], float] = defaultdict(float)
+    for referrer, out in edges.items():
+        for (definer, _), edge_weight in out.items():
+            pairs[(position[referrer], position[definer])] += edge_weight
+    source = np.fromiter((s for s, _ in pairs), dtype=np.int64, count=len(pairs))
+    target = np.fromiter((t for _, t in pairs), dtype=np.int64, count=len(pairs))
+    weight = np.fromiter(pairs.values(), dtype=np.float64, count=len(pairs))
+    out_weight = np.bincount(source, weights=weight, minlength=len(nodes)) + _UNEXPLAINED
+    share = weight / out_weight[source]
+    unexplained = _UNEXPLAINED / out_weight
+    teleport = np.array([1.0 if (n in focus or not focus) else 0.0 for n in nodes])
+    teleport /= teleport.sum()
+    rank = teleport.copy()
     for _ in range(_ITERATIONS):
-        nxt = {n: (1 - _DAMPING) * teleport[n] for n in nodes}
-        dangling = 0.0
-        for node in nodes:
-            share = rank[node]
-            dangling += share * _UNEXPLAINED / out_weight[node]
-            for (definer, _), weight in edges[node].items():
-                nxt[definer] += _DAMPING * share * weight / out_weight[node]
-        for n in nodes:
-            nxt[n] += _DAMPING * dangling * teleport[n]
-        rank = nxt
-    return rank
+        flowed = np.bincount(target, weights=rank[source] * share, minlength=len(nodes))
+        lost = float(rank @ unexplained)
+        rank = (1 - _DAMPING) * teleport + _DAMPING * (flowed + lost * teleport)
+    return dict(zip(nodes, rank.tolist(), strict=True))
 
 
 def _flow_to_definitions(edges: _Edges, ranks: Mapping[str, float]) -> dict[tuple[str, str], float]:

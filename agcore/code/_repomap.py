@@ -60,6 +60,7 @@ class RepoMap:
         self.text = ""
         self._files: dict[str, tuple[FileStamp, FileSymbols]] = {}
         self._ranked: list[Symbol] | None = None
+        self._text_budget: int | None = None  # the budget ``text`` was cut to, when unfocused
         self._lock = threading.Lock()
 
     @property
@@ -76,15 +77,21 @@ class RepoMap:
     ) -> str:
         """Refresh, rank and render, blocking (``render`` runs this in a worker thread). Focused
         paths (relative to ``root``) and names rank first: pass what the conversation is about."""
+        budget = max_tokens or self.max_tokens
         with self._lock:
-            changed = self._refresh()
-            if focus_paths or focus_names:
+            if self._refresh():
+                self._ranked = None
+            unfocused = not (focus_paths or focus_names)
+            if unfocused and self._ranked is not None and self._text_budget == budget:
+                return self.text  # nothing changed since this very text was made
+            if not unfocused:
                 ranked = rank_symbols(self._symbols(), focus_paths=focus_paths, focus_names=focus_names)
             else:
-                if changed or self._ranked is None:
+                if self._ranked is None:
                     self._ranked = rank_symbols(self._symbols())
                 ranked = self._ranked
-            self.text = _fit(ranked, max_tokens or self.max_tokens)
+            self.text = _fit(ranked, budget)
+            self._text_budget = budget if unfocused else None
             return self.text
 
     async def render(
