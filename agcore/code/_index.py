@@ -9,6 +9,7 @@ embedded again; deleted ones are dropped); ``watch()`` does it every few seconds
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from agcore.memory import Embedder, HashingEmbedder, HybridRetriever, MemoryItem
 
 __all__ = ["CodeHit", "CodeIndex", "IndexStats", "SearchMode"]
 
+_log = logging.getLogger("agcore.code")
 P = ParamSpec("P")
 T = TypeVar("T")
 SearchMode = Literal["hybrid", "semantic", "lexical"]
@@ -139,13 +141,23 @@ class CodeIndex:
 
     async def search(self, query: str, *, limit: int = 5, mode: SearchMode = "hybrid") -> list[CodeHit]:
         """At most ``limit`` chunks for ``query``, best first: ``"hybrid"`` fuses ``"semantic"``
-        (vectors) and ``"lexical"`` (BM25 over paths, names and text)."""
+        (vectors) and ``"lexical"`` (BM25 over paths, names and text). When the embedder fails, a
+        hybrid search logs a warning and answers from the lexical ranking alone; a semantic one
+        raises."""
         retrievers: dict[str, Retriever] = {
             "hybrid": self.hybrid, "semantic": self.semantic, "lexical": self.lexical}
         retriever = retrievers.get(mode)
         if retriever is None:
             raise ValueError(f"Unknown search mode {mode!r}: use 'hybrid', 'semantic' or 'lexical'.")
-        hits = await retriever.retrieve(query, limit=limit)
+        try:
+            hits = await retriever.retrieve(query, limit=limit)
+        except Exception as exc:
+            if retriever is not self.hybrid:
+                raise
+            # The words still find code when the embedder (often a server) fails: answer with them.
+            _log.warning("code search: the embedder failed (%s: %s); answering with lexical search only",
+                         type(exc).__name__, exc)
+            hits = await self.lexical.retrieve(query, limit=limit)
         return [_hit(h) for h in hits]
 
     async def aclose(self) -> None:

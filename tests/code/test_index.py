@@ -7,7 +7,7 @@ import pytest
 
 from agcore.code import CodeIndex, search_code_tool
 from agcore.llm.types import ToolUseBlock
-from agcore.memory import HashingEmbedder
+from agcore.memory import HashingEmbedder, Retriever
 from agcore.tools import ToolContext, ToolRegistry
 from tests.code.workspace import touch_later, write_workspace
 
@@ -119,3 +119,43 @@ async def test_search_code_tool_returns_paths_line_ranges_and_code(tmp_path: Pat
         assert "limit must be between 1 and 20" in text
         text, failed = await call({"query": "zzzqqq"})
         assert not failed
+
+
+class _FlakyEmbedder(HashingEmbedder):
+    """A hashing embedder whose server 'goes away' while ``down`` is set."""
+
+    down = False
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        if self.down:
+            raise ConnectionError("embeddings server unreachable")
+        return await super().embed(texts)
+
+
+async def test_watch_survives_a_failed_refresh_and_catches_up(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path)
+    embedder = _FlakyEmbedder(256)
+    async with CodeIndex(root, embedder=embedder) as index, anyio.create_task_group() as tg:
+        await tg.start(lambda task_status: index.watch(interval=0.02, task_status=task_status))
+        embedder.down = True
+        (root / "shop/tax.py").write_text("def vat_rate(country: str) -> float:\n    return 0.2\n")
+        await anyio.sleep(0.2)  # several failed refreshes
+        # The index still answers, from its words, while the embedder is down.
+        assert (await index.search("monthly revenue", limit=1))[0].symbol == "monthly_revenue"
+        with pytest.raises(ConnectionError):
+            await index.search("monthly revenue", mode="semantic")
+        embedder.down = False
+        with anyio.fail_after(10):
+            while not await index.search("vat_rate", mode="lexical"):  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        tg.cancel_scope.cancel()
+
+
+async def test_the_index_parts_are_memory_retrievers(tmp_path: Path) -> None:
+    async with CodeIndex(write_workspace(tmp_path)) as index:
+        await index.refresh()
+        for retriever in (index.lexical, index.semantic, index.hybrid):
+            assert isinstance(retriever, Retriever)
+        hit = (await index.lexical.retrieve("parse_amount", limit=1))[0]
+        assert hit.metadata == {"path": "shop/models.py", "start_line": 19, "end_line": 20,
+                                "symbol": "parse_amount"}

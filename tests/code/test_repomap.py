@@ -92,3 +92,12 @@ def test_bad_arguments_say_what_to_do(tmp_path: Path) -> None:
         RepoMap(tmp_path / "missing")
     with pytest.raises(ValueError, match="max_tokens must be at least 1"):
         RepoMap(tmp_path, max_tokens=0)
+
+
+async def test_a_focused_render_does_not_stick(tmp_path: Path) -> None:
+    repo_map = RepoMap(write_workspace(tmp_path), max_tokens=60)
+    plain = await repo_map.render()
+    assert "monthly_revenue" in await repo_map.render(focus_paths=["shop/reports.py"],
+                                                      focus_names=["monthly_revenue"])
+    assert await repo_map.render() == plain
+    assert repo_map.text == plain
