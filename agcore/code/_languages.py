@@ -38,6 +38,8 @@ class CodeLanguage:
     kinds: dict[str, str]
     containers: frozenset[str] = frozenset()
     grammar_function: str = "language"
+    #: Comments and string literals: their words are prose, not uses of a definition.
+    prose: str = "(comment) @prose (string) @prose"
 
 
 _JS_DEFS = """
@@ -59,6 +61,7 @@ _TS_DEFS = _JS_DEFS + """
 (type_alias_declaration) @def
 (enum_declaration) @def
 """
+_JS_PROSE = "(comment) @prose (string) @prose (template_string) @prose"
 _JS_CONTAINERS = frozenset({"class_declaration", "abstract_class_declaration", "class"})
 
 LANGUAGES: tuple[CodeLanguage, ...] = (
@@ -69,15 +72,16 @@ LANGUAGES: tuple[CodeLanguage, ...] = (
         frozenset({"class_definition"}),
     ),
     CodeLanguage("javascript", (".js", ".jsx", ".mjs", ".cjs"), "tree_sitter_javascript", _JS_DEFS,
-                 _JS_KINDS, _JS_CONTAINERS),
+                 _JS_KINDS, _JS_CONTAINERS, prose=_JS_PROSE),
     CodeLanguage("typescript", (".ts", ".mts", ".cts"), "tree_sitter_typescript", _TS_DEFS, _JS_KINDS,
-                 _JS_CONTAINERS, "language_typescript"),
+                 _JS_CONTAINERS, "language_typescript", _JS_PROSE),
     CodeLanguage("tsx", (".tsx",), "tree_sitter_typescript", _TS_DEFS, _JS_KINDS, _JS_CONTAINERS,
-                 "language_tsx"),
+                 "language_tsx", _JS_PROSE),
     CodeLanguage(
         "go", (".go",), "tree_sitter_go",
         "(function_declaration) @def (method_declaration) @def (type_spec) @def",
         {"function_declaration": "func", "method_declaration": "func", "type_spec": "type"},
+        prose="(comment) @prose (interpreted_string_literal) @prose (raw_string_literal) @prose",
     ),
     CodeLanguage(
         "rust", (".rs",), "tree_sitter_rust",
@@ -86,6 +90,8 @@ LANGUAGES: tuple[CodeLanguage, ...] = (
         {"function_item": "fn", "function_signature_item": "fn", "struct_item": "struct",
          "enum_item": "enum", "trait_item": "trait", "type_item": "type", "mod_item": "mod"},
         frozenset({"trait_item", "impl_item"}),
+        prose="(line_comment) @prose (block_comment) @prose (string_literal) @prose "
+              "(raw_string_literal) @prose",
     ),
 )
 
@@ -109,10 +115,11 @@ def require_tree_sitter() -> None:
 
 @dataclass(frozen=True)
 class Grammar:
-    """A loaded language: the tree-sitter language and its compiled definition query."""
+    """A loaded language: the tree-sitter language and its compiled definition and prose queries."""
 
     language: Language
     query: Query
+    prose: Query
 
 
 @cache
@@ -125,7 +132,7 @@ def _load_grammar(name: str) -> Grammar | None:
     except ImportError:
         return None
     language = Language(getattr(module, spec.grammar_function)())
-    return Grammar(language, Query(language, spec.definitions))
+    return Grammar(language, Query(language, spec.definitions), Query(language, spec.prose))
 
 
 def grammar_for(spec: CodeLanguage) -> Grammar | None:

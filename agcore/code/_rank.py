@@ -36,23 +36,18 @@ def rank_symbols(
 ) -> list[Symbol]:
     """Every definition of ``files``, most important first."""
     focus_name_set = set(focus_names)
-    definers: dict[str, set[str]] = defaultdict(set)
-    top_level: set[str] = set()
-    for path, info in files.items():
-        for symbol in info.symbols:
-            definers[symbol.name].add(path)
-            if symbol.qualified == symbol.name:
-                top_level.add(symbol.name)
-    weights = _NameWeights(files, definers, top_level, focus_name_set)
+    definers = _Definers(files)
+    weights = _NameWeights(files, definers, focus_name_set)
     edges = _reference_edges(files, definers, weights)
     ranks = _pagerank(list(files), edges, set(focus_paths) & files.keys())
     flowed = _flow_to_definitions(edges, ranks)
     scored: list[tuple[float, Symbol]] = []
     for path, info in files.items():
         for symbol in info.symbols:
-            # A small share of the file's own rank keeps unused definitions of important files ahead
-            # of unused ones elsewhere.
-            score = flowed.get((path, symbol.name), 0.0) + 0.01 * ranks[path]
+            # Six ``value`` methods in one file share what flowed to ``value``; a small share of the
+            # file's own rank keeps unused definitions of important files ahead of others.
+            share = flowed.get((path, symbol.name), 0.0) / definers.same_name[(path, symbol.name)]
+            score = share + 0.01 * ranks[path]
             if symbol.name in focus_name_set:
                 score += 1.0
             scored.append((score, symbol))
@@ -63,26 +58,35 @@ def rank_symbols(
 _Edges = dict[str, dict[tuple[str, str], float]]  # referrer -> (definer, name) -> weight
 
 
+class _Definers:
+    """Which files define each name, at top level (functions, classes) or as a member (methods)."""
+
+    def __init__(self, files: Mapping[str, FileSymbols]) -> None:
+        self.top: dict[str, set[str]] = defaultdict(set)
+        self.member: dict[str, set[str]] = defaultdict(set)
+        self.same_name: dict[tuple[str, str], int] = defaultdict(int)
+        for path, info in files.items():
+            for symbol in info.symbols:
+                where = self.top if symbol.qualified == symbol.name else self.member
+                where[symbol.name].add(path)
+                self.same_name[(path, symbol.name)] += 1
+
+    def count(self, name: str) -> int:
+        return len(self.top.get(name, ()) ) + len(self.member.get(name, ()))
+
+
 class _NameWeights:
     """How much a use of a name says about a dependency. Less for names many files write (``value``,
-    ``message``: ordinary words in code), for names defined only as methods (``obj.run`` may be any
-    class's ``run``), for private names and for names many files define; more for focused names."""
+    ``message``: ordinary words in code), for private names and for names many files define; more
+    for focused names."""
 
-    def __init__(
-        self,
-        files: Mapping[str, FileSymbols],
-        definers: Mapping[str, set[str]],
-        top_level: set[str],
-        focus: set[str],
-    ) -> None:
+    def __init__(self, files: Mapping[str, FileSymbols], definers: _Definers, focus: set[str]) -> None:
         self.file_count = max(1, len(files))
         self.users: dict[str, int] = defaultdict(int)
         for info in files.values():
-            for name in info.identifiers:
-                if name in definers:
-                    self.users[name] += 1
+            for name in {key.lstrip(".") for key in info.identifiers}:
+                self.users[name] += 1
         self.definers = definers
-        self.top_level = top_level
         self.focus = focus
         self._cache: dict[str, float] = {}
 
@@ -96,30 +100,37 @@ class _NameWeights:
         weight = 10.0 if name in self.focus else 1.0
         # Inverse document frequency, floored so a name every file writes still counts a little.
         weight *= max(0.05, math.log(self.file_count / max(1, self.users[name])))
-        if name not in self.top_level:
-            weight *= 0.3
         if name.startswith("_"):
             weight *= 0.1
-        if len(self.definers[name]) > _COMMON_DEFINERS:
+        if self.definers.count(name) > _COMMON_DEFINERS:
             weight *= 0.1
         return weight
 
 
-def _reference_edges(
-    files: Mapping[str, FileSymbols], definers: Mapping[str, set[str]], weights: _NameWeights
-) -> _Edges:
+# A bare name (``parse(x)``) uses a top-level definition; an attribute (``obj.parse``) uses a method,
+# or a module's function (``module.parse``), which counts for less: the object may be anything.
+_BARE_TO_TOP = 1.0
+_ATTRIBUTE_TO_MEMBER = 0.5
+_ATTRIBUTE_TO_TOP = 0.3
+
+
+def _reference_edges(files: Mapping[str, FileSymbols], definers: _Definers, weights: _NameWeights) -> _Edges:
     edges: _Edges = {}
     for path, info in files.items():
-        out: dict[tuple[str, str], float] = {}
-        for name, count in info.identifiers.items():
-            where = definers.get(name)
-            if not where or where == {path}:
-                continue
-            weight = math.sqrt(count) * weights(name) / len(where)
-            for definer in where:
-                if definer != path:
-                    out[(definer, name)] = weight
-        edges[path] = out
+        out: dict[tuple[str, str], float] = defaultdict(float)
+        for key, count in info.identifiers.items():
+            name = key.lstrip(".")
+            targets = ([(definers.top.get(name), _ATTRIBUTE_TO_TOP), (definers.member.get(name),
+                        _ATTRIBUTE_TO_MEMBER)] if key.startswith(".")
+                       else [(definers.top.get(name), _BARE_TO_TOP)])
+            for where, factor in targets:
+                if not where:
+                    continue
+                weight = math.sqrt(count) * factor * weights(name) / len(where)
+                for definer in where:
+                    if definer != path:
+                        out[(definer, name)] += weight
+        edges[path] = dict(out)
     return edges
 
 

@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 
 __all__ = ["FileSymbols", "Symbol", "read_symbols"]
 
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
+# An attribute keeps its dot (``.run``): the ranking tells ``obj.run`` from a bare ``run``.
+_IDENTIFIER = re.compile(rb"\.?[A-Za-z_][A-Za-z0-9_]{2,}")
+# Module paths in imports name modules, not definitions: ``from agcore.llm.models import X`` uses X,
+# not a function called ``models``. (Python's ``from``/``import`` lines; other languages import
+# by strings, which hold no identifiers worth counting either way.)
+_IMPORT_PATH = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t]+[\w., \t]+$)", re.MULTILINE)
 _SPACES = re.compile(r"\s+")
 _PADDED_BRACKETS = re.compile(r"([(\[]) | ([)\]])|, ([)\]])")
 _COMMENT_LINE = re.compile(rb"^\s*(#|//).*$", re.MULTILINE)
@@ -44,7 +49,8 @@ class Symbol:
 
 @dataclass(frozen=True, slots=True)
 class FileSymbols:
-    """What one file defines and which identifiers it uses (with counts)."""
+    """What one file defines and which identifiers it uses, with counts (attribute uses keyed with
+    their dot: ``.run``)."""
 
     path: str
     symbols: tuple[Symbol, ...]
@@ -54,18 +60,37 @@ class FileSymbols:
 def read_symbols(path: str, source: bytes) -> FileSymbols:
     """The definitions in ``source`` (the file at ``path``, relative) and the identifiers it uses. A
     file no installed grammar reads has no definitions, only identifiers."""
-    identifiers = Counter(m.decode("ascii") for m in _IDENTIFIER.findall(source))
     spec = language_for_path(path)
     grammar = grammar_for(spec) if spec is not None else None
     if spec is None or grammar is None:
-        return FileSymbols(path, (), identifiers)
+        return FileSymbols(path, (), _identifiers(source))
     from tree_sitter import QueryCursor
 
     tree = parser_for(spec, grammar).parse(source)
+    prose = QueryCursor(grammar.prose).captures(tree.root_node).get("prose", [])
+    identifiers = _identifiers(_without(source, prose))
     nodes = QueryCursor(grammar.query).captures(tree.root_node).get("def", [])
     symbols = [s for node in nodes if (s := _symbol(spec, path, node)) is not None]
     symbols.sort(key=lambda s: (s.start_line, s.end_line))
     return FileSymbols(path, tuple(symbols), identifiers)
+
+
+def _identifiers(source: bytes) -> Counter[str]:
+    return Counter(m.decode("ascii") for m in _IDENTIFIER.findall(_IMPORT_PATH.sub(b"", source)))
+
+
+def _without(source: bytes, nodes: list[Node]) -> bytes:
+    """``source`` with the bytes of ``nodes`` (comments, strings) blanked out."""
+    if not nodes:
+        return source
+    kept: list[bytes] = []
+    position = 0
+    for node in sorted(nodes, key=lambda n: n.start_byte):
+        if node.start_byte >= position:
+            kept.append(source[position : node.start_byte])
+            position = node.end_byte
+    kept.append(source[position:])
+    return b" ".join(kept)
 
 
 def _symbol(spec: CodeLanguage, path: str, node: Node) -> Symbol | None:

@@ -101,3 +101,15 @@ async def test_a_focused_render_does_not_stick(tmp_path: Path) -> None:
                                                       focus_names=["monthly_revenue"])
     assert await repo_map.render() == plain
     assert repo_map.text == plain
+
+
+async def test_a_bare_call_ranks_the_function_not_a_method_of_the_same_name(tmp_path: Path) -> None:
+    files = {
+        "util.py": "def render(value: int) -> str:\n    return str(value)\n",
+        "widget.py": "class Widget:\n    def render(self) -> str:\n        return ''\n",
+        "a.py": "from util import render\n\nprint(render(1), render(2))\n",
+        "b.py": "from util import render\n\n# render the widget: words in comments are not uses\n"
+                "print(render(3))\n",
+    }
+    text = await RepoMap(write_workspace(tmp_path, files)).render()
+    assert text.splitlines()[1:3] == ["util.py:", "  1: def render(value: int) -> str"]
