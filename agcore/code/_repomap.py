@@ -18,6 +18,7 @@ from anyio.abc import TaskStatus
 
 from agcore.code._files import DEFAULT_EXCLUDED_DIRS, FileStamp, scan_sources
 from agcore.code._languages import LANGUAGES, require_tree_sitter
+from agcore.code._map_cache import load_map_cache, save_map_cache
 from agcore.code._rank import rank_symbols
 from agcore.code._symbols import FileSymbols, Symbol, read_symbols
 from agcore.context import estimate_tokens
@@ -37,7 +38,9 @@ class RepoMap:
 
     ``await render()`` refreshes (only changed files are parsed again) and returns the text; ``text``
     is the last text rendered (for a ``system_prompt`` property, which must not wait); ``watch()``
-    keeps it fresh in a task group. Needs tree-sitter (``pip install 'agcore[code]'``).
+    keeps it fresh in a task group. ``cache_path`` (a JSON file, written when something changed)
+    keeps the parsed files across processes, so a new one parses only what changed since. Needs
+    tree-sitter (``pip install 'agcore[code]'``).
     """
 
     def __init__(
@@ -47,6 +50,7 @@ class RepoMap:
         max_tokens: int = 1024,
         extensions: Iterable[str] | None = None,
         excluded_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS,
+        cache_path: str | os.PathLike[str] | None = None,
     ) -> None:
         require_tree_sitter()
         self.root = Path(root).resolve()
@@ -58,7 +62,9 @@ class RepoMap:
         self.extensions = tuple(extensions or (s for lang in LANGUAGES for s in lang.suffixes))
         self.excluded_dirs = excluded_dirs
         self.text = ""
-        self._files: dict[str, tuple[FileStamp, FileSymbols]] = {}
+        self.cache_path = None if cache_path is None else Path(cache_path)
+        self._files: dict[str, tuple[FileStamp, FileSymbols]] = (
+            {} if self.cache_path is None else load_map_cache(self.cache_path))
         self._ranked: list[Symbol] | None = None
         self._text_budget: int | None = None  # the budget ``text`` was cut to, when unfocused
         self._lock = threading.Lock()
@@ -81,6 +87,8 @@ class RepoMap:
         with self._lock:
             if self._refresh():
                 self._ranked = None
+                if self.cache_path is not None:
+                    save_map_cache(self.cache_path, self._files)
             unfocused = not (focus_paths or focus_names)
             if unfocused and self._ranked is not None and self._text_budget == budget:
                 return self.text  # nothing changed since this very text was made

@@ -113,3 +113,29 @@ async def test_a_bare_call_ranks_the_function_not_a_method_of_the_same_name(tmp_
     }
     text = await RepoMap(write_workspace(tmp_path, files)).render()
     assert text.splitlines()[1:3] == ["util.py:", "  1: def render(value: int) -> str"]
+
+
+async def test_the_disk_cache_spares_a_new_process_the_parsing(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws")
+    cache = tmp_path / "cache" / "repo-map.json"
+    first = await RepoMap(root, cache_path=cache).render()
+    # Prove the next map reads the cache: rename a symbol in it (the file's stamp is unchanged).
+    cache.write_text(cache.read_text().replace('"def parse_amount(', '"def parse_cached_amount(', 1))
+    second = await RepoMap(root, cache_path=cache).render()
+    assert "parse_cached_amount" in second
+    assert second.replace("parse_cached_amount", "parse_amount", 1) == first
+    # A file changed since the cache was written is parsed again.
+    models = root / "shop/models.py"
+    touch_later(models, models.read_text() + "\n\ndef round_cents() -> None:\n    pass\n")
+    third = await RepoMap(root, cache_path=cache).render(max_tokens=5000)
+    assert "round_cents() -> None" in third
+    assert "parse_amount(text: str) -> int" in third
+
+
+async def test_an_unreadable_cache_is_ignored(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws")
+    cache = tmp_path / "repo-map.json"
+    cache.write_text("{not json")
+    text = await RepoMap(root, cache_path=cache).render()
+    assert "class Invoice" in text
+    assert cache.read_text().startswith('{"version":1')
