@@ -136,8 +136,9 @@ class CodeIndex:
             await anyio.sleep(interval)
             try:
                 await self.refresh()
-            except Exception:  # the next tick tries again; the last good index keeps serving
-                continue
+            except Exception as exc:  # the next tick tries again; the last good index keeps serving
+                _log.warning("code index: refresh failed (%s: %s); retrying in %s s",
+                             type(exc).__name__, exc, interval)
 
     async def search(self, query: str, *, limit: int = 5, mode: SearchMode = "hybrid") -> list[CodeHit]:
         """At most ``limit`` chunks for ``query``, best first: ``"hybrid"`` fuses ``"semantic"``

@@ -7,6 +7,7 @@ last build, so a build after a small edit costs a directory scan plus one parse.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,8 @@ from agcore.code._symbols import FileSymbols, Symbol, read_symbols
 from agcore.context import estimate_tokens
 
 __all__ = ["REPO_MAP_TITLE", "RepoMap"]
+
+_log = logging.getLogger("agcore.code")
 
 #: The heading to give the map in a system prompt: ``prompt.extra(repo_map.text, title=REPO_MAP_TITLE)``.
 REPO_MAP_TITLE = "Repository map"
@@ -123,7 +126,11 @@ class RepoMap:
         task_status.started()
         while True:
             await anyio.sleep(interval)
-            await self.render()
+            try:
+                await self.render()
+            except Exception as exc:  # the next tick tries again; ``text`` keeps the last good map
+                _log.warning("repo map: refresh failed (%s: %s); retrying in %s s",
+                             type(exc).__name__, exc, interval)
 
     def _symbols(self) -> dict[str, FileSymbols]:
         return {path: symbols for path, (_, symbols) in self._files.items()}

@@ -132,7 +132,9 @@ class _FlakyEmbedder(HashingEmbedder):
         return await super().embed(texts)
 
 
-async def test_watch_survives_a_failed_refresh_and_catches_up(tmp_path: Path) -> None:
+async def test_watch_survives_a_failed_refresh_and_catches_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = write_workspace(tmp_path)
     embedder = _FlakyEmbedder(256)
     async with CodeIndex(root, embedder=embedder) as index, anyio.create_task_group() as tg:
@@ -140,6 +142,7 @@ async def test_watch_survives_a_failed_refresh_and_catches_up(tmp_path: Path) ->
         embedder.down = True
         (root / "shop/tax.py").write_text("def vat_rate(country: str) -> float:\n    return 0.2\n")
         await anyio.sleep(0.2)  # several failed refreshes
+        assert "code index: refresh failed (ConnectionError: embeddings server unreachable)" in caplog.text
         # The index still answers, from its words, while the embedder is down.
         assert (await index.search("monthly revenue", limit=1))[0].symbol == "monthly_revenue"
         with pytest.raises(ConnectionError):
