@@ -1,7 +1,8 @@
 """Recall@5 of the code index on labelled questions about agcore's own code, and its times.
 
 agcore/ is copied into a temporary directory and indexed with the offline default embedder
-(``HashingEmbedder``, no model); each question is asked three ways: lexical only (BM25 over paths,
+(``CodeHashingEmbedder``, no model), then with plain ``HashingEmbedder(512)`` for comparison (or
+with a served model: ``--embedding-url``); each question is asked three ways: lexical only (BM25 over paths,
 names and text), semantic only (vectors) and fused (reciprocal rank fusion of the two, the default).
 A question counts as answered when one of the top five chunks lies in a file its label names. Times:
 a cold index of the tree, a refresh after one edit, and the median query time per mode.
@@ -21,7 +22,7 @@ from pathlib import Path
 import anyio
 
 from agcore.code import CodeIndex
-from agcore.memory import Embedder, OpenAIEmbedder
+from agcore.memory import Embedder, HashingEmbedder, OpenAIEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,8 +104,12 @@ def main() -> None:
     parser.add_argument("--embedding-url", help="an OpenAI-compatible /v1 root serving embeddings")
     parser.add_argument("--model", default="default")
     args = parser.parse_args()
-    embedder = OpenAIEmbedder(args.embedding_url, args.model) if args.embedding_url else None
-    anyio.run(measure, embedder)
+    embedders: list[Embedder | None] = [None, HashingEmbedder(512)]  # None: the index's default
+    if args.embedding_url:
+        embedders = [OpenAIEmbedder(args.embedding_url, args.model)]
+    for embedder in embedders:
+        anyio.run(measure, embedder)
+        print()
 
 
 if __name__ == "__main__":

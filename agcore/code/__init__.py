@@ -26,6 +26,7 @@ from agcore._lazy import lazy_dir, lazy_getattr
 
 if TYPE_CHECKING:
     from agcore.code._chunks import CodeChunk, chunk_source
+    from agcore.code._embedder import CodeHashingEmbedder
     from agcore.code._files import DEFAULT_EXCLUDED_DIRS
     from agcore.code._index import CodeHit, CodeIndex, IndexStats, SearchMode
     from agcore.code._repomap import REPO_MAP_TITLE, RepoMap
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "CodeChunk": "agcore.code._chunks",
     "chunk_source": "agcore.code._chunks",
+    "CodeHashingEmbedder": "agcore.code._embedder",
     "DEFAULT_EXCLUDED_DIRS": "agcore.code._files",
     "CodeHit": "agcore.code._index",
     "CodeIndex": "agcore.code._index",
@@ -53,6 +55,7 @@ __all__ = [
     "DEFAULT_EXCLUDED_DIRS",
     "REPO_MAP_TITLE",
     "CodeChunk",
+    "CodeHashingEmbedder",
     "CodeHit",
     "CodeIndex",
     "FileSymbols",

@@ -23,6 +23,7 @@ from anyio.abc import TaskStatus
 
 from agcore._clock import monotonic
 from agcore.code._chunks import DEFAULT_MAX_LINES, CodeChunk, chunk_source
+from agcore.code._embedder import CodeHashingEmbedder
 from agcore.code._files import DEFAULT_EXCLUDED_DIRS, FileStamp, scan_sources
 from agcore.code._index_store import IndexStore, Row
 from agcore.code._languages import LANGUAGES
@@ -70,7 +71,7 @@ class CodeIndex:
     """A searchable index of the source files under ``root``.
 
     ``db_path`` is the SQLite file (None: in memory, rebuilt each process); ``embedder`` defaults to
-    ``HashingEmbedder(512)``, which needs no model: pass an ``OpenAIEmbedder`` for a real embedding
+    ``CodeHashingEmbedder()``, which needs no model: pass an ``OpenAIEmbedder`` for a real embedding
     model. Changing the embedder re-embeds everything on the next refresh. ``fusion_weights`` are
     the (semantic, lexical) weights of the fused ranking (default: equal, or (0.5, 1.0) with a
     ``HashingEmbedder``). Close with ``aclose()`` or ``async with``.
@@ -90,7 +91,7 @@ class CodeIndex:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise NotADirectoryError(f"CodeIndex needs a directory to index; {self.root} is not one.")
-        self.embedder = embedder or HashingEmbedder(512)
+        self.embedder = embedder or CodeHashingEmbedder()
         self.embedder_name = str(getattr(self.embedder, "name", type(self.embedder).__name__))
         self.extensions = tuple(extensions or
                                 (*(s for lang in LANGUAGES for s in lang.suffixes), *TEXT_SUFFIXES))
@@ -101,8 +102,8 @@ class CodeIndex:
         self.lexical = _LexicalRetriever(self)
         self.semantic = _SemanticRetriever(self)
         if fusion_weights is None:
-            # Hashing vectors only see shared words, which BM25 already ranks better
-            # (bench/code_search.py): they get half the say of the lexical ranking.
+            # Hashing vectors only see shared words, which BM25 already ranks (bench/code_search.py):
+            # they get half the say of the lexical ranking.
             fusion_weights = (0.5, 1.0) if isinstance(self.embedder, HashingEmbedder) else (1.0, 1.0)
         self.hybrid = HybridRetriever(self.semantic, self.lexical, weights=fusion_weights)
 

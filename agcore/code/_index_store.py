@@ -166,7 +166,9 @@ class IndexStore:
         ids, matrix = self._vectors()
         if not len(ids) or matrix.shape[1] != query_vector.shape[0]:
             return []
-        scores = matrix @ query_vector
+        # einsum's own loop, not BLAS: a BLAS matrix-vector product starts its worker threads, which
+        # on a busy machine made a query 30x slower (35 ms against 1 ms for 2,000 chunks).
+        scores = np.einsum("ij,j->i", matrix, query_vector)
         top = np.argpartition(-scores, min(limit, len(ids) - 1))[:limit]
         best = top[np.argsort(-scores[top])]
         return [(int(ids[i]), float(scores[i])) for i in best]
