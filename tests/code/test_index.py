@@ -5,7 +5,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agcore.code import CodeIndex, search_code_tool
+from agcore.code import CodeHit, CodeIndex, format_hits, search_code_tool
 from agcore.llm.types import ToolUseBlock
 from agcore.memory import HashingEmbedder, Retriever
 from agcore.tools import ToolContext, ToolRegistry
@@ -162,3 +162,13 @@ async def test_the_index_parts_are_memory_retrievers(tmp_path: Path) -> None:
         hit = (await index.lexical.retrieve("parse_amount", limit=1))[0]
         assert hit.metadata == {"path": "shop/models.py", "start_line": 19, "end_line": 20,
                                 "symbol": "parse_amount"}
+
+
+def test_long_hits_are_cut_with_a_note_on_how_to_read_the_rest() -> None:
+    body = "\n".join(f"    line_{i} = {i}" for i in range(100))
+    hit = CodeHit("big.py", 10, 110, "big", f"def big():\n{body}", 0.5)
+    text = format_hits([hit], max_hit_lines=5)
+    assert text.splitlines()[0] == "1. big.py:10-110 (big)"
+    assert len(text.splitlines()) == 7
+    assert text.endswith("… 96 more lines (read the file for them)")
+    assert format_hits([]) == ""
