@@ -141,9 +141,12 @@ class CodeIndex:
                 _log.warning("code index: refresh failed (%s: %s); retrying in %s s",
                              type(exc).__name__, exc, interval)
 
-    async def search(self, query: str, *, limit: int = 5, mode: SearchMode = "hybrid") -> list[CodeHit]:
+    async def search(
+        self, query: str, *, limit: int = 5, mode: SearchMode = "hybrid", under: str | None = None
+    ) -> list[CodeHit]:
         """At most ``limit`` chunks for ``query``, best first: ``"hybrid"`` fuses ``"semantic"``
-        (vectors) and ``"lexical"`` (BM25 over paths, names and text). When the embedder fails, a
+        (vectors) and ``"lexical"`` (BM25 over paths, names and text). ``under`` keeps only files
+        whose relative path starts with it (``"tests/"``, ``"src/app/models"``). When the embedder fails, a
         hybrid search logs a warning and answers from the lexical ranking alone; a semantic one
         raises."""
         retrievers: dict[str, Retriever] = {
@@ -152,14 +155,14 @@ class CodeIndex:
         if retriever is None:
             raise ValueError(f"Unknown search mode {mode!r}: use 'hybrid', 'semantic' or 'lexical'.")
         try:
-            hits = await retriever.retrieve(query, limit=limit)
+            hits = await retriever.retrieve(query, limit=limit, namespace=under)
         except Exception as exc:
             if retriever is not self.hybrid:
                 raise
             # The words still find code when the embedder (often a server) fails: answer with them.
             _log.warning("code search: the embedder failed (%s: %s); answering with lexical search only",
                          type(exc).__name__, exc)
-            hits = await self.lexical.retrieve(query, limit=limit)
+            hits = await self.lexical.retrieve(query, limit=limit, namespace=under)
         return [_hit(h) for h in hits]
 
     async def aclose(self) -> None:
@@ -196,13 +199,13 @@ class CodeIndex:
     async def _run(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         return await anyio.to_thread.run_sync(functools.partial(func, *args, **kwargs))
 
-    async def _lexical(self, query: str, limit: int) -> list[RetrievedItem]:
-        scored = await self._run(self._store.lexical, query, limit)
+    async def _lexical(self, query: str, limit: int, under: str | None) -> list[RetrievedItem]:
+        scored = await self._run(self._store.lexical, query, limit, under)
         return await self._items(scored)
 
-    async def _semantic(self, query: str, limit: int) -> list[RetrievedItem]:
+    async def _semantic(self, query: str, limit: int, under: str | None) -> list[RetrievedItem]:
         vector = np.frombuffer(_unit_blob((await self.embedder.embed([query]))[0]), dtype=np.float32)
-        scored = await self._run(self._store.nearest, vector, limit)
+        scored = await self._run(self._store.nearest, vector, limit, under)
         return await self._items(scored)
 
     async def _items(self, scored: list[tuple[int, float]]) -> list[RetrievedItem]:
@@ -211,7 +214,7 @@ class CodeIndex:
 
 
 class _LexicalRetriever:
-    """BM25 over the index (a ``Retriever``)."""
+    """BM25 over the index (a ``Retriever``; its ``namespace`` is a path prefix)."""
 
     def __init__(self, index: CodeIndex) -> None:
         self._index = index
@@ -219,11 +222,11 @@ class _LexicalRetriever:
     async def retrieve(
         self, query: str, *, limit: int = 5, namespace: str | None = None
     ) -> list[RetrievedItem]:
-        return await self._index._lexical(query, limit) if query.strip() and limit > 0 else []
+        return await self._index._lexical(query, limit, namespace) if query.strip() and limit > 0 else []
 
 
 class _SemanticRetriever:
-    """Nearest chunks by the embedder's vectors (a ``Retriever``)."""
+    """Nearest chunks by the embedder's vectors (a ``Retriever``; its ``namespace`` is a path prefix)."""
 
     def __init__(self, index: CodeIndex) -> None:
         self._index = index
@@ -231,7 +234,7 @@ class _SemanticRetriever:
     async def retrieve(
         self, query: str, *, limit: int = 5, namespace: str | None = None
     ) -> list[RetrievedItem]:
-        return await self._index._semantic(query, limit) if query.strip() and limit > 0 else []
+        return await self._index._semantic(query, limit, namespace) if query.strip() and limit > 0 else []
 
 
 def _unit_blob(vector: list[float]) -> bytes:

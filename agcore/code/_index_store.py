@@ -61,6 +61,7 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[a-z][A-Z][A-Za-z0-9_]*")
 
 Row = tuple[int, str, int, int, str | None, str]
+_Matrix = tuple[npt.NDArray[np.int64], list[str], npt.NDArray[np.float32]]  # ids, paths, vectors
 
 
 def searchable(text: str) -> str:
@@ -76,7 +77,7 @@ class IndexStore:
     def __init__(self, path: str | Path) -> None:
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
-        self._matrix: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+        self._matrix: _Matrix | None = None
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -147,23 +148,32 @@ class IndexStore:
         """How many chunks the index holds."""
         return int(self._locked(lambda c: c.execute("SELECT count(*) FROM code_chunks").fetchone()[0]))
 
-    def lexical(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """(chunk id, score) by BM25, best first: chunks holding every word, then any word."""
+    def lexical(self, query: str, limit: int, under: str | None = None) -> list[tuple[int, float]]:
+        """(chunk id, score) by BM25, best first: chunks holding every word, then any word; only
+        files whose path starts with ``under`` when it is given."""
         found: dict[int, float] = {}
-        sql = f"SELECT rowid, -{_BM25} FROM code_fts WHERE code_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
+        sql = (f"SELECT f.rowid, -{_BM25} FROM code_fts f JOIN code_chunks c ON c.id = f.rowid "
+               f"WHERE code_fts MATCH ? AND substr(c.path, 1, ?) = ? ORDER BY {_BM25} LIMIT ?")
+        prefix = under or ""
         for operator in ("AND", "OR"):
             expression = fts_query(query, operator)
             if expression is None or len(found) >= limit:
                 break
-            rows: list[tuple[int, float]] = self._locked(
-                functools.partial(_fetch_all, sql=sql, params=(expression, limit)))
+            rows: list[tuple[int, float]] = self._locked(functools.partial(
+                _fetch_all, sql=sql, params=(expression, len(prefix), prefix, limit)))
             for rowid, score in rows:
                 found.setdefault(int(rowid), float(score))
         return list(found.items())[:limit]
 
-    def nearest(self, query_vector: npt.NDArray[np.float32], limit: int) -> list[tuple[int, float]]:
-        """(chunk id, cosine) of the ``limit`` chunks nearest ``query_vector`` (unit length)."""
-        ids, matrix = self._vectors()
+    def nearest(
+        self, query_vector: npt.NDArray[np.float32], limit: int, under: str | None = None
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the ``limit`` chunks nearest ``query_vector`` (unit length); only
+        files whose path starts with ``under`` when it is given."""
+        ids, paths, matrix = self._vectors()
+        if under:
+            keep = np.fromiter((p.startswith(under) for p in paths), dtype=bool, count=len(paths))
+            ids, matrix = ids[keep], matrix[keep]
         if not len(ids) or matrix.shape[1] != query_vector.shape[0]:
             return []
         # einsum's own loop, not BLAS: a BLAS matrix-vector product starts its worker threads, which
@@ -171,7 +181,8 @@ class IndexStore:
         scores = np.einsum("ij,j->i", matrix, query_vector)
         top = np.argpartition(-scores, min(limit, len(ids) - 1))[:limit]
         best = top[np.argsort(-scores[top])]
-        return [(int(ids[i]), float(scores[i])) for i in best]
+        # A cosine of zero or less means nothing in common, whatever the model.
+        return [(int(ids[i]), float(scores[i])) for i in best if scores[i] > 0]
 
     def rows(self, ids: Sequence[int]) -> dict[int, Row]:
         """The chunks with these ids, by id."""
@@ -180,14 +191,15 @@ class IndexStore:
         found: list[Any] = self._locked(lambda c: c.execute(sql, list(ids)).fetchall()) if ids else []
         return {int(row[0]): tuple(row) for row in found}
 
-    def _vectors(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    def _vectors(self) -> _Matrix:
         matrix = self._matrix
         if matrix is None:
-            rows = self._locked(lambda c: c.execute("SELECT id, vector FROM code_chunks").fetchall())
+            sql = "SELECT id, path, vector FROM code_chunks"
+            rows = self._locked(lambda c: c.execute(sql).fetchall())
             ids = np.array([r[0] for r in rows], dtype=np.int64)
-            width = len(rows[0][1]) // 4 if rows else 0
-            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), width)
-            matrix = self._matrix = (ids, vectors)
+            width = len(rows[0][2]) // 4 if rows else 0
+            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), width)
+            matrix = self._matrix = (ids, [str(r[1]) for r in rows], vectors)
         return matrix
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ def search_code_tool(
     paths and line ranges (each cut to ``max_hit_lines`` lines; the model reads more with its file
     tool). It does not refresh the index: run ``index.watch()`` beside the agent for that."""
 
-    async def search_code(query: str, limit: int = 5) -> str:
+    async def search_code(query: str, limit: int = 5, under: str = "") -> str:
         """Search the workspace's code by meaning and by words: where something is done, defined or
         used. Returns the best matching functions, classes and code blocks with file paths and line
         ranges. Use it before reading files when you do not know where to look.
@@ -27,13 +27,17 @@ def search_code_tool(
             query: What you are looking for, in words or identifiers (e.g. "retry with backoff",
                 "HybridRetriever", "where are sessions saved").
             limit: How many results (1 to 20).
+            under: Only files whose path (relative to the workspace) starts with this, e.g.
+                "tests/" or "src/billing"; empty for the whole workspace.
         """
         if not 1 <= limit <= _MAX_LIMIT:
             raise ToolError(f"limit must be between 1 and {_MAX_LIMIT}, got {limit}.")
         if not query.strip():
             raise ToolError("query is empty: say what code you are looking for.")
-        hits = await index.search(query, limit=limit)
-        return format_hits(hits, max_hit_lines=max_hit_lines) or f"No code matches {query!r}."
+        prefix = under.strip().removeprefix("./") or None
+        hits = await index.search(query, limit=limit, under=prefix)
+        where = f" under {prefix!r}" if prefix else ""
+        return format_hits(hits, max_hit_lines=max_hit_lines) or f"No code{where} matches {query!r}."
 
     return Tool.from_function(search_code, name=name)
 

@@ -29,6 +29,16 @@ async def test_search_finds_functions_by_words_and_by_identifier(tmp_path: Path)
         assert docs[0].symbol is None
 
 
+async def test_search_under_a_path_keeps_only_those_files(tmp_path: Path) -> None:
+    async with CodeIndex(write_workspace(tmp_path)) as index:
+        await index.refresh()
+        for mode in ("hybrid", "lexical", "semantic"):
+            hits = await index.search("invoice", limit=10, mode=mode, under="shop/b")
+            assert hits, mode
+            assert {h.path for h in hits} == {"shop/billing.py"}, mode
+        assert await index.search("invoice", under="nowhere/") == []
+
+
 async def test_refresh_follows_edits_and_deletions(tmp_path: Path) -> None:
     root = write_workspace(tmp_path)
     async with CodeIndex(root) as index:
@@ -103,7 +113,7 @@ async def test_search_code_tool_returns_paths_line_ranges_and_code(tmp_path: Pat
         registry = ToolRegistry([search_code_tool(index)])
         definition = registry.definitions()[0]
         assert definition.name == "search_code"
-        assert set(definition.input_schema["properties"]) == {"query", "limit"}
+        assert set(definition.input_schema["properties"]) == {"query", "limit", "under"}
 
         async def call(arguments: dict[str, object]) -> tuple[str, bool]:
             result = await registry.execute(ToolUseBlock(id="c1", name="search_code", input=arguments),
@@ -117,8 +127,12 @@ async def test_search_code_tool_returns_paths_line_ranges_and_code(tmp_path: Pat
         text, failed = await call({"query": "x", "limit": 50})
         assert failed
         assert "limit must be between 1 and 20" in text
-        text, failed = await call({"query": "zzzqqq"})
+        text, failed = await call({"query": "invoice", "under": "./web/"})
         assert not failed
+        assert text.startswith("1. web/client.ts:")
+        assert "shop/" not in text
+        text, failed = await call({"query": "invoice", "under": "nowhere/"})
+        assert (text, failed) == ("No code under 'nowhere/' matches 'invoice'.", False)
 
 
 class _FlakyEmbedder(HashingEmbedder):
