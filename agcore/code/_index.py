@@ -178,13 +178,21 @@ class CodeIndex:
     async def _index_files(self, files: list[tuple[str, FileStamp]]) -> None:
         chunked = await self._run(self._chunk_files, files)
         texts = [f"{c.path} {c.symbol or ''}\n{c.text}" for _, _, chunks in chunked for c in chunks]
-        vectors = await self.embedder.embed(texts) if texts else []
+        vectors = await self._embed(texts) if texts else []
         if len(vectors) != len(texts):
             raise ValueError(f"Embedder {self.embedder_name!r} returned {len(vectors)} vectors for "
                              f"{len(texts)} texts: it must return one per text, in order.")
         blobs = iter([_unit_blob(v) for v in vectors])
         for path, stamp, chunks in chunked:
             await self._run(self._store.replace_file, path, stamp, chunks, [next(blobs) for _ in chunks])
+
+    async def _embed(self, texts: list[str]) -> list[list[float]]:
+        embedder = self.embedder
+        if isinstance(embedder, HashingEmbedder) and type(embedder).embed is HashingEmbedder.embed:
+            # Hashing is pure-Python CPU work (about 1 ms a chunk): seconds for a whole tree, which
+            # must not stall the event loop the agent runs on while the index refreshes.
+            return await anyio.to_thread.run_sync(lambda: [embedder.embed_one(t) for t in texts])
+        return await embedder.embed(texts)
 
     def _chunk_files(self, files: list[tuple[str, FileStamp]]) -> list[_ChunkedFile]:
         out: list[_ChunkedFile] = []

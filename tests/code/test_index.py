@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import anyio
 import pytest
 
-from agcore.code import CodeHit, CodeIndex, format_hits, search_code_tool
+from agcore.code import CodeHashingEmbedder, CodeHit, CodeIndex, format_hits, search_code_tool
 from agcore.llm.types import ToolUseBlock
 from agcore.memory import HashingEmbedder, Retriever
 from agcore.tools import ToolContext, ToolRegistry
@@ -186,3 +187,23 @@ def test_long_hits_are_cut_with_a_note_on_how_to_read_the_rest() -> None:
     assert len(text.splitlines()) == 7
     assert text.endswith("… 96 more lines (read the file for them)")
     assert format_hits([]) == ""
+
+
+class _ThreadRecordingEmbedder(CodeHashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(256)
+        self.threads: set[int] = set()
+
+    def embed_one(self, text: str) -> list[float]:
+        self.threads.add(threading.get_ident())
+        return super().embed_one(text)
+
+
+async def test_hashing_runs_off_the_event_loop(tmp_path: Path) -> None:
+    """Hashing a whole tree takes seconds of CPU: a refresh does it in a worker thread, so the event
+    loop the agent runs on is never blocked by a background re-index."""
+    embedder = _ThreadRecordingEmbedder()
+    async with CodeIndex(write_workspace(tmp_path), embedder=embedder) as index:
+        await index.refresh()
+    assert embedder.threads
+    assert threading.get_ident() not in embedder.threads
