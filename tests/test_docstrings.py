@@ -34,6 +34,7 @@ PACKAGES = (
     "agcore.tools.workspace",
     "agcore.hooks",
     "agcore.context",
+    "agcore.code",
     "agcore.testing",
     "agcore.plugins",
 )

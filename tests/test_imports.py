@@ -45,6 +45,7 @@ HEAVY = (
 
 PACKAGES = (
     "agcore", "agcore.agent", "agcore.context", "agcore.hooks", "agcore.llm", "agcore.memory", "agcore.tools",
+    "agcore.code",
 )
 
 
@@ -79,6 +80,17 @@ def test_the_kernel_imports_without_heavy_modules(statement: str) -> None:
         f"`{statement}` loads {loaded}: import them where they are used (or lazily in the package "
         "__init__, see agcore._lazy), so the kernel's import stays cheap"
     )
+
+
+def test_the_code_package_loads_tree_sitter_and_numpy_on_first_use() -> None:
+    loaded = run_python(
+        """
+        import json, sys
+        import agcore.code
+        print(json.dumps([m for m in ("tree_sitter", "numpy", "sqlite3") if m in sys.modules]))
+        """
+    )
+    assert loaded == []
 
 
 def test_no_model_is_built_at_import() -> None:

@@ -2,6 +2,7 @@
 ``agcore.memory._protocols`` for the rules implementations follow), the stores (``InMemoryStore`` for
 tests, ``SqliteMemoryStore`` as the embedded default: FTS5/BM25, WAL, safe for concurrent writers) and
 the retrievers (keyword, embedding over an ``Embedder``, and their hybrid by reciprocal rank fusion),
+the embedders (``HashingEmbedder`` offline, ``OpenAIEmbedder`` for any ``/v1/embeddings`` server),
 and the session stores that let an agent session survive its process (``SqliteSessionStore``).
 """
 
@@ -22,6 +23,7 @@ from agcore.memory._protocols import (
 if TYPE_CHECKING:
     from agcore.memory._embedding import Embedder, HashingEmbedder
     from agcore.memory._in_memory import InMemoryStore
+    from agcore.memory._openai_embedder import EmbeddingError, OpenAIEmbedder
     from agcore.memory._retrievers import EmbeddingRetriever, HybridRetriever, KeywordRetriever
     from agcore.memory._session_store import (
         InMemorySessionStore,
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
         SessionStore,
         SqliteSessionStore,
     )
-    from agcore.memory._sqlite import SqliteMemoryStore
+    from agcore.memory._sqlite import SqliteMemoryStore, fts_query
 
 # The protocols are what the kernel needs; the stores, retrievers (sqlite3, tokenizer tables) and
 # session stores load on first use.
@@ -45,11 +47,15 @@ _LAZY = {
     "SessionStore": "agcore.memory._session_store",
     "SqliteSessionStore": "agcore.memory._session_store",
     "SqliteMemoryStore": "agcore.memory._sqlite",
+    "fts_query": "agcore.memory._sqlite",
+    "EmbeddingError": "agcore.memory._openai_embedder",
+    "OpenAIEmbedder": "agcore.memory._openai_embedder",
 }
 
 __all__ = [
     "DEFAULT_NAMESPACE",
     "Embedder",
+    "EmbeddingError",
     "EmbeddingRetriever",
     "HashingEmbedder",
     "HybridRetriever",
@@ -59,12 +65,14 @@ __all__ = [
     "MemoryItem",
     "MemoryStore",
     "MemoryStoreError",
+    "OpenAIEmbedder",
     "RetrievedItem",
     "Retriever",
     "SessionRecord",
     "SessionStore",
     "SqliteMemoryStore",
     "SqliteSessionStore",
+    "fts_query",
 ]
 
 
