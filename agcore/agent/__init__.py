@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     )
     from agcore.agent._plan import Plan, Step, StepError, StepStatus
     from agcore.agent._plan_parser import JsonPlanParser, PlanParser
+    from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
     from agcore.agent._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent._subagent import (
         DEFAULT_MAX_DEPTH,
@@ -120,6 +121,11 @@ _LAZY = {
     "StepStatus": "agcore.agent._plan",
     "JsonPlanParser": "agcore.agent._plan_parser",
     "PlanParser": "agcore.agent._plan_parser",
+    "LOAD_SKILL_TOOL": "agcore.agent._skills",
+    "SKILL_FILE": "agcore.agent._skills",
+    "Skill": "agcore.agent._skills",
+    "SkillError": "agcore.agent._skills",
+    "Skills": "agcore.agent._skills",
     "DefaultStepVerifier": "agcore.agent._step_check",
     "StepVerifier": "agcore.agent._step_check",
     "DEFAULT_PLAN_PROMPT": "agcore.agent._task_agent",
@@ -227,6 +233,12 @@ __all__ = [
     "OutputMode",
     "OutputValidationError",
     "StructuredOutput",
+    # ---- skills ----
+    "LOAD_SKILL_TOOL",
+    "SKILL_FILE",
+    "Skill",
+    "SkillError",
+    "Skills",
 ]
 
 

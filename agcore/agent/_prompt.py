@@ -1,7 +1,8 @@
 """``SystemPrompt``: a system prompt built from ordered sections.
 
 Sections render in a fixed order, whatever order they were set in: identity, tool rules, safety
-rules, workspace and environment, memory, skills, extra. Unset sections are left out. Each section
+rules, workspace and environment, memory, skills (always-on ones in full, then the list of those
+loaded on demand), extra. Unset sections are left out. Each section
 after the identity gets a Markdown heading; a list of rules renders as bullets.
 
 ```python
@@ -90,6 +91,8 @@ class SystemPrompt:
         )
         self._memory = memory
         self._skills: list[str] = list(skills)
+        self._skills_note: str | None = None
+        self._active_skills: list[tuple[str, str]] = []
         self._extra: list[tuple[str | None, str]] = [(None, text) for text in extra]
 
     def identity(self, text: str) -> SystemPrompt:
@@ -123,9 +126,18 @@ class SystemPrompt:
         self._memory = text
         return self
 
-    def skills(self, *descriptions: str) -> SystemPrompt:
-        """Short descriptions of the skills the agent can use; added to those given before."""
+    def skills(self, *descriptions: str, note: str | None = None) -> SystemPrompt:
+        """Short descriptions of the skills the agent can use; added to those given before. ``note``
+        (e.g. how to load one) is shown above the list."""
         self._skills.extend(descriptions)
+        if note is not None:
+            self._skills_note = note
+        return self
+
+    def active_skill(self, name: str, instructions: str) -> SystemPrompt:
+        """A skill that is always on: its full ``instructions``, in the skills section under its name
+        (before the list of skills loaded on demand)."""
+        self._active_skills.append((name, instructions))
         return self
 
     def extra(self, text: str, *, title: str | None = None) -> SystemPrompt:
@@ -148,11 +160,18 @@ class SystemPrompt:
             parts.append(_section("Workspace and environment", "\n".join(place)))
         if self._memory:
             parts.append(_section("Memory", self._memory.strip()))
-        if self._skills:
-            parts.append(_section("Skills", _bullets(self._skills)))
+        if self._skills or self._active_skills:
+            parts.append(_section("Skills", self._skills_body()))
         for title, text in self._extra:
             parts.append(_section(title, text.strip()) if title else text.strip())
         return "\n\n".join(parts)
+
+    def _skills_body(self) -> str:
+        blocks = [f"## {name}\n{text.strip()}" for name, text in self._active_skills]
+        if self._skills:
+            listing = _bullets(self._skills)
+            blocks.append(f"{self._skills_note.strip()}\n{listing}" if self._skills_note else listing)
+        return "\n\n".join(blocks)
 
     def _workspace_lines(self) -> list[str]:
         lines: list[str] = []

@@ -116,6 +116,9 @@ ContextWindow = Annotated[int | None, typer.Option(
          "32768 tokens the history is compacted before it overflows; `agcore models --base-url URL` "
          "shows what llama.cpp and vLLM report.",
 )]
+SkillsDir = Annotated[Path | None, typer.Option(
+    "--skills", metavar="DIR", help="Skills to use: a folder per skill, each with a SKILL.md (always-on "
+    "ones go into the prompt; the others are loaded on demand with the load_skill tool).")]
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "
@@ -249,6 +252,7 @@ def run(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    skills: SkillsDir = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -267,7 +271,7 @@ def run(
     from agcore.cli._run import run_task
 
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
-                               yes=yes, plugins=plugins, backend=backend,
+                               yes=yes, plugins=plugins, backend=backend, skills_dir=skills,
                                local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 
@@ -286,13 +290,14 @@ def chat(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    skills: SkillsDir = None,
 ) -> None:
     """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
     from agcore.cli._chat import chat as chat_main
 
     _execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
-                               workspace=workspace, yes=yes, plugins=plugins,
+                               workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills,
                                local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 

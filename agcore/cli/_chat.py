@@ -18,7 +18,7 @@ from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
-from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
+from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, load_skills, open_workspace
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.cli._terminal import Terminal, interrupts
 from agcore.memory import MemoryStoreError
@@ -40,14 +40,17 @@ async def chat(
     yes: bool,
     plugins: bool,
     local: LocalOptions | None = None,
+    skills_dir: Path | None = None,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
+    skills = load_skills(skills_dir)
     provider = resolve_provider(model, base_url)
     try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes())
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes(),
+                              skills=skills)
         transform = local.compaction(provider)
-        agent = BasicAgent("agcore", coding_prompt(space))
+        agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, base_url=base_url)
         if (compaction := local.describe_compaction(transform)) is not None:
             renderer.line(compaction, style="dim")
@@ -67,7 +70,8 @@ async def chat(
             except (MemoryStoreError, OSError) as exc:
                 raise store_error(db, exc) from None
             again = resume_command("chat", "--session", session.session_id, db=db, model=model,
-                                   base_url=base_url, workspace=workspace, options=local.arguments())
+                                   base_url=base_url, workspace=workspace,
+                                   options=local.arguments() + _skills_arguments(skills_dir))
             console.print(f"session {session.session_id} · resume with: {again}",
                           style="dim", markup=False, highlight=False)
             console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "
@@ -133,6 +137,10 @@ class _Chat:
             self.renderer.summary(result)
         # A cancelled turn's history is repaired in memory; write the repair now, not with the next turn.
         await self.session.save()
+
+
+def _skills_arguments(skills_dir: Path | None) -> list[str]:
+    return [] if skills_dir is None else ["--skills", str(skills_dir)]
 
 
 def _show_history(renderer: Renderer, session: AgentSession) -> None:

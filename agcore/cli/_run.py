@@ -14,7 +14,14 @@ from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer
-from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
+from agcore.cli._setup import (
+    Confirm,
+    build_bundle,
+    coding_prompt,
+    load_skills,
+    open_workspace,
+    run_interruptible,
+)
 
 __all__ = ["result_exit_code", "run_task", "stream_turn"]
 
@@ -30,15 +37,17 @@ async def run_task(
     plugins: bool,
     backend: str = "loop",
     local: LocalOptions | None = None,
+    skills_dir: Path | None = None,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
+    skills = load_skills(skills_dir)
     provider = resolve_provider(model, base_url)
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
-                              config=local.config_changes())
+                              config=local.config_changes(), skills=skills)
         transform = local.compaction(provider)
-        agent = BasicAgent("agcore", coding_prompt(space))
+        agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
         if (compaction := local.describe_compaction(transform)) is not None:

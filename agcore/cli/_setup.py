@@ -17,6 +17,8 @@ from agcore.agent import (
     ConfigError,
     ConversationSession,
     RuntimeBundle,
+    SkillError,
+    Skills,
     SystemPrompt,
 )
 from agcore.cli._errors import CliError, ExitCode
@@ -28,8 +30,8 @@ from agcore.tools import SandboxUnavailable, Tool
 from agcore.tools.workspace import Workspace
 
 __all__ = [
-    "IDENTITY", "Confirm", "build_bundle", "coding_prompt", "confirm_callback", "open_workspace",
-    "run_interruptible",
+    "IDENTITY", "Confirm", "build_bundle", "coding_prompt", "confirm_callback", "load_skills",
+    "open_workspace", "run_interruptible",
 ]
 
 IDENTITY = (
@@ -59,15 +61,27 @@ def open_workspace(directory: Path | None) -> Workspace:
         raise CliError(str(exc), ExitCode.USAGE) from exc
 
 
-def coding_prompt(workspace: Workspace) -> str:
-    return (
+def load_skills(directory: Path | None) -> Skills | None:
+    """The skills of ``--skills DIR`` (None when not given); exit 2 naming the bad file if one is."""
+    if directory is None:
+        return None
+    try:
+        return Skills.from_dir(directory)
+    except SkillError as exc:
+        raise CliError(f"--skills: {exc}", ExitCode.USAGE) from None
+
+
+def coding_prompt(workspace: Workspace, skills: Skills | None = None) -> str:
+    prompt = (
         SystemPrompt(IDENTITY)
         .tool_rules(*DEFAULT_TOOL_RULES)
         .safety_rules(*DEFAULT_SAFETY_RULES)
         .workspace(workspace.root)
         .environment()
-        .render()
     )
+    if skills is not None:
+        skills.apply(prompt)
+    return prompt.render()
 
 
 def build_bundle(
@@ -78,11 +92,15 @@ def build_bundle(
     plugins: tuple[object, ...] = (),
     backend: str = "loop",
     config: dict[str, Any] | None = None,
+    skills: Skills | None = None,
 ) -> RuntimeBundle:
-    """The runtime bundle: ``provider``, the workspace tools, ``plugins``, (if asked) the plugins of
-    the ``agcore`` entry-point group, and ``config`` changes to ``AgentConfig``. An invalid plugin
-    is a configuration error (exit 3)."""
+    """The runtime bundle: ``provider``, the workspace tools (and ``load_skill`` when there are
+    ``skills`` to load on demand), ``plugins``, (if asked) the plugins of the ``agcore`` entry-point
+    group, and ``config`` changes to ``AgentConfig``. An invalid plugin is a configuration error
+    (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
+    if skills is not None and skills.on_demand:
+        builder.tools(skills.tool())
     builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
     if config:
         builder.config(**config)
