@@ -18,9 +18,18 @@ from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
-from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, load_skills, open_workspace
+from agcore.cli._setup import (
+    build_bundle,
+    coding_prompt,
+    confirm_callback,
+    load_images,
+    load_skills,
+    open_workspace,
+    with_images,
+)
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.cli._terminal import Terminal, interrupts
+from agcore.llm.types import ImageBlock
 from agcore.memory import MemoryStoreError
 
 __all__ = ["chat"]
@@ -41,10 +50,12 @@ async def chat(
     plugins: bool,
     local: LocalOptions | None = None,
     skills_dir: Path | None = None,
+    images: list[Path] | None = None,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
     skills = load_skills(skills_dir)
+    pictures = load_images(images)
     provider = resolve_provider(model, base_url)
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes(),
@@ -77,7 +88,7 @@ async def chat(
             console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "
                           "quits.", style="dim", markup=False)
             try:
-                await _Chat(session, terminal, renderer).loop()
+                await _Chat(session, terminal, renderer, pictures).loop()
             finally:
                 await session.close()
         console.print("bye")
@@ -87,8 +98,10 @@ async def chat(
 
 
 class _Chat:
-    def __init__(self, session: AgentSession, terminal: Terminal, renderer: Renderer) -> None:
+    def __init__(self, session: AgentSession, terminal: Terminal, renderer: Renderer,
+                 images: list[ImageBlock]) -> None:
         self.session = session
+        self._images = images  # go with the first message typed
         self.terminal = terminal
         self.renderer = renderer
         self._turn: anyio.CancelScope | None = None
@@ -126,7 +139,8 @@ class _Chat:
             self._turn = scope
             self.terminal.on_line = self._steer
             try:
-                await stream_turn(self.session, text, self.renderer)
+                images, self._images = self._images, []
+                await stream_turn(self.session, with_images(text, images), self.renderer)
             finally:
                 self.terminal.on_line = None
                 self._turn = None

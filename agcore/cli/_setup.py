@@ -24,14 +24,15 @@ from agcore.agent import (
 from agcore.cli._errors import CliError, ExitCode
 from agcore.cli._render import Renderer, format_call
 from agcore.cli._terminal import Terminal, interrupts
+from agcore.llm import ImageFileError
 from agcore.llm.provider import LLMProvider
-from agcore.llm.types import ToolUseBlock
+from agcore.llm.types import ImageBlock, ToolUseBlock, UserMessage
 from agcore.tools import SandboxUnavailable, Tool
 from agcore.tools.workspace import Workspace
 
 __all__ = [
-    "IDENTITY", "Confirm", "build_bundle", "coding_prompt", "confirm_callback", "load_skills",
-    "open_workspace", "run_interruptible",
+    "IDENTITY", "Confirm", "build_bundle", "coding_prompt", "confirm_callback", "load_images",
+    "load_skills", "open_workspace", "run_interruptible", "with_images",
 ]
 
 IDENTITY = (
@@ -69,6 +70,20 @@ def load_skills(directory: Path | None) -> Skills | None:
         return Skills.from_dir(directory)
     except SkillError as exc:
         raise CliError(f"--skills: {exc}", ExitCode.USAGE) from None
+
+
+def load_images(paths: list[Path] | None) -> list[ImageBlock]:
+    """The images of ``--image PATH`` options, read now so a bad one stops the command before any
+    model call (exit 2, saying what is wrong with it)."""
+    try:
+        return [ImageBlock.from_path(path) for path in paths or ()]
+    except ImageFileError as exc:
+        raise CliError(f"--image: {exc}", ExitCode.USAGE) from None
+
+
+def with_images(text: str, images: list[ImageBlock]) -> str | UserMessage:
+    """The turn's input: ``text`` alone, or a message with the images before it."""
+    return UserMessage.with_images(text, images) if images else text
 
 
 def coding_prompt(workspace: Workspace, skills: Skills | None = None) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
+from agcore.llm._images import IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, ImageFileError
 from agcore.llm.errors import (
     AuthenticationError,
     ContextWindowExceededError,
@@ -100,6 +101,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "IMAGE_MEDIA_TYPES",
+    "MAX_IMAGE_BYTES",
+    "ImageFileError",
     "NO_RETRY",
     "AnthropicProvider",
     "AssistantMessage",

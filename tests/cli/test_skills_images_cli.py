@@ -1,11 +1,14 @@
-"""``agcore run/chat --skills DIR``: the skills reach the prompt and the load_skill tool."""
+"""``agcore run/chat --skills DIR`` and ``--image PATH``: skills reach the prompt and the load_skill
+tool; images reach the model with the task (or the first chat message)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli import write_script
-from tests.cli.conftest import Invoke
+import pytest
+
+from tests.cli import finish, write_script
+from tests.cli.conftest import Invoke, SpawnCli
 
 
 def write_skills(root: Path) -> Path:
@@ -54,3 +57,57 @@ def test_a_bad_skills_dir_is_a_usage_error(tmp_path: Path, invoke: Invoke) -> No
     missing = invoke("run", "x y", "--model", "scripted:model.json", "--no-plugins", "--skills", "nope")
     assert missing.exit_code == 2
     assert "no such directory" in missing.stdout + missing.stderr
+
+
+def write_png(path: Path) -> Path:
+    from tests.llm.test_images import png_bytes
+
+    path.write_bytes(png_bytes())
+    return path
+
+
+def test_run_sends_the_images_with_the_task(tmp_path: Path, invoke: Invoke) -> None:
+    write_png(tmp_path / "a.png")
+    (tmp_path / "b.jpg").write_bytes(b"\xff\xd8\xff\xe0" + b"\x00" * 20)
+    # The reply comes only if the request holds both images (the scripted model's text of a request
+    # shows an image as "[image MEDIA_TYPE]").
+    write_script(tmp_path, [{"expect": "[image image/png]\n[image image/jpeg]\ncompare them",
+                             "text": "Two images."}])
+    done = invoke("run", "compare them", "--model", "scripted:model.json", "--no-plugins",
+                  "--image", "a.png", "--image", "b.jpg")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "Two images." in done.stdout
+
+
+def test_chat_sends_the_images_with_the_first_message_only(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_png(tmp_path / "a.png")
+    write_script(tmp_path, [{"expect": "[image image/png]\nwhat is this", "text": "A grey square."},
+                            {"text": "Yes."}])
+    child = spawn_cli("chat", "--model", "scripted:model.json", "--no-plugins", "--image", "a.png")
+    child.expect("you> ")
+    child.sendline("what is this")
+    child.expect("A grey square.")
+    child.expect("you> ")
+    child.sendline("sure?")
+    child.expect("Yes.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    assert finish(child) == 0
+    db = tmp_path / "home" / "sessions.db"
+    assert db.read_bytes().count(b'"type":"image"') == 1  # saved once, with the first message
+
+
+@pytest.mark.parametrize(("file", "content", "expected"), [
+    ("missing.png", None, "no such file"),
+    ("notes.png", b"plain text", "not a PNG, JPEG, GIF or WebP"),
+])
+def test_a_bad_image_is_a_usage_error_before_any_model_call(
+    tmp_path: Path, invoke: Invoke, file: str, content: bytes | None, expected: str,
+) -> None:
+    if content is not None:
+        (tmp_path / file).write_bytes(content)
+    write_script(tmp_path, [{"text": "never"}])
+    done = invoke("run", "look", "--model", "scripted:model.json", "--no-plugins", "--image", file)
+    assert done.exit_code == 2
+    assert expected in done.stdout + done.stderr
+    assert "never" not in done.stdout
