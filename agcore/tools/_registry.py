@@ -231,17 +231,18 @@ class ToolRegistry:
                         value = await run(values, ctx)
                     if scope.cancelled_caught:
                         message = (
-                            f"Tool '{tool.name}' timed out after {timeout:g}s. "
-                            "Try again with a smaller request or different arguments."
+                            f"Tool '{tool.name}' timed out after {timeout:g}s"
+                            + (f" (each of {attempts} attempts)" if attempts > 1 else "")
+                            + ". Try again with a smaller request or different arguments."
                         )
-                        return _failed(call, "timeout", message, started, TimeoutError(message), attempts)
+                        expired = TimeoutError(message)
+                        if await _retry_pause(tool, expired, attempts):
+                            continue
+                        return _failed(call, "timeout", message, started, expired, attempts)
                 break
             except Exception as caught:
                 failure = _single(caught)
-                if isinstance(failure, RetryableToolError) and attempts <= tool.max_retries:
-                    delay = failure.retry_after if failure.retry_after is not None else tool.retry_delay
-                    if delay > 0:
-                        await anyio.sleep(delay)
+                if await _retry_pause(tool, failure, attempts):
                     continue
                 status, message = _describe_failure(tool, failure, attempts)
                 return _failed(call, status, message, started, failure, attempts)
@@ -268,6 +269,21 @@ def _single(exc: Exception) -> Exception:
     return exc
 
 
+async def _retry_pause(tool: Tool, failure: Exception, attempts: int) -> bool:
+    """Whether ``failure`` of attempt ``attempts`` is retried; if so, after the tool's pause (or the
+    ``retry_after`` a ``RetryableToolError`` asks for). A denial is a decision, never retried."""
+    if attempts > tool.max_retries or isinstance(failure, ToolDenied):
+        return False
+    if not isinstance(failure, (RetryableToolError, *tool.retry_on)):
+        return False
+    delay = tool.retry_delay
+    if isinstance(failure, RetryableToolError) and failure.retry_after is not None:
+        delay = failure.retry_after
+    if delay > 0:
+        await anyio.sleep(delay)
+    return True
+
+
 def _describe_failure(tool: Tool, exc: Exception, attempts: int) -> tuple[ToolStatus, str]:
     if isinstance(exc, ToolDenied):
         return "denied", f"Denied: {exc.reason or 'the call is not allowed'}"
@@ -278,7 +294,9 @@ def _describe_failure(tool: Tool, exc: Exception, attempts: int) -> tuple[ToolSt
         return "error", message
     _log.warning("tool %r raised %s", tool.name, type(exc).__name__, exc_info=exc)
     detail = str(exc)
-    return "error", f"Tool '{tool.name}' raised {type(exc).__name__}" + (f": {detail}" if detail else ".")
+    tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+    return "error", (f"Tool '{tool.name}' raised {type(exc).__name__}{tries}"
+                     + (f": {detail}" if detail else "."))
 
 
 def _failed(

@@ -30,12 +30,15 @@ from agcore.tools._errors import ToolDefinitionWarning, ToolError
 from agcore.tools._schema import FunctionSchema, function_schema
 
 __all__ = [
-    "VENDOR_TOOL_NAME", "Tool", "ToolHandler", "ToolOutput", "render_output", "tool", "truncate_output",
+    "VENDOR_TOOL_NAME", "RetryOn", "Tool", "ToolHandler", "ToolOutput", "render_output", "tool",
+    "truncate_output",
 ]
 
 ToolOutput = str | list[TextBlock | ImageBlock]
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 ToolMode = Literal["server", "client"]
+#: Exceptions a tool's failures are retried on, besides ``RetryableToolError``: a class or a tuple.
+RetryOn = type[Exception] | tuple[type[Exception], ...]
 
 # Internals the registry calls directly: prepare (validate, may raise ValidationError), then call.
 _Prepare = Callable[[Any], Any]
@@ -73,7 +76,10 @@ class Tool:
     * ``timeout``: seconds per attempt (None: the registry's default). An async tool is cancelled at
       the deadline. A sync tool's thread cannot be killed: it is abandoned and runs to completion in
       the background, its result discarded, so give sync tools their own internal timeouts too;
-    * ``max_retries``/``retry_delay``: how often a ``RetryableToolError`` is retried, and the pause;
+    * ``max_retries``/``retry_delay``: how often a failure is retried, and the pause between tries.
+      A ``RetryableToolError`` is always retryable (its ``retry_after`` wins over the delay);
+      ``retry_on`` adds exception classes (``retry_on=Exception``: any failure, as seed 004's loop
+      does; a timeout too, when ``TimeoutError`` is among them). ``ToolDenied`` is never retried;
     * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap).
     """
 
@@ -88,6 +94,7 @@ class Tool:
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
+        retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
         prepare: _Prepare | None = None,
         call: _Call | None = None,
@@ -116,6 +123,7 @@ class Tool:
         self.timeout = timeout
         self.max_retries = max_retries
         self.retry_delay = retry_delay
+        self.retry_on: tuple[type[Exception], ...] = _exception_classes(name, retry_on)
         self.max_output_chars = max_output_chars
         self._prepare: _Prepare = prepare if prepare is not None else _require_object
         self._call = call
@@ -167,6 +175,7 @@ class Tool:
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
+        retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     ) -> Tool:
         """A tool from a sync or async function: its name, its docstring's first paragraph, and a
@@ -201,6 +210,7 @@ class Tool:
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
+            retry_on=retry_on,
             max_output_chars=max_output_chars,
             prepare=prepare,
             call=_function_caller(fn, schema, _is_async(fn)),
@@ -222,6 +232,7 @@ class Tool:
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
+        retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     ) -> Tool:
         """A tool with a hand-written JSON schema and an async ``handler(arguments, ctx)``.
@@ -238,6 +249,7 @@ class Tool:
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
+            retry_on=retry_on,
             max_output_chars=max_output_chars,
             call=handler,
             function=handler,
@@ -284,6 +296,15 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool(name={self._name!r}, mode={self._mode!r})"
+
+
+def _exception_classes(name: str, retry_on: RetryOn) -> tuple[type[Exception], ...]:
+    classes = retry_on if isinstance(retry_on, tuple) else (retry_on,)
+    for cls in classes:
+        if not (isinstance(cls, type) and issubclass(cls, Exception)):
+            raise TypeError(f"tool {name!r}: retry_on takes Exception classes (or a tuple of them), "
+                            f"not {cls!r}; e.g. retry_on=(OSError, TimeoutError)")
+    return classes
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -404,6 +425,7 @@ def tool(
     timeout: float | None = None,
     max_retries: int = 0,
     retry_delay: float = 0.0,
+    retry_on: RetryOn = (),
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -418,11 +440,13 @@ def tool(
     timeout: float | None = None,
     max_retries: int = 0,
     retry_delay: float = 0.0,
+    retry_on: RetryOn = (),
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a ``Tool``: bare (``@tool``) or with options (``@tool(timeout=5)``).
 
     The result stays callable: calling it calls the original function.
+    ``@tool(max_retries=2, retry_on=Exception, retry_delay=0.5)`` retries any failure twice.
     """
 
     def decorate(f: Callable[..., Any]) -> Tool:
@@ -434,6 +458,7 @@ def tool(
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
+            retry_on=retry_on,
             max_output_chars=max_output_chars,
         )
 
