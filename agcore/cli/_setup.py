@@ -111,8 +111,8 @@ def build_bundle(
 ) -> RuntimeBundle:
     """The runtime bundle: ``provider``, the workspace tools (and ``load_skill`` when there are
     ``skills`` to load on demand), ``plugins``, (if asked) the plugins of the ``agcore`` entry-point
-    group, and ``config`` changes to ``AgentConfig``. An invalid plugin is a configuration error
-    (exit 3)."""
+    group, and ``config`` changes to ``AgentConfig``; long tool outputs are cut to keyword windows.
+    An invalid plugin is a configuration error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
     if skills is not None and skills.on_demand:
         builder.tools(skills.tool())
@@ -120,9 +120,12 @@ def build_bundle(
     if config:
         builder.config(**config)
     try:
-        return builder.build()
+        bundle = builder.build()
     except ConfigError as exc:
         raise CliError(str(exc), ExitCode.CONFIG) from None
+    # A long output keeps the lines around what the call asked for, not only its head.
+    bundle.tool_registry().truncation = "keywords"
+    return bundle
 
 
 def confirm_callback(terminal: Terminal, renderer: Renderer, *, yes: bool) -> Confirm:

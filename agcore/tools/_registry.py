@@ -26,7 +26,8 @@ from agcore.tools._errors import (
     UnknownToolError,
     describe_invalid_arguments,
 )
-from agcore.tools._tool import Tool
+from agcore.tools._tool import Tool, Truncation
+from agcore.tools._windows import call_keywords
 
 __all__ = ["ToolExecution", "ToolRegistry", "ToolStatus"]
 
@@ -60,15 +61,25 @@ class ToolExecution:
 class ToolRegistry:
     """Server tools (run here) and client tools (run by the caller), by unique name.
 
-    ``default_timeout`` (seconds) applies to tools that set no ``timeout`` of their own.
+    ``default_timeout`` (seconds) applies to tools that set no ``timeout`` of their own;
+    ``truncation`` to tools that set no ``truncation``: output over a tool's ``max_output_chars`` is
+    cut at its ``"head"`` (the default) or to ``"keywords"`` windows (its head, its tail and the
+    lines around the terms of the call's arguments: ``pattern``, ``query``, ``path``...).
     """
 
     def __init__(
-        self, tools: Iterable[Tool | Callable[..., Any]] = (), *, default_timeout: float | None = None
+        self,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        default_timeout: float | None = None,
+        truncation: Truncation = "head",
     ) -> None:
         if default_timeout is not None and default_timeout <= 0:
             raise ValueError(f"default_timeout must be positive seconds or None, not {default_timeout!r}")
+        if truncation not in ("head", "keywords"):
+            raise ValueError(f"truncation is 'head' or 'keywords', not {truncation!r}")
         self.default_timeout = default_timeout
+        self.truncation: Truncation = truncation
         self._tools: dict[str, Tool] = {}
         for item in tools:
             self.register(item)
@@ -246,7 +257,10 @@ class ToolRegistry:
                     continue
                 status, message = _describe_failure(tool, failure, attempts)
                 return _failed(call, status, message, started, failure, attempts)
-        content = tool.render(value)
+        if (tool.truncation or self.truncation) == "keywords":
+            content = tool.render(value, keywords=call_keywords(call.input))
+        else:
+            content = tool.render(value)
         result = ToolResultBlock(tool_use_id=call.id, content=content)
         return ToolExecution(result, "ok", attempts, monotonic() - started)
 

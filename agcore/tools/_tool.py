@@ -17,7 +17,7 @@ import json
 import re
 import sys
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, overload
 
 import anyio.to_thread
@@ -28,10 +28,11 @@ from agcore.llm.types import ImageBlock, TextBlock, ToolDefinition
 from agcore.tools._context import ToolContext
 from agcore.tools._errors import ToolDefinitionWarning, ToolError
 from agcore.tools._schema import FunctionSchema, function_schema
+from agcore.tools._windows import keyword_windows
 
 __all__ = [
-    "VENDOR_TOOL_NAME", "RetryOn", "Tool", "ToolHandler", "ToolOutput", "render_output", "tool",
-    "truncate_output",
+    "VENDOR_TOOL_NAME", "RetryOn", "Tool", "ToolHandler", "ToolOutput", "Truncation", "render_output",
+    "tool", "truncate_output",
 ]
 
 ToolOutput = str | list[TextBlock | ImageBlock]
@@ -39,6 +40,9 @@ ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 ToolMode = Literal["server", "client"]
 #: Exceptions a tool's failures are retried on, besides ``RetryableToolError``: a class or a tuple.
 RetryOn = type[Exception] | tuple[type[Exception], ...]
+#: How output over ``max_output_chars`` is cut: at its ``"head"``, or to the ``"keywords"`` windows
+#: (head, tail and the lines around what the call's arguments name; see ``keyword_windows``).
+Truncation = Literal["head", "keywords"]
 
 # Internals the registry calls directly: prepare (validate, may raise ValidationError), then call.
 _Prepare = Callable[[Any], Any]
@@ -80,7 +84,8 @@ class Tool:
       A ``RetryableToolError`` is always retryable (its ``retry_after`` wins over the delay);
       ``retry_on`` adds exception classes (``retry_on=Exception``: any failure, as seed 004's loop
       does; a timeout too, when ``TimeoutError`` is among them). ``ToolDenied`` is never retried;
-    * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap).
+    * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap);
+    * ``truncation``: how: ``"head"`` or ``"keywords"`` (None: the registry's ``truncation``).
     """
 
     def __init__(
@@ -96,6 +101,7 @@ class Tool:
         retry_delay: float = 0.0,
         retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+        truncation: Truncation | None = None,
         prepare: _Prepare | None = None,
         call: _Call | None = None,
         function: Callable[..., Any] | None = None,
@@ -125,6 +131,9 @@ class Tool:
         self.retry_delay = retry_delay
         self.retry_on: tuple[type[Exception], ...] = _exception_classes(name, retry_on)
         self.max_output_chars = max_output_chars
+        if truncation not in (None, "head", "keywords"):
+            raise ValueError(f"tool {name!r}: truncation is 'head', 'keywords' or None, not {truncation!r}")
+        self.truncation: Truncation | None = truncation
         self._prepare: _Prepare = prepare if prepare is not None else _require_object
         self._call = call
         self._function = function
@@ -177,6 +186,7 @@ class Tool:
         retry_delay: float = 0.0,
         retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+        truncation: Truncation | None = None,
     ) -> Tool:
         """A tool from a sync or async function: its name, its docstring's first paragraph, and a
         schema built from its type hints and docstring parameter docs (Google, NumPy or reST).
@@ -212,6 +222,7 @@ class Tool:
             retry_delay=retry_delay,
             retry_on=retry_on,
             max_output_chars=max_output_chars,
+            truncation=truncation,
             prepare=prepare,
             call=_function_caller(fn, schema, _is_async(fn)),
             function=fn,
@@ -234,6 +245,7 @@ class Tool:
         retry_delay: float = 0.0,
         retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+        truncation: Truncation | None = None,
     ) -> Tool:
         """A tool with a hand-written JSON schema and an async ``handler(arguments, ctx)``.
 
@@ -251,6 +263,7 @@ class Tool:
             retry_delay=retry_delay,
             retry_on=retry_on,
             max_output_chars=max_output_chars,
+            truncation=truncation,
             call=handler,
             function=handler,
             parameter_names=tuple(properties) if isinstance(properties, dict) else None,
@@ -282,11 +295,17 @@ class Tool:
         values = self._prepare(arguments)
         return self.render(await self._call(values, ctx))
 
-    def render(self, value: Any) -> ToolOutput:
-        """Convert a return value to tool-result content and apply ``max_output_chars``."""
-        if type(value) is str and (self.max_output_chars is None or len(value) <= self.max_output_chars):
+    def render(self, value: Any, *, keywords: Sequence[re.Pattern[str]] | None = None) -> ToolOutput:
+        """Convert a return value to tool-result content and apply ``max_output_chars``: text over
+        it is cut to ``keyword_windows`` around ``keywords`` when they are given, else at its head
+        (block lists are always cut at the head)."""
+        limit = self.max_output_chars
+        if type(value) is str and (limit is None or len(value) <= limit):
             return value  # the common case, kept cheap
-        return truncate_output(render_output(value), self.max_output_chars)
+        output = render_output(value)
+        if keywords is not None and limit is not None and isinstance(output, str):
+            return keyword_windows(output, keywords, limit)
+        return truncate_output(output, limit)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the original function (or handler) directly: no validation, no thread, no timeout."""
@@ -427,6 +446,7 @@ def tool(
     retry_delay: float = 0.0,
     retry_on: RetryOn = (),
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+    truncation: Truncation | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -442,6 +462,7 @@ def tool(
     retry_delay: float = 0.0,
     retry_on: RetryOn = (),
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+    truncation: Truncation | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a ``Tool``: bare (``@tool``) or with options (``@tool(timeout=5)``).
 
@@ -460,6 +481,7 @@ def tool(
             retry_delay=retry_delay,
             retry_on=retry_on,
             max_output_chars=max_output_chars,
+            truncation=truncation,
         )
 
     return decorate(fn) if fn is not None else decorate
