@@ -62,6 +62,7 @@ from agcore.agent._messages import (
     messages_to_json,
 )
 from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput
+from agcore.agent._personas import PERSONAS, Persona, get_persona
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
         remember_tool,
         retrieve_tool,
     )
+    from agcore.agent._memory_guidance import MemoryGuidancePlugin, memory_guidance
     from agcore.agent._plan import Plan, Step, StepError, StepStatus
     from agcore.agent._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
@@ -121,6 +123,8 @@ _LAZY = {
     "StepStatus": "agcore.agent._plan",
     "JsonPlanParser": "agcore.agent._plan_parser",
     "PlanParser": "agcore.agent._plan_parser",
+    "MemoryGuidancePlugin": "agcore.agent._memory_guidance",
+    "memory_guidance": "agcore.agent._memory_guidance",
     "LOAD_SKILL_TOOL": "agcore.agent._skills",
     "SKILL_FILE": "agcore.agent._skills",
     "Skill": "agcore.agent._skills",
@@ -233,12 +237,17 @@ __all__ = [
     "OutputMode",
     "OutputValidationError",
     "StructuredOutput",
-    # ---- skills ----
+    # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",
+    "PERSONAS",
     "SKILL_FILE",
+    "MemoryGuidancePlugin",
+    "Persona",
     "Skill",
     "SkillError",
     "Skills",
+    "get_persona",
+    "memory_guidance",
 ]
 
 

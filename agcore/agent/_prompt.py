@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 
+from agcore.agent._personas import Persona, get_persona
+
 __all__ = ["DEFAULT_SAFETY_RULES", "DEFAULT_TOOL_RULES", "Environment", "SystemPrompt"]
 
 DEFAULT_TOOL_RULES: tuple[str, ...] = (
@@ -98,6 +100,16 @@ class SystemPrompt:
     def identity(self, text: str) -> SystemPrompt:
         """Who the agent is and what it is for (rendered first, without a heading)."""
         self._identity = text
+        return self
+
+    def persona(
+        self, persona: str | Persona, *, agent_name: str | None = None, user_name: str | None = None,
+    ) -> SystemPrompt:
+        """The identity from a persona: a preset's name (``PERSONAS``: ``"engineer"``,
+        ``"researcher"``...) or a ``Persona``, with the agent's name and how to address the user.
+        An unknown preset name is a ``KeyError`` listing the presets."""
+        chosen = get_persona(persona) if isinstance(persona, str) else persona
+        self._identity = chosen.render(agent_name=agent_name, user_name=user_name)
         return self
 
     def tool_rules(self, *rules: str) -> SystemPrompt:
