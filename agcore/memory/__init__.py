@@ -2,7 +2,8 @@
 ``agcore.memory._protocols`` for the rules implementations follow), the stores (``InMemoryStore`` for
 tests, ``SqliteMemoryStore`` as the embedded default: FTS5/BM25, WAL, safe for concurrent writers) and
 the retrievers (keyword, embedding over an ``Embedder``, and their hybrid by reciprocal rank fusion),
-and the session stores that let an agent session survive its process (``SqliteSessionStore``).
+the session stores that let an agent session survive its process (``SqliteSessionStore``), and
+``OverflowToMemory``, a compaction callback writing a summary of what was cut into a store.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from agcore.memory._protocols import (
 if TYPE_CHECKING:
     from agcore.memory._embedding import Embedder, HashingEmbedder
     from agcore.memory._in_memory import InMemoryStore
+    from agcore.memory._overflow import DEFAULT_OVERFLOW_PROMPT, OverflowToMemory
     from agcore.memory._retrievers import EmbeddingRetriever, HybridRetriever, KeywordRetriever
     from agcore.memory._session_store import (
         InMemorySessionStore,
@@ -37,6 +39,8 @@ _LAZY = {
     "Embedder": "agcore.memory._embedding",
     "HashingEmbedder": "agcore.memory._embedding",
     "InMemoryStore": "agcore.memory._in_memory",
+    "DEFAULT_OVERFLOW_PROMPT": "agcore.memory._overflow",
+    "OverflowToMemory": "agcore.memory._overflow",
     "EmbeddingRetriever": "agcore.memory._retrievers",
     "HybridRetriever": "agcore.memory._retrievers",
     "KeywordRetriever": "agcore.memory._retrievers",
@@ -49,6 +53,7 @@ _LAZY = {
 
 __all__ = [
     "DEFAULT_NAMESPACE",
+    "DEFAULT_OVERFLOW_PROMPT",
     "Embedder",
     "EmbeddingRetriever",
     "HashingEmbedder",
@@ -59,6 +64,7 @@ __all__ = [
     "MemoryItem",
     "MemoryStore",
     "MemoryStoreError",
+    "OverflowToMemory",
     "RetrievedItem",
     "Retriever",
     "SessionRecord",
