@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 import sys
 import warnings
@@ -22,12 +21,12 @@ from typing import Any, Literal, overload
 
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
-from pydantic_core import to_jsonable_python
 
-from agcore.llm.types import ImageBlock, TextBlock, ToolDefinition
+from agcore.llm.types import ToolDefinition
 from agcore.tools._context import ToolContext
 from agcore.tools._errors import ToolDefinitionWarning, ToolError
 from agcore.tools._schema import FunctionSchema, function_schema
+from agcore.tools._tool_output import ToolOutput, render_output, truncate_output
 from agcore.tools._windows import keyword_windows
 
 __all__ = [
@@ -35,7 +34,6 @@ __all__ = [
     "tool", "truncate_output",
 ]
 
-ToolOutput = str | list[TextBlock | ImageBlock]
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 ToolMode = Literal["server", "client"]
 #: Exceptions a tool's failures are retried on, besides ``RetryableToolError``: a class or a tuple.
@@ -49,9 +47,6 @@ _Prepare = Callable[[Any], Any]
 _Call = Callable[[Any, ToolContext], Awaitable[Any]]
 
 DEFAULT_MAX_OUTPUT_CHARS = 50_000
-_BLOCKS = (TextBlock, ImageBlock)
-# One encoder, built once: json.dumps with options builds a new one per call.
-_encode_json = json.JSONEncoder(ensure_ascii=False, default=to_jsonable_python).encode
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 #: The tool names Anthropic and OpenAI accept; any other name is refused by them at request time.
@@ -370,62 +365,6 @@ def _require_object(arguments: Any) -> Any:
     raise ValidationError.from_exception_data(
         "arguments", [{"type": "dict_type", "loc": (), "input": arguments}]
     )
-
-
-# -------------------------------------------------------------------------------------- output
-
-
-def render_output(value: Any) -> ToolOutput:
-    """A tool's return value as tool-result content: str as is; None -> ""; a TextBlock/ImageBlock or a
-    list of them -> blocks; a pydantic model -> its JSON; other data -> JSON (``ensure_ascii=False``),
-    falling back to ``str(value)`` for what JSON cannot hold."""
-    if isinstance(value, str):
-        return str(value)
-    if value is None:
-        return ""
-    if type(value) is int:
-        return str(value)
-    if isinstance(value, TextBlock | ImageBlock):
-        return [value]
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    if isinstance(value, list | tuple) and value and all(isinstance(v, _BLOCKS) for v in value):
-        return list(value)
-    try:
-        return _encode_json(value)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def truncate_output(output: ToolOutput, limit: int | None) -> ToolOutput:
-    """Cut text past ``limit`` characters, ending with ``[… truncated N of M characters]``.
-
-    For block lists the budget spans all text blocks in order; images are kept.
-    """
-    if limit is None:
-        return output
-    if isinstance(output, str):
-        if len(output) <= limit:
-            return output
-        return output[:limit] + _marker(len(output) - limit, len(output))
-    total = sum(len(b.text) for b in output if isinstance(b, TextBlock))
-    if total <= limit:
-        return output
-    budget = limit
-    kept: list[TextBlock | ImageBlock] = []
-    for block in output:
-        if isinstance(block, TextBlock):
-            if budget > 0:
-                kept.append(block if len(block.text) <= budget else TextBlock(text=block.text[:budget]))
-            budget -= len(block.text)
-        else:
-            kept.append(block)
-    kept.append(TextBlock(text=_marker(total - limit, total).lstrip("\n")))
-    return kept
-
-
-def _marker(cut: int, total: int) -> str:
-    return f"\n[… truncated {cut:,} of {total:,} characters]"
 
 
 # -------------------------------------------------------------------------------------- @tool
