@@ -8,15 +8,19 @@ from the call's own arguments (a ``pattern`` or ``regex`` as a regular expressio
 
 What is kept: the head (the command's first lines, a file's header), the tail (a log's conclusion),
 and windows of a few lines around the lines that match the most keywords; every gap is marked with
-the line numbers it stands for, so the model can ask for exactly those lines.
+the line numbers it stands for, so the model can ask for exactly those lines. Long lines are taken
+in pieces of 400 characters, so a one-line output (JSON) gets windows too, its gaps counted in
+characters.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["call_keywords", "keyword_windows"]
 
@@ -38,7 +42,7 @@ _STOP_WORDS = frozenset({
 _WORD = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W\d_]", re.UNICODE)
 _MIN_TERM = 3
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_MAX_LINE = 400
+_PIECE_CHARS = 400
 _HEAD_SHARE = 0.2
 _TAIL_SHARE = 0.1
 _MIN_BUDGET = 200
@@ -80,7 +84,7 @@ def _terms(key: str, text: str) -> list[str]:
 def _compile(source: str, *, regex: bool) -> re.Pattern[str]:
     if regex:
         try:
-            return re.compile(source, re.IGNORECASE)
+            return re.compile(source, re.IGNORECASE | re.MULTILINE)
         except re.error:
             pass  # the tool will say the pattern is bad; here it is a plain string
     return re.compile(re.escape(source), re.IGNORECASE)
@@ -94,24 +98,37 @@ def keyword_windows(
     marked with their line numbers, and a last line saying what was kept. At most ``max_chars``."""
     if len(text) <= max_chars:
         return text
-    lines = [_clip(line) for line in text.splitlines(keepends=True)]
-    n = len(lines)
-    budget = max_chars - len(_note(keywords, n, n, n, len(text)))  # the longest the note can be
+    pieces = _pieces(text)
+    texts = [p.text for p in pieces]
+    n = len(pieces)
+    budget = max_chars - len(_note(keywords, n, len(text), len(text)))  # the longest the note can be
     if budget < _MIN_BUDGET:
         marker = f"\n[… cut {len(text):,} characters to {max_chars:,}]"
         return text[: max(0, max_chars - len(marker))] + marker[: max_chars]
-    keep, matched = _pick(lines, keywords, budget, context_lines)
-    return _render(lines, keep) + _note(keywords, matched, sum(keep), n, len(text))
+    keep, matched = _pick(texts, keywords, budget, context_lines)
+    kept = sum(len(t) for t, k in zip(texts, keep, strict=True) if k)
+    return _render(pieces, keep) + _note(keywords, matched, kept, len(text))
 
 
-def _clip(line: str) -> str:
-    if len(line) <= _MAX_LINE:
-        return line
-    end = "\n" if line.endswith("\n") else ""
-    return line[:_MAX_LINE] + f" …[{len(line) - _MAX_LINE:,} more characters]{end}"
+class _Piece(NamedTuple):
+    """A line, or a part of a long line (a one-line JSON document is many pieces)."""
+
+    line: int  # 1-based
+    text: str
+    starts_line: bool
+    ends_line: bool
 
 
-_GAP_WIDTH = len("[… lines 100000-100000 omitted …]\n")
+def _pieces(text: str) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        for at in range(0, len(line), _PIECE_CHARS):
+            end = at + _PIECE_CHARS
+            pieces.append(_Piece(number, line[at:end], at == 0, end >= len(line)))
+    return pieces
+
+
+_GAP_WIDTH = len(" [… lines 100000-100000 omitted …]\n")
 
 
 class _Picker:
@@ -172,40 +189,53 @@ def _pick(lines: list[str], keywords: Sequence[re.Pattern[str]], budget: int,
     return picker.keep, matched
 
 
-def _scores(lines: list[str], keywords: Sequence[re.Pattern[str]]) -> list[float]:
-    """Each line's score: the sum, over the keywords it matches, of one over the number of lines
+def _scores(texts: list[str], keywords: Sequence[re.Pattern[str]]) -> list[float]:
+    """Each piece's score: the sum, over the keywords it matches, of one over the number of pieces
     that keyword matches, so a rare keyword (the function asked for) outranks a common one (the
-    module's name, on every import line)."""
-    matches = [[k.search(line) is not None for k in keywords] for line in lines]
-    counts = [sum(row[j] for row in matches) for j in range(len(keywords))]
-    return [sum(1 / counts[j] for j, hit in enumerate(row) if hit) for row in matches]
+    module's name, on every import line). Each keyword runs once over the whole text."""
+    starts = list(itertools.accumulate((len(t) for t in texts), initial=0))
+    whole = "".join(texts)
+    scores = [0.0] * len(texts)
+    for keyword in keywords:
+        hit = {bisect.bisect_right(starts, m.start()) - 1 for m in keyword.finditer(whole)}
+        hit.discard(len(texts))  # an empty match at the very end
+        for i in hit:
+            scores[i] += 1 / len(hit)
+    return scores
 
 
-def _render(lines: list[str], keep: list[bool]) -> str:
+def _render(pieces: list[_Piece], keep: list[bool]) -> str:
     parts: list[str] = []
-    i, n = 0, len(lines)
+    i, n = 0, len(pieces)
     while i < n:
         if keep[i]:
-            line = lines[i]
-            parts.append(line if line.endswith("\n") or i == n - 1 else line + "\n")
+            parts.append(pieces[i].text)
             i += 1
             continue
         start = i
         while i < n and not keep[i]:
             i += 1
-        first, last = start + 1, i
-        span = f"line {first}" if first == last else f"lines {first}-{last}"
         if parts and not parts[-1].endswith("\n"):
-            parts.append("\n")
-        parts.append(f"[… {span} omitted …]\n")
+            parts.append(" ")
+        parts.append(_gap(pieces[start:i]))
     return "".join(parts)
 
 
-def _note(keywords: Sequence[re.Pattern[str]], matched: int, kept: int, total: int, chars: int) -> str:
+def _gap(omitted: list[_Piece]) -> str:
+    """The marker for omitted pieces: the lines, when whole lines went; else the characters."""
+    first, last = omitted[0], omitted[-1]
+    if first.starts_line and last.ends_line:
+        span = f"line {first.line}" if first.line == last.line else f"lines {first.line}-{last.line}"
+        return f"[… {span} omitted …]\n"
+    chars = sum(len(p.text) for p in omitted)
+    end = "\n" if last.text.endswith("\n") else " "
+    return f"[… {chars:,} characters omitted …]{end}"
+
+
+def _note(keywords: Sequence[re.Pattern[str]], matched: int, kept: int, chars: int) -> str:
     shown = ", ".join(repr(k.pattern.replace("\\", "")) for k in keywords[:5])
     if len(shown) > 80:
         shown = shown[:77] + "..."
     around = f" and {matched} matching line(s) of {shown} with their neighbours" if matched else ""
     missing = f" (no line matched {shown})" if keywords and not matched else ""
-    return f"\n[… output of {chars:,} characters cut: kept {kept:,} of {total:,} lines, the head, " \
-           f"the tail{around}{missing}]"
+    return f"\n[… output of {chars:,} characters cut to {kept:,}: the head, the tail{around}{missing}]"

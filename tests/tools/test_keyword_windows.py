@@ -3,6 +3,7 @@ the call's arguments, tested on real large outputs (agcore's own source, a real 
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -99,6 +100,18 @@ def test_without_a_match_head_and_tail_stay() -> None:
     assert kept[-1] == 2000
     assert "(no line matched 'nowhere')" in cut
     assert keyword_windows("short", [], 1000) == "short"
+
+
+def test_a_one_line_json_output_gets_windows_too() -> None:
+    records = [{"id": i, "name": f"user{i}", "email": f"user{i}@example.com"} for i in range(5000)]
+    records[3777]["name"] = "Zoë Kowalski"
+    text = json.dumps(records, ensure_ascii=False)  # one line, about 300,000 characters
+    cut = keyword_windows(text, call_keywords({"query": "Kowalski"}), 2000)
+    assert len(cut) <= 2000
+    assert '"name": "Zoë Kowalski"' in cut
+    assert cut.startswith('[{"id": 0,')
+    assert cut.split("\n[… output of")[0].endswith('"email": "user4999@example.com"}]')  # the tail
+    assert re.search(r"\[… [\d,]+ characters omitted …\]", cut)
 
 
 def test_a_rare_keyword_outranks_a_common_one() -> None:
