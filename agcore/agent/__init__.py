@@ -74,6 +74,7 @@ from agcore.agent._messages import (
     messages_to_json,
 )
 from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
+from agcore.agent._personas import PERSONAS, Persona, get_persona
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 from agcore.agent._result import LimitExceeded
 
@@ -94,8 +95,10 @@ if TYPE_CHECKING:
         remember_tool,
         retrieve_tool,
     )
+    from agcore.agent._memory_guidance import MemoryGuidancePlugin, memory_guidance
     from agcore.agent._plan import Plan, Step, StepError, StepStatus
     from agcore.agent._plan_parser import JsonPlanParser, PlanParser
+    from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
     from agcore.agent._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent._subagent import (
         DEFAULT_MAX_DEPTH,
@@ -134,6 +137,13 @@ _LAZY = {
     "StepStatus": "agcore.agent._plan",
     "JsonPlanParser": "agcore.agent._plan_parser",
     "PlanParser": "agcore.agent._plan_parser",
+    "MemoryGuidancePlugin": "agcore.agent._memory_guidance",
+    "memory_guidance": "agcore.agent._memory_guidance",
+    "LOAD_SKILL_TOOL": "agcore.agent._skills",
+    "SKILL_FILE": "agcore.agent._skills",
+    "Skill": "agcore.agent._skills",
+    "SkillError": "agcore.agent._skills",
+    "Skills": "agcore.agent._skills",
     "DefaultStepVerifier": "agcore.agent._step_check",
     "StepVerifier": "agcore.agent._step_check",
     "DEFAULT_PLAN_PROMPT": "agcore.agent._task_agent",
@@ -254,6 +264,17 @@ __all__ = [
     "TurnState",
     "answer_open_calls",
     "check_client_results",
+    # ---- skills, personas, memory guidance ----
+    "LOAD_SKILL_TOOL",
+    "PERSONAS",
+    "SKILL_FILE",
+    "MemoryGuidancePlugin",
+    "Persona",
+    "Skill",
+    "SkillError",
+    "Skills",
+    "get_persona",
+    "memory_guidance",
 ]
 
 

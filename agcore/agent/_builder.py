@@ -62,6 +62,7 @@ class AgentBuilder:
         self._remember = False
         self._retriever: Retriever | None = None
         self._capabilities: list[Capability] = []
+        self._memory_guidance: bool | str = True
         self._config = AgentConfig()
         self._config_changes: dict[str, Any] = {}
 
@@ -146,6 +147,13 @@ class AgentBuilder:
         self._retriever = retriever
         return self
 
+    def memory_guidance(self, guidance: bool | str = True) -> AgentBuilder:
+        """Whether the system prompt says how to use memory (default: yes, when there is a memory
+        store or retriever; see ``agcore.agent.memory_guidance``), or the text to say instead. A
+        prompt that already has a ``# Memory`` section keeps it."""
+        self._memory_guidance = guidance
+        return self
+
     # ------------------------------------------------------------------------------ the config
 
     def config(self, config: AgentConfig | None = None, /, **fields: Any) -> AgentBuilder:
@@ -200,7 +208,24 @@ class AgentBuilder:
             bundle.set_provider("hook_executor", providers.Singleton(_same, self._executor))
         register_memory_tools(bundle, remember=self._remember)
         self._add_plugins(bundle.hook_executor())
+        self._add_memory_guidance(bundle)
         return bundle
+
+    def _add_memory_guidance(self, bundle: RuntimeBundle) -> None:
+        from agcore.agent._memory_guidance import (
+            MEMORY_GUIDANCE_PLUGIN,
+            MemoryGuidancePlugin,
+            memory_guidance,
+        )
+
+        wanted = self._memory_guidance
+        text = wanted if isinstance(wanted, str) else memory_guidance(bundle) if wanted else None
+        if not (text and text.strip()):
+            return
+        executor = bundle.hook_executor()
+        if executor.plugin_manager.get_plugin(MEMORY_GUIDANCE_PLUGIN) is not None:
+            executor.unregister(MEMORY_GUIDANCE_PLUGIN)  # an executor shared by several builds
+        executor.register(MemoryGuidancePlugin(text), name=MEMORY_GUIDANCE_PLUGIN)
 
     def _build_config(self) -> AgentConfig:
         if not self._config_changes:

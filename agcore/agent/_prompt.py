@@ -1,7 +1,8 @@
 """``SystemPrompt``: a system prompt built from ordered sections.
 
 Sections render in a fixed order, whatever order they were set in: identity, tool rules, safety
-rules, workspace and environment, memory, skills, extra. Unset sections are left out. Each section
+rules, workspace and environment, memory, skills (always-on ones in full, then the list of those
+loaded on demand), extra. Unset sections are left out. Each section
 after the identity gets a Markdown heading; a list of rules renders as bullets.
 
 ```python
@@ -23,6 +24,8 @@ import platform
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+
+from agcore.agent._personas import Persona, get_persona
 
 __all__ = ["DEFAULT_SAFETY_RULES", "DEFAULT_TOOL_RULES", "Environment", "SystemPrompt"]
 
@@ -90,11 +93,23 @@ class SystemPrompt:
         )
         self._memory = memory
         self._skills: list[str] = list(skills)
+        self._skills_note: str | None = None
+        self._active_skills: list[tuple[str, str]] = []
         self._extra: list[tuple[str | None, str]] = [(None, text) for text in extra]
 
     def identity(self, text: str) -> SystemPrompt:
         """Who the agent is and what it is for (rendered first, without a heading)."""
         self._identity = text
+        return self
+
+    def persona(
+        self, persona: str | Persona, *, agent_name: str | None = None, user_name: str | None = None,
+    ) -> SystemPrompt:
+        """The identity from a persona: a preset's name (``PERSONAS``: ``"engineer"``,
+        ``"researcher"``...) or a ``Persona``, with the agent's name and how to address the user.
+        An unknown preset name is a ``KeyError`` listing the presets."""
+        chosen = get_persona(persona) if isinstance(persona, str) else persona
+        self._identity = chosen.render(agent_name=agent_name, user_name=user_name)
         return self
 
     def tool_rules(self, *rules: str) -> SystemPrompt:
@@ -123,9 +138,18 @@ class SystemPrompt:
         self._memory = text
         return self
 
-    def skills(self, *descriptions: str) -> SystemPrompt:
-        """Short descriptions of the skills the agent can use; added to those given before."""
+    def skills(self, *descriptions: str, note: str | None = None) -> SystemPrompt:
+        """Short descriptions of the skills the agent can use; added to those given before. ``note``
+        (e.g. how to load one) is shown above the list."""
         self._skills.extend(descriptions)
+        if note is not None:
+            self._skills_note = note
+        return self
+
+    def active_skill(self, name: str, instructions: str) -> SystemPrompt:
+        """A skill that is always on: its full ``instructions``, in the skills section under its name
+        (before the list of skills loaded on demand)."""
+        self._active_skills.append((name, instructions))
         return self
 
     def extra(self, text: str, *, title: str | None = None) -> SystemPrompt:
@@ -148,11 +172,18 @@ class SystemPrompt:
             parts.append(_section("Workspace and environment", "\n".join(place)))
         if self._memory:
             parts.append(_section("Memory", self._memory.strip()))
-        if self._skills:
-            parts.append(_section("Skills", _bullets(self._skills)))
+        if self._skills or self._active_skills:
+            parts.append(_section("Skills", self._skills_body()))
         for title, text in self._extra:
             parts.append(_section(title, text.strip()) if title else text.strip())
         return "\n\n".join(parts)
+
+    def _skills_body(self) -> str:
+        blocks = [f"## {name}\n{text.strip()}" for name, text in self._active_skills]
+        if self._skills:
+            listing = _bullets(self._skills)
+            blocks.append(f"{self._skills_note.strip()}\n{listing}" if self._skills_note else listing)
+        return "\n\n".join(blocks)
 
     def _workspace_lines(self) -> list[str]:
         lines: list[str] = []

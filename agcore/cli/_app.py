@@ -116,6 +116,12 @@ ContextWindow = Annotated[int | None, typer.Option(
          "32768 tokens the history is compacted before it overflows; `agcore models --base-url URL` "
          "shows what llama.cpp and vLLM report.",
 )]
+SkillsDir = Annotated[Path | None, typer.Option(
+    "--skills", metavar="DIR", help="Skills to use: a folder per skill, each with a SKILL.md (always-on "
+    "ones go into the prompt; the others are loaded on demand with the load_skill tool).")]
+Images = Annotated[list[Path] | None, typer.Option(
+    "--image", metavar="PATH", help="An image to send with the task (chat: with the first message); "
+    "PNG, JPEG, GIF or WebP, at most 5 MB. Repeat for several.")]
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "
@@ -249,6 +255,8 @@ def run(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    skills: SkillsDir = None,
+    image: Images = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -259,6 +267,9 @@ def run(
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
     if temporal is not None:
+        if skills is not None or image:
+            raise typer.BadParameter("not available with --temporal yet; run without --temporal to use "
+                                     "skills or images", param_hint="--skills/--image")
         from agcore.cli._durable import durable_run
 
         _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
@@ -267,7 +278,7 @@ def run(
     from agcore.cli._run import run_task
 
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
-                               yes=yes, plugins=plugins, backend=backend,
+                               yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 
@@ -286,13 +297,15 @@ def chat(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    skills: SkillsDir = None,
+    image: Images = None,
 ) -> None:
     """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
     from agcore.cli._chat import chat as chat_main
 
     _execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
-                               workspace=workspace, yes=yes, plugins=plugins,
+                               workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact)))
 
 

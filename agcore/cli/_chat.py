@@ -18,9 +18,18 @@ from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
-from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
+from agcore.cli._setup import (
+    build_bundle,
+    coding_prompt,
+    confirm_callback,
+    load_images,
+    load_skills,
+    open_workspace,
+    with_images,
+)
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.cli._terminal import Terminal, interrupts
+from agcore.llm.types import ImageBlock
 from agcore.memory import MemoryStoreError
 
 __all__ = ["chat"]
@@ -40,14 +49,19 @@ async def chat(
     yes: bool,
     plugins: bool,
     local: LocalOptions | None = None,
+    skills_dir: Path | None = None,
+    images: list[Path] | None = None,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
+    skills = load_skills(skills_dir)
+    pictures = load_images(images)
     provider = resolve_provider(model, base_url)
     try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes())
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes(),
+                              skills=skills)
         transform = local.compaction(provider)
-        agent = BasicAgent("agcore", coding_prompt(space))
+        agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, base_url=base_url)
         if (compaction := local.describe_compaction(transform)) is not None:
             renderer.line(compaction, style="dim")
@@ -67,13 +81,14 @@ async def chat(
             except (MemoryStoreError, OSError) as exc:
                 raise store_error(db, exc) from None
             again = resume_command("chat", "--session", session.session_id, db=db, model=model,
-                                   base_url=base_url, workspace=workspace, options=local.arguments())
+                                   base_url=base_url, workspace=workspace,
+                                   options=local.arguments() + _skills_arguments(skills_dir))
             console.print(f"session {session.session_id} · resume with: {again}",
                           style="dim", markup=False, highlight=False)
             console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "
                           "quits.", style="dim", markup=False)
             try:
-                await _Chat(session, terminal, renderer).loop()
+                await _Chat(session, terminal, renderer, pictures).loop()
             finally:
                 await session.close()
         console.print("bye")
@@ -83,8 +98,10 @@ async def chat(
 
 
 class _Chat:
-    def __init__(self, session: AgentSession, terminal: Terminal, renderer: Renderer) -> None:
+    def __init__(self, session: AgentSession, terminal: Terminal, renderer: Renderer,
+                 images: list[ImageBlock]) -> None:
         self.session = session
+        self._images = images  # go with the first message typed
         self.terminal = terminal
         self.renderer = renderer
         self._turn: anyio.CancelScope | None = None
@@ -122,7 +139,8 @@ class _Chat:
             self._turn = scope
             self.terminal.on_line = self._steer
             try:
-                await stream_turn(self.session, text, self.renderer)
+                images, self._images = self._images, []
+                await stream_turn(self.session, with_images(text, images), self.renderer)
             finally:
                 self.terminal.on_line = None
                 self._turn = None
@@ -133,6 +151,10 @@ class _Chat:
             self.renderer.summary(result)
         # A cancelled turn's history is repaired in memory; write the repair now, not with the next turn.
         await self.session.save()
+
+
+def _skills_arguments(skills_dir: Path | None) -> list[str]:
+    return [] if skills_dir is None else ["--skills", str(skills_dir)]
 
 
 def _show_history(renderer: Renderer, session: AgentSession) -> None:

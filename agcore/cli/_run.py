@@ -14,7 +14,17 @@ from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer
-from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
+from agcore.cli._setup import (
+    Confirm,
+    build_bundle,
+    coding_prompt,
+    load_images,
+    load_skills,
+    open_workspace,
+    run_interruptible,
+    with_images,
+)
+from agcore.llm.types import UserMessage
 
 __all__ = ["result_exit_code", "run_task", "stream_turn"]
 
@@ -30,15 +40,19 @@ async def run_task(
     plugins: bool,
     backend: str = "loop",
     local: LocalOptions | None = None,
+    skills_dir: Path | None = None,
+    images: list[Path] | None = None,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
+    skills = load_skills(skills_dir)
+    pictures = load_images(images)
     provider = resolve_provider(model, base_url)
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
-                              config=local.config_changes())
+                              config=local.config_changes(), skills=skills)
         transform = local.compaction(provider)
-        agent = BasicAgent("agcore", coding_prompt(space))
+        agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
         if (compaction := local.describe_compaction(transform)) is not None:
@@ -50,7 +64,7 @@ async def run_task(
 
         session, _ = await run_interruptible(
             console, renderer, yes=yes, open_session=new_session,
-            work=lambda s: stream_turn(s, task, renderer),
+            work=lambda s: stream_turn(s, with_images(task, pictures), renderer),
         )
         result = session.last_result
         assert result is not None
@@ -60,7 +74,7 @@ async def run_task(
         await close_provider(provider)
 
 
-async def stream_turn(session: ConversationSession, text: str, renderer: Renderer) -> None:
+async def stream_turn(session: ConversationSession, text: str | UserMessage, renderer: Renderer) -> None:
     """Run a turn, rendering its events; a cancellation of the caller's scope cancels the turn."""
     # stream_turn is an async generator; closing it (here, on cancellation) cancels the turn.
     stream = cast("AsyncGenerator[AgentEvent, None]", session.stream_turn(text))

@@ -17,19 +17,22 @@ from agcore.agent import (
     ConfigError,
     ConversationSession,
     RuntimeBundle,
+    SkillError,
+    Skills,
     SystemPrompt,
 )
 from agcore.cli._errors import CliError, ExitCode
 from agcore.cli._render import Renderer, format_call
 from agcore.cli._terminal import Terminal, interrupts
+from agcore.llm import ImageFileError
 from agcore.llm.provider import LLMProvider
-from agcore.llm.types import ToolUseBlock
+from agcore.llm.types import ImageBlock, ToolUseBlock, UserMessage
 from agcore.tools import SandboxUnavailable, Tool
 from agcore.tools.workspace import Workspace
 
 __all__ = [
-    "IDENTITY", "Confirm", "build_bundle", "coding_prompt", "confirm_callback", "open_workspace",
-    "run_interruptible",
+    "IDENTITY", "Confirm", "build_bundle", "coding_prompt", "confirm_callback", "load_images",
+    "load_skills", "open_workspace", "run_interruptible", "with_images",
 ]
 
 IDENTITY = (
@@ -59,15 +62,41 @@ def open_workspace(directory: Path | None) -> Workspace:
         raise CliError(str(exc), ExitCode.USAGE) from exc
 
 
-def coding_prompt(workspace: Workspace) -> str:
-    return (
+def load_skills(directory: Path | None) -> Skills | None:
+    """The skills of ``--skills DIR`` (None when not given); exit 2 naming the bad file if one is."""
+    if directory is None:
+        return None
+    try:
+        return Skills.from_dir(directory)
+    except SkillError as exc:
+        raise CliError(f"--skills: {exc}", ExitCode.USAGE) from None
+
+
+def load_images(paths: list[Path] | None) -> list[ImageBlock]:
+    """The images of ``--image PATH`` options, read now so a bad one stops the command before any
+    model call (exit 2, saying what is wrong with it)."""
+    try:
+        return [ImageBlock.from_path(path) for path in paths or ()]
+    except ImageFileError as exc:
+        raise CliError(f"--image: {exc}", ExitCode.USAGE) from None
+
+
+def with_images(text: str, images: list[ImageBlock]) -> str | UserMessage:
+    """The turn's input: ``text`` alone, or a message with the images before it."""
+    return UserMessage.with_images(text, images) if images else text
+
+
+def coding_prompt(workspace: Workspace, skills: Skills | None = None) -> str:
+    prompt = (
         SystemPrompt(IDENTITY)
         .tool_rules(*DEFAULT_TOOL_RULES)
         .safety_rules(*DEFAULT_SAFETY_RULES)
         .workspace(workspace.root)
         .environment()
-        .render()
     )
+    if skills is not None:
+        skills.apply(prompt)
+    return prompt.render()
 
 
 def build_bundle(
@@ -78,18 +107,25 @@ def build_bundle(
     plugins: tuple[object, ...] = (),
     backend: str = "loop",
     config: dict[str, Any] | None = None,
+    skills: Skills | None = None,
 ) -> RuntimeBundle:
-    """The runtime bundle: ``provider``, the workspace tools, ``plugins``, (if asked) the plugins of
-    the ``agcore`` entry-point group, and ``config`` changes to ``AgentConfig``. An invalid plugin
-    is a configuration error (exit 3)."""
+    """The runtime bundle: ``provider``, the workspace tools (and ``load_skill`` when there are
+    ``skills`` to load on demand), ``plugins``, (if asked) the plugins of the ``agcore`` entry-point
+    group, and ``config`` changes to ``AgentConfig``; long tool outputs are cut to keyword windows.
+    An invalid plugin is a configuration error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
+    if skills is not None and skills.on_demand:
+        builder.tools(skills.tool())
     builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
     if config:
         builder.config(**config)
     try:
-        return builder.build()
+        bundle = builder.build()
     except ConfigError as exc:
         raise CliError(str(exc), ExitCode.CONFIG) from None
+    # A long output keeps the lines around what the call asked for, not only its head.
+    bundle.tool_registry().truncation = "keywords"
+    return bundle
 
 
 def confirm_callback(terminal: Terminal, renderer: Renderer, *, yes: bool) -> Confirm:

@@ -13,6 +13,8 @@ session = AgentSession(agent, bundle=bundle, transform=transform)
 * ``compact``: past ``threshold_ratio`` of the window, the middle of the history is summarised by a
   model; head and tail stay, tool calls stay with their results, one huge result is cut first.
 * ``create_context_transform``: both, for ``AgentSession(transform=...)``, remembering its summary.
+* ``keep_last_messages``: the cheap alternative for small windows: the task and the last N messages,
+  never parting a tool call from its result, no model call.
 * ``default_compaction``: that transform where the window is small (under ``SMALL_WINDOW`` tokens:
   small local models), None elsewhere; what the CLI gives its sessions.
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from agcore.context._auto import SMALL_WINDOW, default_compaction, known_window
 from agcore.context._compaction import cap_tool_results, compact, join_summary, safe_cut_points
+from agcore.context._count_trim import DEFAULT_MAX_MESSAGES, keep_last_messages, trim_messages
 from agcore.context._micro import cut_middle, truncate_old_tool_results
 from agcore.context._summary import (
     DEFAULT_SUMMARY_PROMPT,
@@ -53,6 +56,7 @@ from agcore.context._transform import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGES",
     "DEFAULT_SUMMARY_PROMPT",
     "IMAGE_TOKENS",
     "MESSAGE_OVERHEAD_TOKENS",
@@ -74,11 +78,13 @@ __all__ = [
     "estimate_tokens",
     "is_summary_block",
     "join_summary",
+    "keep_last_messages",
     "known_window",
     "render_transcript",
     "safe_cut_points",
     "summarise",
     "summary_block",
     "summary_text",
+    "trim_messages",
     "truncate_old_tool_results",
 ]

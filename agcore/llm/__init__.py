@@ -11,6 +11,7 @@ from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.llm._arguments import CUT_AT_MAX_TOKENS, parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm._identifiers import fit_identifier, new_call_id
+from agcore.llm._images import IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, ImageFileError
 from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     AuthenticationError,
@@ -103,6 +104,9 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CUT_AT_MAX_TOKENS",
+    "IMAGE_MEDIA_TYPES",
+    "MAX_IMAGE_BYTES",
+    "ImageFileError",
     "NO_RETRY",
     "AnthropicProvider",
     "AssistantMessage",

@@ -7,11 +7,14 @@ Unions are discriminated on a ``type`` (content blocks) or ``role`` (messages) l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agcore.llm._images import MAX_IMAGE_BYTES, read_image
 
 __all__ = [
     "AssistantMessage",
@@ -63,6 +66,14 @@ class ImageBlock(_Frozen):
         if self.data is not None and not self.media_type:
             raise ValueError("a base64 ImageBlock needs its `media_type`, e.g. 'image/png'")
         return self
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str], *, max_bytes: int = MAX_IMAGE_BYTES) -> ImageBlock:
+        """The image file at ``path``, inline: its media type read from its bytes (PNG, JPEG, GIF,
+        WebP). ``ImageFileError`` (a ``ValueError``) when it is missing, over ``max_bytes`` (default
+        5 MB, Anthropic's limit) or another format."""
+        media_type, data = read_image(path, max_bytes=max_bytes)
+        return cls(media_type=media_type, data=data)
 
 
 class ThinkingBlock(_Frozen):
@@ -191,6 +202,21 @@ class UserMessage(_Frozen):
     def tool_results(self) -> list[ToolResultBlock]:
         """The tool results the message carries, in order."""
         return [b for b in self.blocks if isinstance(b, ToolResultBlock)]
+
+    @classmethod
+    def with_images(
+        cls, text: str, images: Iterable[str | os.PathLike[str] | ImageBlock], *,
+        max_bytes: int = MAX_IMAGE_BYTES,
+    ) -> UserMessage:
+        """``text`` with images: each a path (read by ``ImageBlock.from_path``) or an ``ImageBlock``.
+        The images come first, then the text, the order the vendors recommend."""
+        blocks: list[ContentBlock] = [
+            image if isinstance(image, ImageBlock) else ImageBlock.from_path(image, max_bytes=max_bytes)
+            for image in images
+        ]
+        if text:
+            blocks.append(TextBlock(text=text))
+        return cls(content=blocks)
 
 
 class AssistantMessage(_Frozen):

@@ -3,7 +3,8 @@
 tests, ``SqliteMemoryStore`` as the embedded default: FTS5/BM25, WAL, safe for concurrent writers) and
 the retrievers (keyword, embedding over an ``Embedder``, and their hybrid by reciprocal rank fusion),
 the embedders (``HashingEmbedder`` offline, ``OpenAIEmbedder`` for any ``/v1/embeddings`` server),
-and the session stores that let an agent session survive its process (``SqliteSessionStore``).
+the session stores that let an agent session survive its process (``SqliteSessionStore``), and
+``OverflowToMemory``, a compaction callback writing a summary of what was cut into a store.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from agcore.memory._embedding import Embedder, HashingEmbedder
     from agcore.memory._in_memory import InMemoryStore
     from agcore.memory._openai_embedder import EmbeddingError, OpenAIEmbedder
+    from agcore.memory._overflow import DEFAULT_OVERFLOW_PROMPT, OverflowToMemory
     from agcore.memory._retrievers import EmbeddingRetriever, HybridRetriever, KeywordRetriever
     from agcore.memory._session_store import (
         InMemorySessionStore,
@@ -39,6 +41,8 @@ _LAZY = {
     "Embedder": "agcore.memory._embedding",
     "HashingEmbedder": "agcore.memory._embedding",
     "InMemoryStore": "agcore.memory._in_memory",
+    "DEFAULT_OVERFLOW_PROMPT": "agcore.memory._overflow",
+    "OverflowToMemory": "agcore.memory._overflow",
     "EmbeddingRetriever": "agcore.memory._retrievers",
     "HybridRetriever": "agcore.memory._retrievers",
     "KeywordRetriever": "agcore.memory._retrievers",
@@ -54,6 +58,7 @@ _LAZY = {
 
 __all__ = [
     "DEFAULT_NAMESPACE",
+    "DEFAULT_OVERFLOW_PROMPT",
     "Embedder",
     "EmbeddingError",
     "EmbeddingRetriever",
@@ -66,6 +71,7 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreError",
     "OpenAIEmbedder",
+    "OverflowToMemory",
     "RetrievedItem",
     "Retriever",
     "SessionRecord",

@@ -35,6 +35,7 @@ import anyio
 from agcore.llm.errors import LLMError, error_from_status
 from agcore.llm.types import (
     AssistantMessage,
+    ImageBlock,
     LLMRequest,
     TextBlock,
     ToolResultBlock,
@@ -202,6 +203,8 @@ def _request_text(request: LLMRequest) -> str:
                 parts.append(block.text)
             elif isinstance(block, ToolUseBlock):
                 parts.append(json.dumps(block.input))
+            elif isinstance(block, ImageBlock):  # so a script can expect an image: "[image image/png]"
+                parts.append(f"[image {block.media_type or block.url}]")
     return "\n".join(parts)
 
 

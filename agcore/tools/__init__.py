@@ -34,7 +34,8 @@ from agcore.tools._errors import (
     UnknownToolError,
 )
 from agcore.tools._registry import ToolExecution, ToolRegistry, ToolStatus
-from agcore.tools._tool import VENDOR_TOOL_NAME, Tool, ToolHandler, ToolOutput, tool
+from agcore.tools._tool import VENDOR_TOOL_NAME, RetryOn, Tool, ToolHandler, ToolOutput, Truncation, tool
+from agcore.tools._windows import call_keywords, keyword_windows
 
 if TYPE_CHECKING:
     from agcore.tools._command_guard import CommandDenied, CommandGuard, CommandNeedsConfirmation
@@ -61,6 +62,7 @@ __all__ = [
     "MissingDependencyError",
     "PathDenied",
     "PathGuard",
+    "RetryOn",
     "RetryableToolError",
     "SandboxUnavailable",
     "Tool",
@@ -75,9 +77,12 @@ __all__ = [
     "ToolProgress",
     "ToolRegistry",
     "ToolStatus",
+    "Truncation",
     "UnknownToolError",
     "VENDOR_TOOL_NAME",
     "Workspace",
+    "call_keywords",
+    "keyword_windows",
     "tool",
     "workspace_tools",
 ]

@@ -26,7 +26,8 @@ from agcore.tools._errors import (
     UnknownToolError,
     describe_invalid_arguments,
 )
-from agcore.tools._tool import Tool
+from agcore.tools._tool import Tool, Truncation
+from agcore.tools._windows import call_keywords
 
 __all__ = ["ToolExecution", "ToolRegistry", "ToolStatus"]
 
@@ -60,15 +61,25 @@ class ToolExecution:
 class ToolRegistry:
     """Server tools (run here) and client tools (run by the caller), by unique name.
 
-    ``default_timeout`` (seconds) applies to tools that set no ``timeout`` of their own.
+    ``default_timeout`` (seconds) applies to tools that set no ``timeout`` of their own;
+    ``truncation`` to tools that set no ``truncation``: output over a tool's ``max_output_chars`` is
+    cut at its ``"head"`` (the default) or to ``"keywords"`` windows (its head, its tail and the
+    lines around the terms of the call's arguments: ``pattern``, ``query``, ``path``...).
     """
 
     def __init__(
-        self, tools: Iterable[Tool | Callable[..., Any]] = (), *, default_timeout: float | None = None
+        self,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        default_timeout: float | None = None,
+        truncation: Truncation = "head",
     ) -> None:
         if default_timeout is not None and default_timeout <= 0:
             raise ValueError(f"default_timeout must be positive seconds or None, not {default_timeout!r}")
+        if truncation not in ("head", "keywords"):
+            raise ValueError(f"truncation is 'head' or 'keywords', not {truncation!r}")
         self.default_timeout = default_timeout
+        self.truncation: Truncation = truncation
         self._tools: dict[str, Tool] = {}
         for item in tools:
             self.register(item)
@@ -231,21 +242,25 @@ class ToolRegistry:
                         value = await run(values, ctx)
                     if scope.cancelled_caught:
                         message = (
-                            f"Tool '{tool.name}' timed out after {timeout:g}s. "
-                            "Try again with a smaller request or different arguments."
+                            f"Tool '{tool.name}' timed out after {timeout:g}s"
+                            + (f" (each of {attempts} attempts)" if attempts > 1 else "")
+                            + ". Try again with a smaller request or different arguments."
                         )
-                        return _failed(call, "timeout", message, started, TimeoutError(message), attempts)
+                        expired = TimeoutError(message)
+                        if await _retry_pause(tool, expired, attempts):
+                            continue
+                        return _failed(call, "timeout", message, started, expired, attempts)
                 break
             except Exception as caught:
                 failure = _single(caught)
-                if isinstance(failure, RetryableToolError) and attempts <= tool.max_retries:
-                    delay = failure.retry_after if failure.retry_after is not None else tool.retry_delay
-                    if delay > 0:
-                        await anyio.sleep(delay)
+                if await _retry_pause(tool, failure, attempts):
                     continue
                 status, message = _describe_failure(tool, failure, attempts)
                 return _failed(call, status, message, started, failure, attempts)
-        content = tool.render(value)
+        if (tool.truncation or self.truncation) == "keywords":
+            content = tool.render(value, keywords=call_keywords(call.input))
+        else:
+            content = tool.render(value)
         result = ToolResultBlock(tool_use_id=call.id, content=content)
         return ToolExecution(result, "ok", attempts, monotonic() - started)
 
@@ -268,6 +283,21 @@ def _single(exc: Exception) -> Exception:
     return exc
 
 
+async def _retry_pause(tool: Tool, failure: Exception, attempts: int) -> bool:
+    """Whether ``failure`` of attempt ``attempts`` is retried; if so, after the tool's pause (or the
+    ``retry_after`` a ``RetryableToolError`` asks for). A denial is a decision, never retried."""
+    if attempts > tool.max_retries or isinstance(failure, ToolDenied):
+        return False
+    if not isinstance(failure, (RetryableToolError, *tool.retry_on)):
+        return False
+    delay = tool.retry_delay
+    if isinstance(failure, RetryableToolError) and failure.retry_after is not None:
+        delay = failure.retry_after
+    if delay > 0:
+        await anyio.sleep(delay)
+    return True
+
+
 def _describe_failure(tool: Tool, exc: Exception, attempts: int) -> tuple[ToolStatus, str]:
     if isinstance(exc, ToolDenied):
         return "denied", f"Denied: {exc.reason or 'the call is not allowed'}"
@@ -278,7 +308,9 @@ def _describe_failure(tool: Tool, exc: Exception, attempts: int) -> tuple[ToolSt
         return "error", message
     _log.warning("tool %r raised %s", tool.name, type(exc).__name__, exc_info=exc)
     detail = str(exc)
-    return "error", f"Tool '{tool.name}' raised {type(exc).__name__}" + (f": {detail}" if detail else ".")
+    tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+    return "error", (f"Tool '{tool.name}' raised {type(exc).__name__}{tries}"
+                     + (f": {detail}" if detail else "."))
 
 
 def _failed(

@@ -13,38 +13,40 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 import sys
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, overload
 
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
-from pydantic_core import to_jsonable_python
 
-from agcore.llm.types import ImageBlock, TextBlock, ToolDefinition
+from agcore.llm.types import ToolDefinition
 from agcore.tools._context import ToolContext
 from agcore.tools._errors import ToolDefinitionWarning, ToolError
 from agcore.tools._schema import FunctionSchema, function_schema
+from agcore.tools._tool_output import ToolOutput, render_output, truncate_output
+from agcore.tools._windows import keyword_windows
 
 __all__ = [
-    "VENDOR_TOOL_NAME", "Tool", "ToolHandler", "ToolOutput", "render_output", "tool", "truncate_output",
+    "VENDOR_TOOL_NAME", "RetryOn", "Tool", "ToolHandler", "ToolOutput", "Truncation", "render_output",
+    "tool", "truncate_output",
 ]
 
-ToolOutput = str | list[TextBlock | ImageBlock]
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 ToolMode = Literal["server", "client"]
+#: Exceptions a tool's failures are retried on, besides ``RetryableToolError``: a class or a tuple.
+RetryOn = type[Exception] | tuple[type[Exception], ...]
+#: How output over ``max_output_chars`` is cut: at its ``"head"``, or to the ``"keywords"`` windows
+#: (head, tail and the lines around what the call's arguments name; see ``keyword_windows``).
+Truncation = Literal["head", "keywords"]
 
 # Internals the registry calls directly: prepare (validate, may raise ValidationError), then call.
 _Prepare = Callable[[Any], Any]
 _Call = Callable[[Any, ToolContext], Awaitable[Any]]
 
 DEFAULT_MAX_OUTPUT_CHARS = 50_000
-_BLOCKS = (TextBlock, ImageBlock)
-# One encoder, built once: json.dumps with options builds a new one per call.
-_encode_json = json.JSONEncoder(ensure_ascii=False, default=to_jsonable_python).encode
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 #: The tool names Anthropic and OpenAI accept; any other name is refused by them at request time.
@@ -73,8 +75,12 @@ class Tool:
     * ``timeout``: seconds per attempt (None: the registry's default). An async tool is cancelled at
       the deadline. A sync tool's thread cannot be killed: it is abandoned and runs to completion in
       the background, its result discarded, so give sync tools their own internal timeouts too;
-    * ``max_retries``/``retry_delay``: how often a ``RetryableToolError`` is retried, and the pause;
-    * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap).
+    * ``max_retries``/``retry_delay``: how often a failure is retried, and the pause between tries.
+      A ``RetryableToolError`` is always retryable (its ``retry_after`` wins over the delay);
+      ``retry_on`` adds exception classes (``retry_on=Exception``: any failure, as seed 004's loop
+      does; a timeout too, when ``TimeoutError`` is among them). ``ToolDenied`` is never retried;
+    * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap);
+    * ``truncation``: how: ``"head"`` or ``"keywords"`` (None: the registry's ``truncation``).
     """
 
     def __init__(
@@ -88,7 +94,9 @@ class Tool:
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
+        retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+        truncation: Truncation | None = None,
         prepare: _Prepare | None = None,
         call: _Call | None = None,
         function: Callable[..., Any] | None = None,
@@ -116,7 +124,11 @@ class Tool:
         self.timeout = timeout
         self.max_retries = max_retries
         self.retry_delay = retry_delay
+        self.retry_on: tuple[type[Exception], ...] = _exception_classes(name, retry_on)
         self.max_output_chars = max_output_chars
+        if truncation not in (None, "head", "keywords"):
+            raise ValueError(f"tool {name!r}: truncation is 'head', 'keywords' or None, not {truncation!r}")
+        self.truncation: Truncation | None = truncation
         self._prepare: _Prepare = prepare if prepare is not None else _require_object
         self._call = call
         self._function = function
@@ -167,7 +179,9 @@ class Tool:
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
+        retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+        truncation: Truncation | None = None,
     ) -> Tool:
         """A tool from a sync or async function: its name, its docstring's first paragraph, and a
         schema built from its type hints and docstring parameter docs (Google, NumPy or reST).
@@ -201,7 +215,9 @@ class Tool:
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
+            retry_on=retry_on,
             max_output_chars=max_output_chars,
+            truncation=truncation,
             prepare=prepare,
             call=_function_caller(fn, schema, _is_async(fn)),
             function=fn,
@@ -222,7 +238,9 @@ class Tool:
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
+        retry_on: RetryOn = (),
         max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+        truncation: Truncation | None = None,
     ) -> Tool:
         """A tool with a hand-written JSON schema and an async ``handler(arguments, ctx)``.
 
@@ -238,7 +256,9 @@ class Tool:
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
+            retry_on=retry_on,
             max_output_chars=max_output_chars,
+            truncation=truncation,
             call=handler,
             function=handler,
             parameter_names=tuple(properties) if isinstance(properties, dict) else None,
@@ -270,11 +290,17 @@ class Tool:
         values = self._prepare(arguments)
         return self.render(await self._call(values, ctx))
 
-    def render(self, value: Any) -> ToolOutput:
-        """Convert a return value to tool-result content and apply ``max_output_chars``."""
-        if type(value) is str and (self.max_output_chars is None or len(value) <= self.max_output_chars):
+    def render(self, value: Any, *, keywords: Sequence[re.Pattern[str]] | None = None) -> ToolOutput:
+        """Convert a return value to tool-result content and apply ``max_output_chars``: text over
+        it is cut to ``keyword_windows`` around ``keywords`` when they are given, else at its head
+        (block lists are always cut at the head)."""
+        limit = self.max_output_chars
+        if type(value) is str and (limit is None or len(value) <= limit):
             return value  # the common case, kept cheap
-        return truncate_output(render_output(value), self.max_output_chars)
+        output = render_output(value)
+        if keywords is not None and limit is not None and isinstance(output, str):
+            return keyword_windows(output, keywords, limit)
+        return truncate_output(output, limit)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the original function (or handler) directly: no validation, no thread, no timeout."""
@@ -284,6 +310,15 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool(name={self._name!r}, mode={self._mode!r})"
+
+
+def _exception_classes(name: str, retry_on: RetryOn) -> tuple[type[Exception], ...]:
+    classes = retry_on if isinstance(retry_on, tuple) else (retry_on,)
+    for cls in classes:
+        if not (isinstance(cls, type) and issubclass(cls, Exception)):
+            raise TypeError(f"tool {name!r}: retry_on takes Exception classes (or a tuple of them), "
+                            f"not {cls!r}; e.g. retry_on=(OSError, TimeoutError)")
+    return classes
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -332,62 +367,6 @@ def _require_object(arguments: Any) -> Any:
     )
 
 
-# -------------------------------------------------------------------------------------- output
-
-
-def render_output(value: Any) -> ToolOutput:
-    """A tool's return value as tool-result content: str as is; None -> ""; a TextBlock/ImageBlock or a
-    list of them -> blocks; a pydantic model -> its JSON; other data -> JSON (``ensure_ascii=False``),
-    falling back to ``str(value)`` for what JSON cannot hold."""
-    if isinstance(value, str):
-        return str(value)
-    if value is None:
-        return ""
-    if type(value) is int:
-        return str(value)
-    if isinstance(value, TextBlock | ImageBlock):
-        return [value]
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    if isinstance(value, list | tuple) and value and all(isinstance(v, _BLOCKS) for v in value):
-        return list(value)
-    try:
-        return _encode_json(value)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def truncate_output(output: ToolOutput, limit: int | None) -> ToolOutput:
-    """Cut text past ``limit`` characters, ending with ``[… truncated N of M characters]``.
-
-    For block lists the budget spans all text blocks in order; images are kept.
-    """
-    if limit is None:
-        return output
-    if isinstance(output, str):
-        if len(output) <= limit:
-            return output
-        return output[:limit] + _marker(len(output) - limit, len(output))
-    total = sum(len(b.text) for b in output if isinstance(b, TextBlock))
-    if total <= limit:
-        return output
-    budget = limit
-    kept: list[TextBlock | ImageBlock] = []
-    for block in output:
-        if isinstance(block, TextBlock):
-            if budget > 0:
-                kept.append(block if len(block.text) <= budget else TextBlock(text=block.text[:budget]))
-            budget -= len(block.text)
-        else:
-            kept.append(block)
-    kept.append(TextBlock(text=_marker(total - limit, total).lstrip("\n")))
-    return kept
-
-
-def _marker(cut: int, total: int) -> str:
-    return f"\n[… truncated {cut:,} of {total:,} characters]"
-
-
 # -------------------------------------------------------------------------------------- @tool
 
 
@@ -404,7 +383,9 @@ def tool(
     timeout: float | None = None,
     max_retries: int = 0,
     retry_delay: float = 0.0,
+    retry_on: RetryOn = (),
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+    truncation: Truncation | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -418,11 +399,14 @@ def tool(
     timeout: float | None = None,
     max_retries: int = 0,
     retry_delay: float = 0.0,
+    retry_on: RetryOn = (),
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
+    truncation: Truncation | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a ``Tool``: bare (``@tool``) or with options (``@tool(timeout=5)``).
 
     The result stays callable: calling it calls the original function.
+    ``@tool(max_retries=2, retry_on=Exception, retry_delay=0.5)`` retries any failure twice.
     """
 
     def decorate(f: Callable[..., Any]) -> Tool:
@@ -434,7 +418,9 @@ def tool(
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
+            retry_on=retry_on,
             max_output_chars=max_output_chars,
+            truncation=truncation,
         )
 
     return decorate(fn) if fn is not None else decorate
