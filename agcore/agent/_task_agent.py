@@ -44,13 +44,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agcore.agent._agent import Agent, BasicAgent
-from agcore.agent._bundle import bundle_resolve_provider
-from agcore.agent._errors import AgentError, PlanParseError
+from agcore.agent._errors import PlanParseError
 from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._plan import Plan, Step, StepError, StepStatus
-from agcore.agent._plan_parser import PLAN_SHAPE, JsonPlanParser, PlanParser
+from agcore.agent._plan_drafting import (
+    DEFAULT_PLAN_PROMPT,
+    DEFAULT_REASK_PROMPT,
+    PlanPromptBuilder,
+    ask_for_plan,
+    plan_prompt,
+)
+from agcore.agent._plan_parser import JsonPlanParser, PlanParser
 from agcore.agent._step_check import NOT_VERIFIED, DefaultStepVerifier, StepVerifier
-from agcore.llm.types import AssistantMessage, LLMRequest, ToolDefinition, UserMessage
+from agcore.llm.types import AssistantMessage, ToolDefinition, UserMessage
 from agcore.tools import Tool
 
 if TYPE_CHECKING:
@@ -73,29 +79,6 @@ FailurePolicy = Literal["stop", "continue", "retry"]
 PLAN_STATE_KEY = "plan"
 #: Called with the plan after every status change; sync or async. Persist the plan here.
 PlanUpdate = Callable[[Plan], "Awaitable[None] | None"]
-#: A planning prompt built from the goal and the tools the steps may use.
-PlanPromptBuilder = Callable[[str, Sequence[ToolDefinition]], str]
-
-#: ``{goal}``, ``{tools}`` and ``{shape}`` are replaced literally (other braces are left alone).
-DEFAULT_PLAN_PROMPT = """\
-Break this goal into a short plan of concrete steps; each step is carried out in one turn, with the \
-results of the earlier steps at hand.
-
-Goal: {goal}
-
-Tools the steps can use:
-{tools}
-
-Answer with only a JSON object, no other text, of this shape:
-{shape}
-`depends_on` lists the ids of the steps whose results a step needs (only ids of steps in this plan); \
-`tool_hints` names the tools that will likely help. Code a step writes goes in its description. Use as \
-few steps as the goal needs."""
-
-#: ``{error}`` is the parse error's message.
-DEFAULT_REASK_PROMPT = """\
-Your plan could not be read: {error}
-Answer again with only the JSON object."""
 
 _RESULT_CHARS = 4000
 _log = logging.getLogger("agcore.agent")
@@ -371,48 +354,12 @@ class DefaultTaskAgent:
         return "\n".join(lines)
 
     def _plan_prompt(self, goal: str, tools: Sequence[ToolDefinition]) -> str:
-        if callable(self.plan_prompt):
-            return self.plan_prompt(goal, tools)
-        listed = "\n".join(f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}"
-                           for t in tools) or "(none: the steps can only think and write)"
-        prompt = self.plan_prompt.replace("{goal}", goal).replace("{tools}", listed)
-        return prompt.replace("{shape}", PLAN_SHAPE) + self._subagents_prompt()
-
-    def _subagents_prompt(self) -> str:
-        """What the planning prompt says about ``subagents`` (nothing when there are none)."""
-        if not self.subagents:
-            return ""
-        lines = []
-        for name, chosen in self.subagents.items():
-            about = chosen.description if isinstance(chosen, Tool) else (chosen.system_prompt or "").strip()
-            lines.append(f"- {name}: {about.splitlines()[0] if about else 'a sub-agent'}")
-        return (
-            '\n\nA step may be handed to one of these sub-agents by adding "agent": "<name>" to it; '
-            "it then works on the step alone, with its own tools:\n" + "\n".join(lines)
-        )
+        return plan_prompt(self.plan_prompt, goal, tools, self.subagents)
 
     async def _ask(
         self, session: AgentSession, messages: list[UserMessage | AssistantMessage]
     ) -> AssistantMessage:
-        """One planning call through the session's provider and request hooks, counted in its usage."""
-        config = session.bundle.config()
-        request = LLMRequest.build(
-            messages, system=self.planning_system_prompt or session.agent.system_prompt,
-            max_tokens=config.max_tokens, temperature=config.temperature,
-        )
-        hooks = session.bundle.hook_executor()
-        try:
-            provider = await bundle_resolve_provider(session.bundle, session, request)
-            if hooks.has_impls("on_llm_request"):
-                ctx = session.hook_context().replace(model=provider.model_id, provider=provider.provider_name)
-                request = await hooks.on_llm_request(ctx, request)
-            response = await provider.complete(request)
-        except Exception as exc:
-            raise AgentError.wrap(exc) from exc
-        session.usage.add(response.message)
-        if hooks.has_impls("on_llm_response"):
-            await hooks.on_llm_response(session.hook_context(), response.message)
-        return response.message
+        return await ask_for_plan(session, messages, self.planning_system_prompt)
 
     async def _finished(
         self, session: AgentSession, plan: Plan, step: Step, update: PlanUpdate | None

@@ -9,17 +9,23 @@ ends the turn with ``UnreadableToolCalls``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agcore.agent import _events as ev
 from agcore.agent._errors import UnreadableToolCalls
 from agcore.agent._text_stream import CallTextFilter
 from agcore.agent._text_tools import (
     MAX_REREADS,
+    TextRead,
     call_mode,
     read_text_calls,
     switch_to_text_mode,
     text_mode_request,
 )
 from agcore.agent.capability import Capability, ModelCall, Reply, TurnView
+
+if TYPE_CHECKING:
+    from agcore.agent._turn import TurnState
 
 __all__ = ["TextModeCalls"]
 
@@ -42,27 +48,33 @@ class TextModeCalls(Capability):
             call.text_filter = CallTextFilter(call.offered, lone_results=call.tool_mode == "text")
 
     async def read_reply(self, steps: TurnView, call: ModelCall, reply: Reply) -> None:
-        turn = steps.turn
-        mode = call.tool_mode
-        if mode == "native":
-            turn.rereads = 0
+        if call.tool_mode == "native":
+            steps.turn.rereads = 0
             return
-        read = read_text_calls(reply.message, call.offered, auto=mode == "auto")
+        read = read_text_calls(reply.message, call.offered, auto=call.tool_mode == "auto")
         if read is not None:
             reply.message = read.message
-            if mode == "auto" and reply.message.tool_calls:
+            if call.tool_mode == "auto" and reply.message.tool_calls:
                 provider = call.provider
                 steps.emit(switch_to_text_mode(steps.session, provider.provider_name, provider.model_id))
         elif call.text_filter is not None and not reply.message.tool_calls:
             unseen = call.text_filter.unseen(reply.message.text)
             if unseen:  # it looked like a call but is the answer: show it whole
                 steps.emit(ev.TextDelta(text=unseen))
-        note = read.note if read is not None else None
-        if note is not None:  # what could not be read as a call: the model reads it with the results
-            reply.notes.append(note)
-        reread = note is not None and not reply.message.tool_calls and turn.rereads < MAX_REREADS
-        reply.ask_again = reply.ask_again or reread
-        if read is not None and read.unusable and not reread:
-            # Past the re-asks, a reply with nothing usable in it (no call, no answer) is no answer.
-            reply.error = UnreadableToolCalls(read.problems, text_mode=mode == "text", rereads=turn.rereads)
-        turn.rereads = turn.rereads + 1 if reread else 0
+        if read is not None:
+            _judge(steps.turn, call, reply, read)
+        else:
+            steps.turn.rereads = 0
+
+
+def _judge(turn: TurnState, call: ModelCall, reply: Reply, read: TextRead) -> None:
+    """What the model is told of what could not be read, and whether it is asked again (at most
+    ``MAX_REREADS`` times in a row) or, past that, the reply ends the turn as unusable."""
+    if read.note is not None:  # the model reads it with the results
+        reply.notes.append(read.note)
+    reread = read.note is not None and not reply.message.tool_calls and turn.rereads < MAX_REREADS
+    reply.ask_again = reply.ask_again or reread
+    if read.unusable and not reread:  # no call, no answer: no answer either
+        reply.error = UnreadableToolCalls(read.problems, text_mode=call.tool_mode == "text",
+                                          rereads=turn.rereads)
+    turn.rereads = turn.rereads + 1 if reread else 0
