@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Literal
 
 from agcore.agent import _events as ev
 from agcore.agent._batch import Batch, CallOutcome, error_result
-from agcore.agent._capabilities import capabilities_of
+from agcore.agent._capabilities import CapabilityTable, capabilities_of
 from agcore.agent._messages import AgentMessage, ToolResults, UserInput
 from agcore.agent.capability import CallModel, Finish, Next, Vetting
 
 if TYPE_CHECKING:
     from agcore.agent._config import AgentConfig
     from agcore.agent._turn import TurnState
-    from agcore.agent.capability import Capability
     from agcore.agent.session_like import SessionLike
     from agcore.hooks import ConfirmationAnswer, HookExecutor
     from agcore.llm.types import ToolUseBlock, UserMessage
@@ -92,7 +91,7 @@ class ToolSteps:
         self.session = session
         self.config: AgentConfig = bundle.config()
         self.hooks: HookExecutor = bundle.hook_executor()
-        self.capabilities: tuple[Capability, ...] = capabilities_of(bundle)
+        self.capabilities: CapabilityTable = capabilities_of(bundle)
         self._events: list[ev.AgentEvent] = []
 
     @property
@@ -127,7 +126,7 @@ class ToolSteps:
                 batch.answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
                 batch.skipped.append(later.id)
             return Vetting("stop", call)
-        for capability in self.capabilities:
+        for capability in self.capabilities.vet_call:
             verdict = capability.vet_call(self, batch, call)
             if verdict is not None:
                 return verdict
@@ -210,7 +209,7 @@ class ToolSteps:
         if self.hooks.has_impls("after_tool_call"):
             await self._after_hooks(batch)
         finish: Finish | None = None
-        for capability in self.capabilities:
+        for capability in self.capabilities.batch_done:
             finish = capability.batch_done(self, batch) or finish
         if batch.paused:
             for call in batch.calls:

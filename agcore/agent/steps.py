@@ -134,7 +134,7 @@ class TurnSteps(ToolSteps):
 
     async def prepare(self) -> ModelCall | Finish:
         """The next model call: limits, the provider, the request with its capabilities and hooks."""
-        for capability in self.capabilities:
+        for capability in self.capabilities.before_model_call:
             finish = capability.before_model_call(self)
             if finish is not None:
                 return finish
@@ -143,16 +143,16 @@ class TurnSteps(ToolSteps):
         self.emit(ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls))
         provider, request = await self._request()
         call = ModelCall(provider, request)
-        for capability in self.capabilities:
+        for capability in self.capabilities.shape_request:
             capability.shape_request(self, call)
         self._note_model(provider)
         call.offered = frozenset(t.name for t in call.request.tools)
-        for capability in self.capabilities:
+        for capability in self.capabilities.encode_request:
             capability.encode_request(self, call)
         if self.hooks.has_impls("on_llm_request"):
             call.request = await self.hooks.on_llm_request(session.hook_context(), call.request)
             call.offered |= {t.name for t in call.request.tools}  # a hook may offer more
-        for capability in self.capabilities:
+        for capability in self.capabilities.review_request:
             capability.review_request(self, call)
         turn.offered = call.offered
         return call
@@ -214,7 +214,7 @@ class TurnSteps(ToolSteps):
         """Record the model's reply (as the capabilities read it) with its cost and notes."""
         session, turn = self.session, self.turn
         reply = Reply(message)
-        for capability in self.capabilities:
+        for capability in self.capabilities.read_reply:
             await capability.read_reply(self, call, reply)
         message = reply.message = unique_call_ids(reply.message, session.messages)
         reply.calls = list(message.tool_calls)
@@ -243,13 +243,13 @@ class TurnSteps(ToolSteps):
             if reply.calls:
                 await self.decline(reply.calls, HOOK_STOPPED)
             return Finish("stopped_by_hook")
-        for capability in self.capabilities:
+        for capability in self.capabilities.after_reply:
             after = await capability.after_reply(self, reply)
             if after is not None:
                 return after
         if not reply.calls:
             return await self._answered(reply)
-        for capability in self.capabilities:
+        for capability in self.capabilities.before_tools:
             finish = await capability.before_tools(self, reply.calls)
             if finish is not None:
                 return finish
@@ -259,7 +259,7 @@ class TurnSteps(ToolSteps):
         for call in reply.calls:
             self.emit(ev.ToolCallRequested(call=call, mode=registry.classify(call.name)))
         batch = turn.batch = Batch(reply.calls)
-        for capability in self.capabilities:
+        for capability in self.capabilities.batch_started:
             capability.batch_started(self, batch)
         return RunTools(batch)
 
@@ -283,7 +283,7 @@ class TurnSteps(ToolSteps):
             for follow in follow_ups:
                 await self.record(UserInput(content=follow.content))
             return CallModel()
-        for capability in self.capabilities:
+        for capability in self.capabilities.before_finish:
             verdict = await capability.before_finish(self, reply)
             if verdict is not None:
                 return verdict
