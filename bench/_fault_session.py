@@ -276,6 +276,9 @@ async def _run_turn(
                 )
             except Exception as exc:  # the invariant under test: nothing but a result comes out
                 escaped = exc
+        # A stream the client dropped or left by cancellation is closed by the event loop a few
+        # scheduling steps later (it ends the turn then); its next turn would wait for that too.
+        await session.settle()
     elapsed = anyio.current_time() - started
     entries = server.log(plan.key)[first_request:]
     if left and entries:

@@ -38,7 +38,7 @@ class LoopSession(SessionLike, Protocol):
 
     _running: TurnRun | None
 
-    async def _wait_for_dropped(self) -> None: ...
+    async def settle(self) -> None: ...
     def _check_idle(self, *, closing: bool = True) -> None: ...
 
 
@@ -81,7 +81,7 @@ def stream_turn(
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
     output: StructuredOutput | None = None,
-) -> AsyncIterator[ev.AgentEvent]:
+) -> AsyncGenerator[ev.AgentEvent, None]:
     """The loop's events (``stream_turn``, ``stream_resume``): ``run_loop`` itself, its token told
     which stream it is, so a dropped one is recognised (see the module docstring)."""
     run = TurnRun()
@@ -152,7 +152,7 @@ async def _lifetime(session: LoopSession, steps: TurnSteps, run: TurnRun) -> Asy
     """The running turn: claimed on entry (a dropped stream's turn is let finish closing first);
     left before it ended, it is ended here: repaired and recorded first, so the history is valid
     whatever the observers do, who then run shielded (spans and logs must close)."""
-    await session._wait_for_dropped()
+    await session.settle()
     session._check_idle(closing=False)
     session._running = run
     try:

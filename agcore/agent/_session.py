@@ -28,6 +28,7 @@ and the session can take the next turn.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -253,6 +254,27 @@ class AgentSession:
         output = resolve_output(output_type, self.agent)
         return stream_turn(self, new_input=_user_message(input), output=output)
 
+    @asynccontextmanager
+    async def turn(
+        self, input: str | UserMessage, *, output_type: Any = None
+    ) -> AsyncIterator[AsyncIterator[AgentEvent]]:
+        """The turn's events for as long as the ``async with`` lasts: the lexical form of
+        ``stream_turn``. Leaving the block before the turn ended (``break``, an exception,
+        cancellation) ends the turn right there, in this task: every call answered, ``last_result``
+        says ``cancelled``, observers told, before the next line runs::
+
+            async with session.turn("Fix the tests") as events:
+                async for event in events:
+                    if user_pressed_stop():
+                        break
+        """
+        from agcore.agent._loop import stream_turn
+
+        self._check_idle()
+        output = resolve_output(output_type, self.agent)
+        async with aclosing(stream_turn(self, new_input=_user_message(input), output=output)) as stream:
+            yield stream
+
     async def resume(self, tool_results: Iterable[ToolResultBlock], *, output_type: Any = None) -> TurnResult:
         """Continue a turn paused for client tools with their results (one per pending call). The
         turn keeps the output type it started with; a turn loaded from a store (whose Python type is
@@ -294,9 +316,11 @@ class AgentSession:
                 "still hold the stream, close it with `await stream.aclose()`"
             )
 
-    async def _wait_for_dropped(self) -> None:
-        """A turn whose stream was let go mid-turn is closed by the event loop's async-generator
-        finalizer within a few scheduling steps: wait for that (a bounded while)."""
+    async def settle(self) -> None:
+        """Let a turn whose stream was dropped mid-turn (a ``break`` without ``aclose()``) finish
+        closing: the event loop's async-generator finalizer closes it within a few scheduling steps,
+        and then ``last_result`` says how it ended. Returns at once when there is none; the next turn
+        waits for it by itself."""
         for step in range(_CLOSING_STEPS):
             run = self._running
             if run is None or not run.dropped:

@@ -252,3 +252,51 @@ def test_the_agent_package_has_no_import_cycle_at_run_time() -> None:
     full = grimp.build_graph("agcore", cache_dir=None)
     for upper in ("agcore.agent._session", "agcore.agent._loop", "agcore.agent._persistence"):
         assert not full.chain_exists("agcore.agent._errors", upper)
+
+
+async def test_leaving_a_turn_block_early_ends_the_turn_before_the_next_line() -> None:
+    model = ScriptedProvider([tool_call_reply("noop", id="c1"), "unused", "second turn"])
+    observer = _TurnResults()
+    bundle = AgentBuilder().provider(model).tools(noop).plugins(observer).build()
+    session = AgentSession(BasicAgent(name="t"), "s1", bundle)
+    async with session.turn("go") as events:
+        async for event in events:
+            if isinstance(event, ToolCallRequested):
+                break
+    # No await since the block: the turn has ended, in this task.
+    assert not session.running
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
+    (result,) = results_of(session)
+    assert "Cancelled" in result.text
+    assert_history_valid(session)
+    assert [r.stop for r in observer.results] == ["cancelled"]
+    assert (await session.submit_turn("next")).text == "unused"
+
+
+async def test_cancelling_the_caller_inside_a_turn_block_ends_the_turn_in_its_task() -> None:
+    model = ScriptedProvider([tool_call_reply("noop", id="c1"), "unused"])
+    session = make_session(model, noop)
+    with anyio.CancelScope() as scope:
+        async with session.turn("go") as events:
+            async for event in events:
+                if isinstance(event, ToolCallRequested):
+                    scope.cancel()
+                    await anyio.lowlevel.checkpoint()
+    assert scope.cancelled_caught
+    assert not session.running
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
+    assert_history_valid(session)
+
+
+async def test_an_exception_in_the_caller_inside_a_turn_block_ends_the_turn() -> None:
+    session = make_session(ScriptedProvider([tool_call_reply("noop", id="c1"), "unused"]), noop)
+    with pytest.raises(KeyError):
+        async with session.turn("go") as events:
+            async for _ in events:
+                raise KeyError("the caller's own bug")
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
+    assert_history_valid(session)
+    assert not session.running
