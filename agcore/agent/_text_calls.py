@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agcore.agent._brackets import span_end
-from agcore.llm import parse_tool_arguments
+from agcore.llm import parse_tool_arguments, read_lenient_object
 
 __all__ = ["RESULT_LABEL", "TextCall", "TextCalls", "find_invented_result", "parse_text_calls"]
 
@@ -188,6 +188,11 @@ class _Reader:
         except ValueError:
             if not (strong or _ATTEMPT_TEXT.search(fragment)):
                 return _Read()  # braces in prose or code, not a call
+            lenient = read_lenient_object(fragment)  # strings written the Python way, as meant
+            if lenient is not None:  # still not JSON as written: marked like a repair
+                read = self.read_value(lenient, fragment, strong=strong)
+                read.repaired = True
+                return read
             import json_repair  # only for broken JSON
 
             try:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
+from agcore.llm._lenient_json import read_lenient_object
 from agcore.llm.errors import (
     AuthenticationError,
     ContextWindowExceededError,
@@ -163,6 +164,7 @@ __all__ = [
     "message_to_events",
     "parse_model_spec",
     "parse_tool_arguments",
+    "read_lenient_object",
     "register_model",
     "register_provider_factory",
 ]
