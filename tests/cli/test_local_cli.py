@@ -181,3 +181,16 @@ def test_plan_run_says_when_the_model_switches_to_text_mode(
     assert f"{MODEL} writes its tool calls as text: text-mode tool calls from now on" in out
     assert out.index("text-mode tool calls from now on") < out.index("▸ list_dir")
     assert "↩ undo" not in out
+
+
+def test_run_shows_a_local_models_think_block_as_thinking_not_as_the_answer(
+    invoke: Invoke, llama: FakeLocalServer
+) -> None:
+    llama.answer(200, "<think>\nThe user says hello. A short greeting will do.\n</think>\n\nHello there.")
+    done = invoke("run", "say hello", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    out = flat(done.stdout)
+    assert "<think>" not in out
+    assert "</think>" not in out
+    assert "thinking: The user says hello. A short greeting will do." in out
+    assert out.index("thinking:") < out.index("Hello there.")
