@@ -116,6 +116,11 @@ ContextWindow = Annotated[int | None, typer.Option(
          "32768 tokens the history is compacted before it overflows; `agcore models --base-url URL` "
          "shows what llama.cpp and vLLM report.",
 )]
+MaxTokens = Annotated[int | None, typer.Option(
+    "--max-tokens", metavar="N", min=1,
+    help="At most N tokens per model reply. Default: a fifth of a context window under 32768 tokens "
+         "(--context-window, or the registry's), at most 4096; none otherwise (the server's default).",
+)]
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "
@@ -124,11 +129,11 @@ Compact = Annotated[bool | None, typer.Option(
 
 
 def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
-           context_window: int | None, compact: bool | None) -> LocalOptions:
+           context_window: int | None, compact: bool | None, max_tokens: int | None) -> LocalOptions:
     from agcore.cli._local import LocalOptions
 
     return LocalOptions(text_tools=text_tools, max_turns=max_turns, temperature=temperature,
-                        context_window=context_window, compact=compact)
+                        context_window=context_window, compact=compact, max_tokens=max_tokens)
 
 
 def _version(value: bool) -> None:
@@ -249,6 +254,7 @@ def run(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    max_tokens: MaxTokens = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -268,7 +274,8 @@ def run(
 
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -286,6 +293,7 @@ def chat(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    max_tokens: MaxTokens = None,
 ) -> None:
     """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
@@ -293,7 +301,8 @@ def chat(
 
     _execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)
@@ -316,6 +325,7 @@ def plan_run(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    max_tokens: MaxTokens = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -338,7 +348,8 @@ def plan_run(
     _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 @plan_app.command("resume", epilog=EXIT_CODES_HELP)
@@ -356,6 +367,7 @@ def plan_resume(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    max_tokens: MaxTokens = None,
 ) -> None:
     """Continue the plan saved in session ID: completed steps are not redone; the step that was
     running or failed runs again."""
@@ -365,7 +377,8 @@ def plan_resume(
     _execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 def _require_words(value: str, name: str, example: str) -> None:

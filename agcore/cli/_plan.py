@@ -188,10 +188,10 @@ async def run_plan(
             local = local or LocalOptions()
             tool_lines = _ToolLines(renderer)
             bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                                  plugins=(tool_lines,), config=local.config_changes())
+                                  plugins=(tool_lines,), config=local.config_changes(provider))
             transform = local.compaction(provider)
-            if (compaction := local.describe_compaction(transform)) is not None:
-                renderer.line(compaction, style="dim")
+            for note in local.notes(transform, provider):
+                renderer.line(note, style="dim")
             agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=policy)
 
             async def open_session(confirm: Confirm) -> AgentSession:
