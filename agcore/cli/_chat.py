@@ -45,6 +45,7 @@ async def chat(
     space = open_workspace(workspace)
     provider = resolve_provider(model, base_url)
     try:
+        local = await local.with_served_window(provider, base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins,
                               config=local.config_changes(provider))
         transform = local.compaction(provider)

@@ -11,7 +11,7 @@ servers cap nothing by default, and a small model that loops fills the window.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agcore.cli._errors import CliError, ExitCode
@@ -43,6 +43,20 @@ class LocalOptions:
     context_window: int | None = None
     compact: bool | None = None
     max_tokens: int | None = None
+    #: The window came from the server, not from --context-window (said on the first lines).
+    window_from_server: bool = False
+
+    async def with_served_window(self, provider: LLMProvider, base_url: str | None) -> LocalOptions:
+        """These options with the context window a local server reports for ``provider``'s model
+        when ``--context-window`` was not given (compaction and the reply cap then follow it)."""
+        from agcore.cli._served import served_window
+
+        if self.context_window is not None or base_url is None:
+            return self
+        window = await served_window(base_url, provider.model_id)
+        if window is None:
+            return self
+        return replace(self, context_window=window, window_from_server=True)
 
     def reply_cap(self, provider: LLMProvider | None) -> int | None:
         """``max_tokens`` for every model call: ``--max-tokens``, else the small-window default."""
@@ -78,7 +92,7 @@ class LocalOptions:
             args += ["--max-turns", str(self.max_turns)]
         if self.temperature is not None:
             args += ["--temperature", repr(self.temperature)]
-        if self.context_window is not None:
+        if self.context_window is not None and not self.window_from_server:  # asked again on resume
             args += ["--context-window", str(self.context_window)]
         if self.compact is not None:
             args.append("--compact" if self.compact else "--no-compact")
@@ -88,7 +102,13 @@ class LocalOptions:
 
     def notes(self, transform: Any, provider: LLMProvider) -> list[str]:
         """The lines a run starts with about compaction and the reply cap."""
-        lines = [self.describe_compaction(transform), self.describe_reply_cap(provider)]
+        served = (
+            f"context window: {self.context_window:,} tokens, as the server reports (--context-window N "
+            "to change)"
+            if self.window_from_server and self.context_window is not None
+            else None
+        )
+        lines = [served, self.describe_compaction(transform), self.describe_reply_cap(provider)]
         return [line for line in lines if line is not None]
 
     def describe_reply_cap(self, provider: LLMProvider) -> str | None:

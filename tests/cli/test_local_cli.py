@@ -147,7 +147,10 @@ def test_bad_local_options_are_usage_errors(invoke: Invoke, llama: FakeLocalServ
     done = invoke("run", "x", "--base-url", llama.base_url, "--model", MODEL, "--text-tools", "maybe")
     assert done.exit_code == 2
     assert "choose on, off or auto" in done.stderr
-    done = invoke("run", "x", "--base-url", llama.base_url, "--model", MODEL, "--compact", "--no-plugins")
+    with FakeLocalServer("llama.cpp", n_ctx=None) as silent:  # a server that does not say its window
+        done = invoke("run", "x", "--base-url", silent.base_url, "--model", MODEL, "--compact",
+                      "--no-plugins")
+        assert silent.requests == []
     assert done.exit_code == 2
     assert "--context-window N" in flat(done.stderr)
     assert llama.requests == []

@@ -66,13 +66,14 @@ def test_max_tokens_flag_overrides_the_default(invoke: Invoke, llama: FakeLocalS
     assert "replies: at most" not in flat(done.stdout)
 
 
-def test_max_tokens_alone_and_no_window_no_cap(invoke: Invoke, llama: FakeLocalServer) -> None:
-    llama.answer(200, "Nothing to do.")
-    llama.answer(200, "Nothing to do.")
-    base = ["--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins"]
-    assert invoke("run", "say hi", *base).exit_code == 0
-    assert invoke("run", "say hi", *base, "--max-tokens", "512").exit_code == 0
-    first, second = llama.requests
+def test_max_tokens_alone_and_no_window_no_cap(invoke: Invoke) -> None:
+    with FakeLocalServer("ollama", models=["qwen2.5-coder:1.5b"]) as ollama:  # reports no window
+        ollama.answer(200, "Nothing to do.")
+        ollama.answer(200, "Nothing to do.")
+        base = ["--base-url", ollama.base_url, "--model", "qwen2.5-coder:1.5b", "--yes", "--no-plugins"]
+        assert invoke("run", "say hi", *base).exit_code == 0
+        assert invoke("run", "say hi", *base, "--max-tokens", "512").exit_code == 0
+    first, second = ollama.requests
     assert "max_tokens" not in first
     assert second["max_tokens"] == 512
 
@@ -93,3 +94,41 @@ def test_the_option_is_kept_for_the_resume_command() -> None:
     assert LocalOptions(max_tokens=300).arguments() == ["--max-tokens", "300"]
     local = ScriptedProvider(["ok"], model_id=MODEL)
     assert LocalOptions(context_window=4096).config_changes(local) == {"max_tokens": 819}
+
+
+def test_the_window_a_local_server_reports_counts(invoke: Invoke, llama: FakeLocalServer) -> None:
+    llama.answer(200, "Nothing to do.")
+    done = invoke("run", "say hi", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    out = flat(done.stdout)
+    assert "context window: 4,096 tokens, as the server reports (--context-window N to change)" in out
+    assert "compaction: on, context window 4,096 tokens" in out
+    assert llama.requests[0]["max_tokens"] == 819
+    assert "/props" in llama.paths
+
+
+def test_a_vllm_window_counts_and_a_large_one_is_left_alone(invoke: Invoke) -> None:
+    with FakeLocalServer("vllm", models=["Qwen/Qwen2.5-Coder-7B-Instruct"], n_ctx=65536) as vllm:
+        vllm.answer(200, "Nothing to do.")
+        done = invoke(
+            "run",
+            "say hi",
+            "--base-url",
+            vllm.base_url,
+            "--model",
+            "Qwen/Qwen2.5-Coder-7B-Instruct",
+            "--yes",
+            "--no-plugins",
+        )
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "compaction: off (a context window of 65,536 tokens is not small)" in flat(done.stdout)
+    assert "max_tokens" not in vllm.requests[0]
+
+
+def test_a_hosted_api_is_not_probed() -> None:
+    import anyio
+
+    from agcore.cli._served import served_window
+
+    # Not local: answered without a request (nothing listens there, and nothing is asked).
+    assert anyio.run(served_window, "https://api.deepseek.com/v1", "deepseek-chat") is None

@@ -67,7 +67,7 @@ class Workspace:
     ``max_command_timeout`` the most a model may ask for; ``grep_backend`` forces ``"ripgrep"`` or
     ``"python"``; ``undo_depth`` is how many patches ``undo_patch`` can take back.
     ``read_before_write`` (default True): ``write_file`` and ``edit_file`` refuse to replace an
-    existing file whose current content this workspace has not read (or written) — see ``_read_record``.
+    existing file whose current content this workspace has not read (or written): docs/tools.md.
 
     ``sandbox`` chooses the command sandbox: ``"auto"`` (bubblewrap where it works, else guard-only,
     said once in the log), ``"required"`` (``SandboxUnavailable`` here if there is none), ``"off"``;
