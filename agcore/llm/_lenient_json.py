@@ -39,8 +39,14 @@ class _GaveUp(Exception):
 
 
 def read_lenient_object(text: str) -> dict[str, Any] | None:
-    """The object ``text`` holds, its strings read as written (see the module doc); None when it is
-    not one complete object even so."""
+    """The object ``text`` holds, its strings read as a model writing Python meant them; None when
+    it is not one complete object even so (json-repair's turn then).
+
+    Triple-quoted values (``\"\"\"`` or ``'''``, with Python's escapes) are strings, and quotes inside
+    an ordinary string that do not end it (a docstring's bare triple quotes) are kept as text: a quote
+    ends a string only where the object goes on after it (``,`` and the next key, or the closing
+    bracket), else the reading backtracks to a later quote. Python's ``True``/``False``/``None`` and a
+    trailing comma are accepted. A missing comma, bracket or key quote is not read here."""
     reader = _Reader(text)
     start = _WS.match(text, 0)
     assert start is not None
