@@ -27,11 +27,15 @@ _WS = re.compile(r"\s*")
 _SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|True|False|None")
 # What follows a string's end when the comma before the next key is missing.
 _NEXT_KEY = re.compile(r"""\s*,?\s*["'][\w-]{1,64}["']\s*:""")
+# What may follow a value string's end: a comma, or closing brackets then a comma or the end.
+_CAN_FOLLOW = re.compile(r"\s*(?:,|(?:[}\]]\s*)+(?:,|\Z)|\Z)")
 _PYTHON_SCALARS = {"True": "true", "False": "false", "None": "null"}
 _JSON_ESCAPES = frozenset('"\\/bfnrtu')
 _CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-# Backtracking is bounded: a pathological text gives up (and goes to json-repair) instead of hanging.
-_MAX_STEPS = 20_000
+# Backtracking is bounded, in steps per character of the text: a pathological text gives up (and goes
+# to json-repair) instead of hanging, while a long file's content is read whole.
+_STEPS_PER_CHAR = 8
+_MIN_STEPS = 20_000
 
 
 class _GaveUp(Exception):
@@ -75,10 +79,11 @@ class _Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         self.steps = 0
+        self.max_steps = max(_MIN_STEPS, _STEPS_PER_CHAR * len(text))
 
     def _step(self) -> None:
         self.steps += 1
-        if self.steps > _MAX_STEPS:
+        if self.steps > self.max_steps:
             raise _GaveUp
 
     def value(self, i: int) -> Iterator[tuple[str, int]]:
@@ -143,8 +148,10 @@ class _Reader:
         while j < len(text):
             self._step()
             if text.startswith(quote, j):
-                yield "".join(out) + '"', j + len(quote)
-                if _NEXT_KEY.match(text, j + len(quote)) or not keep_going:
+                end = j + len(quote)
+                if _CAN_FOLLOW.match(text, end) or not keep_going:  # else it cannot be the end: skip
+                    yield "".join(out) + '"', end
+                if _NEXT_KEY.match(text, end) or not keep_going:
                     return  # what follows is the next key: the string did end here, the break is later
                 out.append('\\"' * len(quote) if quote[0] == '"' else quote)  # not the end: text
                 j += len(quote)

@@ -120,3 +120,9 @@ def test_unreadable_arguments_say_where_the_json_broke() -> None:
     assert arguments == {}
     assert error is not None
     assert "not valid JSON (Expecting value at character 0, near 'path=\"a.py\"')" in error
+
+
+def test_a_long_file_in_triple_quotes_is_read_whole() -> None:
+    body = 'def f():\n    """Doc."""\n    return {"k": 1}\n' * 1000  # 43 KB, a thousand inner docstrings
+    raw = '{"path": "big.py", "content": """' + body + '"""}'
+    assert parse_tool_arguments(raw) == ({"path": "big.py", "content": body}, None)
