@@ -28,7 +28,7 @@ def split_leading_think(text: str) -> tuple[str, str]:
     pieces = [*splitter.feed(text), *splitter.flush()]
     thinking = "".join(part for kind, part in pieces if kind == "thinking")
     answer = "".join(part for kind, part in pieces if kind == "text")
-    return thinking.strip(), answer
+    return thinking.rstrip(), answer
 
 
 class ThinkTagSplitter:
@@ -39,6 +39,7 @@ class ThinkTagSplitter:
         self._state = "start"  # then "thinking" inside a block, "text" once the answer began
         self._held = ""  # text not yet decided: a possible tag, or leading whitespace
         self._saw_block = False
+        self._block_begun = False  # the current block has shown text (its leading line breaks dropped)
 
     def feed(self, text: str) -> list[Piece]:
         if self._state == "text":  # the common case once the answer has begun
@@ -67,6 +68,7 @@ class ThinkTagSplitter:
             if stripped.startswith(OPEN):
                 self._held = stripped[len(OPEN) :]
                 self._state = "thinking"
+                self._block_begun = False
                 return True
             if not stripped or OPEN.startswith(stripped):
                 return False  # only whitespace, or the start of a tag, so far
@@ -74,6 +76,11 @@ class ThinkTagSplitter:
             if self._saw_block:  # the line breaks after </think> only separated it from the answer
                 self._held = stripped
             return True
+        if not self._block_begun:
+            self._held = self._held.lstrip()
+            if not self._held:
+                return False
+            self._block_begun = True
         end = self._held.find(CLOSE)
         if end >= 0:
             if end:
