@@ -186,11 +186,13 @@ def test_plan_run_says_when_the_model_switches_to_text_mode(
     assert "↩ undo" not in out
 
 
+@pytest.mark.parametrize("text_tools", ["auto", "on"])
 def test_run_shows_a_local_models_think_block_as_thinking_not_as_the_answer(
-    invoke: Invoke, llama: FakeLocalServer
+    invoke: Invoke, llama: FakeLocalServer, text_tools: str
 ) -> None:
     llama.answer(200, "<think>\nThe user says hello. A short greeting will do.\n</think>\n\nHello there.")
-    done = invoke("run", "say hello", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins")
+    done = invoke("run", "say hello", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins",
+                  "--text-tools", text_tools)
     assert done.exit_code == 0, done.stdout + done.stderr
     out = flat(done.stdout)
     assert "<think>" not in out
