@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agcore.agent._brackets import span_end
-from agcore.llm import parse_tool_arguments
+from agcore.llm import parse_tool_arguments, read_lenient_object
 
 __all__ = ["RESULT_LABEL", "TextCall", "TextCalls", "find_invented_result", "parse_text_calls"]
 
@@ -46,6 +46,8 @@ _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
 _FENCE = re.compile(r"```[ \t]*([\w+.-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _QWEN_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.DOTALL)
 _QWEN_PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?(?:</parameter>|\Z)", re.DOTALL)
+# A name copied from an example rather than the tool list: TOOL_NAME, tool_name, <tool name>, ...
+_PLACEHOLDER_NAME = re.compile(r"<[^<>]*>|(?i:tool[ _-]?name|function[ _-]?name|name_of_the_tool)")
 _ATTEMPT_TEXT = re.compile(r"[\"'](?:tool|tool_name|function|arguments|tool_call)[\"']\s*:")
 # Special tokens some chat templates put around calls; left in the prose they are noise.
 _CALL_TOKENS = re.compile(r"<\|python_tag\|>|\[TOOL_CALLS\]|<\|eom_id\|>|<\|eot_id\|>|<\|im_end\|>")
@@ -147,6 +149,11 @@ class _Reader:
 
     def _no_such_tool(self, name: str, fragment: str) -> str:
         tools = ", ".join(sorted(self.offered or ())) or "none"
+        if _PLACEHOLDER_NAME.fullmatch(name):  # the protocol's example, copied as it stands
+            return (
+                f"{_shown(fragment)}: '{name}' is the example's placeholder, not a tool; write the name "
+                f"of one of the tools instead ({tools})."
+            )
         return f"{_shown(fragment)}: there is no tool named '{name}' (the tools are: {tools})."
 
     def read_value(self, value: Any, fragment: str, *, strong: bool, unclosed: bool = False) -> _Read:
@@ -188,6 +195,11 @@ class _Reader:
         except ValueError:
             if not (strong or _ATTEMPT_TEXT.search(fragment)):
                 return _Read()  # braces in prose or code, not a call
+            lenient = read_lenient_object(fragment)  # strings written the Python way, as meant
+            if lenient is not None:  # still not JSON as written: marked like a repair
+                read = self.read_value(lenient, fragment, strong=strong)
+                read.repaired = True
+                return read
             import json_repair  # only for broken JSON
 
             try:

@@ -71,10 +71,11 @@ _PROTOCOL = """\
 # Tools
 You can use the tools listed below. To use a tool, write a tool call in exactly this form:
 <tool_call>
-{"name": "TOOL_NAME", "arguments": {"ARGUMENT_NAME": "ARGUMENT_VALUE"}}
+{"name": "<tool name>", "arguments": {"<argument name>": "<argument value>"}}
 </tool_call>
-Replace TOOL_NAME with the tool's name and give the arguments its schema asks for. You may write \
-several tool calls, one after another. After your last tool call, stop: end your reply there.
+Put the name of one tool from the list below in place of <tool name>, and give the arguments its \
+schema asks for. You may write several tool calls, one after another. After your last tool call, \
+stop: end your reply there.
 Never write a tool's result yourself and never write <tool_response>: the system runs the tools and \
 sends their results back to you in the next message, each inside <tool_response> tags.
 When you need no tool, answer in plain text, without a tool call.
@@ -91,8 +92,9 @@ _CONTINUE = (
 )
 _NOTE_PROBLEMS = "Part of your last reply looked like a tool call but could not be read, so it was not run:"
 _NOTE_HOW = (
-    'To call a tool, write <tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call> with a tool '
-    "from the list; to answer, write plain text without a tool call."
+    'To call a tool, write <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> with the '
+    "name of a tool from the list in place of <tool name>; to answer, write plain text without a tool "
+    "call."
 )
 _NOTE_INVENTED = (
     "Your last reply went on after its tool call with a result you wrote yourself; that text was "

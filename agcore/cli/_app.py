@@ -122,6 +122,11 @@ SkillsDir = Annotated[Path | None, typer.Option(
 Images = Annotated[list[Path] | None, typer.Option(
     "--image", metavar="PATH", help="An image to send with the task (chat: with the first message); "
     "PNG, JPEG, GIF or WebP, at most 5 MB. Repeat for several.")]
+MaxTokens = Annotated[int | None, typer.Option(
+    "--max-tokens", metavar="N", min=1,
+    help="At most N tokens per model reply. Default: a fifth of a context window under 32768 tokens "
+         "(--context-window, or the registry's), at most 4096; none otherwise (the server's default).",
+)]
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "
@@ -130,11 +135,11 @@ Compact = Annotated[bool | None, typer.Option(
 
 
 def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
-           context_window: int | None, compact: bool | None) -> LocalOptions:
+           context_window: int | None, compact: bool | None, max_tokens: int | None) -> LocalOptions:
     from agcore.cli._local import LocalOptions
 
     return LocalOptions(text_tools=text_tools, max_turns=max_turns, temperature=temperature,
-                        context_window=context_window, compact=compact)
+                        context_window=context_window, compact=compact, max_tokens=max_tokens)
 
 
 def _version(value: bool) -> None:
@@ -257,6 +262,7 @@ def run(
     compact: Compact = None,
     skills: SkillsDir = None,
     image: Images = None,
+    max_tokens: MaxTokens = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -279,7 +285,8 @@ def run(
 
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -299,6 +306,7 @@ def chat(
     compact: Compact = None,
     skills: SkillsDir = None,
     image: Images = None,
+    max_tokens: MaxTokens = None,
 ) -> None:
     """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
@@ -306,7 +314,8 @@ def chat(
 
     _execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)
@@ -329,6 +338,7 @@ def plan_run(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    max_tokens: MaxTokens = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -351,7 +361,8 @@ def plan_run(
     _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 @plan_app.command("resume", epilog=EXIT_CODES_HELP)
@@ -369,6 +380,7 @@ def plan_resume(
     temperature: Temperature = None,
     context_window: ContextWindow = None,
     compact: Compact = None,
+    max_tokens: MaxTokens = None,
 ) -> None:
     """Continue the plan saved in session ID: completed steps are not redone; the step that was
     running or failed runs again."""
@@ -378,7 +390,8 @@ def plan_resume(
     _execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
-                               local=_local(text_tools, max_turns, temperature, context_window, compact)))
+                               local=_local(text_tools, max_turns, temperature, context_window, compact,
+                                            max_tokens)))
 
 
 def _require_words(value: str, name: str, example: str) -> None:

@@ -58,13 +58,14 @@ async def chat(
     pictures = load_images(images)
     provider = resolve_provider(model, base_url)
     try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes(),
-                              skills=skills)
+        local = await local.with_served_window(provider, base_url)
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins,
+                              config=local.config_changes(provider), skills=skills)
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, base_url=base_url)
-        if (compaction := local.describe_compaction(transform)) is not None:
-            renderer.line(compaction, style="dim")
+        for note in local.notes(transform, provider):
+            renderer.line(note, style="dim")
         async with open_store(db, existing=session_id is not None) as store, Terminal(console) as terminal:
             confirm = confirm_callback(terminal, renderer, yes=yes)
             try:

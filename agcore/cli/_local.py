@@ -1,15 +1,17 @@
 """The options that make small local models usable from the CLI: ``--text-tools``, ``--max-turns``,
-``--temperature``, ``--context-window`` and ``--compact``, turned into config changes and a session's
-compaction transform.
+``--temperature``, ``--context-window``, ``--compact`` and ``--max-tokens``, turned into config changes
+and a session's compaction transform.
 
 Compaction is on by default where the window is small (``agcore.context.default_compaction``: under
 32k tokens), which for a model the registry does not know means: when ``--context-window`` says how
-large the server's window is.
+large the server's window is. Where the window is small, replies are capped too
+(``agcore.context.default_max_tokens``: a fifth of it) unless ``--max-tokens`` says otherwise: local
+servers cap nothing by default, and a small model that loops fills the window.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agcore.cli._errors import CliError, ExitCode
@@ -40,10 +42,37 @@ class LocalOptions:
     temperature: float | None = None
     context_window: int | None = None
     compact: bool | None = None
+    max_tokens: int | None = None
+    #: The window came from the server, not from --context-window (said on the first lines).
+    window_from_server: bool = False
 
-    def config_changes(self) -> dict[str, Any]:
-        """``AgentConfig`` fields these options change."""
+    async def with_served_window(self, provider: LLMProvider, base_url: str | None) -> LocalOptions:
+        """These options with the context window a local server reports for ``provider``'s model
+        when ``--context-window`` was not given (compaction and the reply cap then follow it)."""
+        from agcore.cli._served import served_window
+
+        if self.context_window is not None or base_url is None:
+            return self
+        window = await served_window(base_url, provider.model_id)
+        if window is None:
+            return self
+        return replace(self, context_window=window, window_from_server=True)
+
+    def reply_cap(self, provider: LLMProvider | None) -> int | None:
+        """``max_tokens`` for every model call: ``--max-tokens``, else the small-window default."""
+        from agcore.context import default_max_tokens
+
+        if self.max_tokens is not None or provider is None:
+            return self.max_tokens
+        return default_max_tokens(provider, context_window=self.context_window)
+
+    def config_changes(self, provider: LLMProvider | None = None) -> dict[str, Any]:
+        """``AgentConfig`` fields these options change (the reply cap needs the ``provider``: the
+        registry may know its window)."""
         changes: dict[str, Any] = {}
+        cap = self.reply_cap(provider)
+        if cap is not None:
+            changes["max_tokens"] = cap
         text_mode = text_tools_setting(self.text_tools)
         if text_mode is not None:
             changes["text_mode_tools"] = text_mode
@@ -63,11 +92,31 @@ class LocalOptions:
             args += ["--max-turns", str(self.max_turns)]
         if self.temperature is not None:
             args += ["--temperature", repr(self.temperature)]
-        if self.context_window is not None:
+        if self.context_window is not None and not self.window_from_server:  # asked again on resume
             args += ["--context-window", str(self.context_window)]
         if self.compact is not None:
             args.append("--compact" if self.compact else "--no-compact")
+        if self.max_tokens is not None:
+            args += ["--max-tokens", str(self.max_tokens)]
         return args
+
+    def notes(self, transform: Any, provider: LLMProvider) -> list[str]:
+        """The lines a run starts with about compaction and the reply cap."""
+        served = (
+            f"context window: {self.context_window:,} tokens, as the server reports (--context-window N "
+            "to change)"
+            if self.window_from_server and self.context_window is not None
+            else None
+        )
+        lines = [served, self.describe_compaction(transform), self.describe_reply_cap(provider)]
+        return [line for line in lines if line is not None]
+
+    def describe_reply_cap(self, provider: LLMProvider) -> str | None:
+        """The line saying replies are capped by default (None: not by default)."""
+        cap = self.reply_cap(provider)
+        if cap is None or self.max_tokens is not None:
+            return None
+        return f"replies: at most {cap:,} tokens each (small context window; --max-tokens N to change)"
 
     def compaction(self, provider: LLMProvider) -> Any:
         """The session's context transform: compaction where the window is small or ``--compact``

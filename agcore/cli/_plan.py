@@ -185,13 +185,13 @@ async def run_plan(
         provider = resolve_provider(model, base_url)
         options = {"model": model, "base_url": base_url, "workspace": str(space.root), "on_failure": policy}
         try:
-            local = local or LocalOptions()
+            local = await (local or LocalOptions()).with_served_window(provider, base_url)
             tool_lines = _ToolLines(renderer)
             bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                                  plugins=(tool_lines,), config=local.config_changes())
+                                  plugins=(tool_lines,), config=local.config_changes(provider))
             transform = local.compaction(provider)
-            if (compaction := local.describe_compaction(transform)) is not None:
-                renderer.line(compaction, style="dim")
+            for note in local.notes(transform, provider):
+                renderer.line(note, style="dim")
             agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=policy)
 
             async def open_session(confirm: Confirm) -> AgentSession:

@@ -49,14 +49,15 @@ async def run_task(
     pictures = load_images(images)
     provider = resolve_provider(model, base_url)
     try:
+        local = await local.with_served_window(provider, base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
-                              config=local.config_changes(), skills=skills)
+                              config=local.config_changes(provider), skills=skills)
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
-        if (compaction := local.describe_compaction(transform)) is not None:
-            renderer.line(compaction, style="dim")
+        for note in local.notes(transform, provider):
+            renderer.line(note, style="dim")
 
         async def new_session(confirm: Confirm) -> ConversationSession:
             # on the bundle's backend

@@ -9,6 +9,7 @@ the window each slot was started with: ``-c N``) and the model's training contex
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +21,11 @@ from rich.table import Table
 from agcore.cli._errors import CliError, ExitCode
 from agcore.cli._models import checked_base_url
 
-__all__ = ["ServedModel", "list_served", "served_models"]
+__all__ = ["ServedModel", "list_served", "served_models", "served_window"]
 
 _TIMEOUT = 10.0
+# Asking a local server for its window before a run: it answers at once or not at all.
+_PROBE_TIMEOUT = 3.0
 _START_HINT = (
     "Start the server first (llama-server -m MODEL.gguf -c 8192 --port 8080; ollama serve; "
     "LM Studio's local server; vllm serve MODEL), then check the URL: it usually ends in /v1 "
@@ -42,12 +45,14 @@ class ServedModel:
     owned_by: str = ""
 
 
-async def served_models(base_url: str, *, api_key: str | None = None) -> tuple[str, list[ServedModel]]:
+async def served_models(
+    base_url: str, *, api_key: str | None = None, patience: float = _TIMEOUT
+) -> tuple[str, list[ServedModel]]:
     """``(base URL that answered, models)`` from the server at ``base_url``; ``CliError`` saying what is
     wrong when it is not up, not there, or not an OpenAI-compatible server."""
     url = (checked_base_url(base_url) or base_url).rstrip("/")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    async with httpx.AsyncClient(timeout=_TIMEOUT, headers=headers) as client:
+    async with httpx.AsyncClient(timeout=patience, headers=headers) as client:
         response = await _get(client, f"{url}/models", url)
         if response.status_code == 404 and not url.endswith("/v1"):
             retry = await _get(client, f"{url}/v1/models", url)
@@ -68,6 +73,33 @@ async def served_models(base_url: str, *, api_key: str | None = None) -> tuple[s
             owned_by=str(entry.get("owned_by") or ""),
         ))
     return url, models
+
+
+async def served_window(base_url: str, model_id: str) -> int | None:
+    """The context window a server on this machine or its network serves ``model_id`` with, where it
+    says (llama.cpp's ``/props``, vLLM's ``max_model_len``); None when it does not say, does not
+    answer, or is a hosted API (asked nothing: a vendor's API is not probed before every run)."""
+    host = httpx.URL(base_url).host
+    if not _is_local(host):
+        return None
+    try:
+        _, models = await served_models(base_url, api_key=os.environ.get("OPENAI_API_KEY") or None,
+                                        patience=_PROBE_TIMEOUT)
+    except CliError:  # not up, or not answering like a model server: the run itself will say so
+        return None
+    named = [m for m in models if m.id == model_id]
+    chosen = named or (models if len(models) == 1 else [])  # llama.cpp answers to any model name
+    return chosen[0].context if chosen else None
+
+
+def _is_local(host: str) -> bool:
+    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".lan", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 async def list_served(console: Console, *, base_url: str) -> ExitCode:

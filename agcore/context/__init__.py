@@ -17,6 +17,8 @@ session = AgentSession(agent, bundle=bundle, transform=transform)
   never parting a tool call from its result, no model call.
 * ``default_compaction``: that transform where the window is small (under ``SMALL_WINDOW`` tokens:
   small local models), None elsewhere; what the CLI gives its sessions.
+* ``default_max_tokens``: an output cap for a small window (a fifth of it, at most ``MAX_TOKENS_CAP``),
+  None elsewhere; the CLI's default ``AgentConfig.max_tokens``.
 
 This layer sees only LLM messages. Its summary is a ``TextBlock`` in a user message, with exactly the
 text the agent layer's ``Summary`` AgentMessage becomes for the model (``<conversation_summary>``);
@@ -25,7 +27,13 @@ text the agent layer's ``Summary`` AgentMessage becomes for the model (``<conver
 
 from __future__ import annotations
 
-from agcore.context._auto import SMALL_WINDOW, default_compaction, known_window
+from agcore.context._auto import (
+    MAX_TOKENS_CAP,
+    SMALL_WINDOW,
+    default_compaction,
+    default_max_tokens,
+    known_window,
+)
 from agcore.context._compaction import cap_tool_results, compact, join_summary, safe_cut_points
 from agcore.context._count_trim import DEFAULT_MAX_MESSAGES, keep_last_messages, trim_messages
 from agcore.context._micro import cut_middle, truncate_old_tool_results
@@ -60,6 +68,7 @@ __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
     "IMAGE_TOKENS",
     "MESSAGE_OVERHEAD_TOKENS",
+    "MAX_TOKENS_CAP",
     "SMALL_WINDOW",
     "SUMMARY_CLOSE",
     "SUMMARY_OPEN",
@@ -73,6 +82,7 @@ __all__ = [
     "create_context_transform",
     "cut_middle",
     "default_compaction",
+    "default_max_tokens",
     "estimate_block_tokens",
     "estimate_message_tokens",
     "estimate_tokens",

@@ -13,12 +13,18 @@ from agcore.context._transform import ContextCompactor, create_context_transform
 from agcore.llm.models import get_model_info
 from agcore.llm.provider import LLMProvider
 
-__all__ = ["SMALL_WINDOW", "default_compaction", "known_window"]
+__all__ = ["MAX_TOKENS_CAP", "SMALL_WINDOW", "default_compaction", "default_max_tokens", "known_window"]
 
 #: Below this many tokens of context, compaction is on by default.
 SMALL_WINDOW = 32_768
 # The summary's share of a small window: 2048 tokens of summary would not leave room for the tail.
 _SUMMARY_SHARE = 8
+#: The most ``default_max_tokens`` gives one reply.
+MAX_TOKENS_CAP = 4096
+# A reply's share of a small window: compaction keeps the history under 80% of it
+# (``threshold_ratio``), so a fifth for the reply still fits, even on servers that refuse a request
+# whose prompt and max_tokens together exceed the window (vLLM).
+_REPLY_SHARE = 5
 
 
 def known_window(model_id: str) -> int | None:
@@ -61,3 +67,19 @@ def default_compaction(
         provider, max_context_tokens=window, summary_max_tokens=max(128, min(2048, window // _SUMMARY_SHARE)),
         model=provider.model_id,
     )
+
+
+def default_max_tokens(
+    provider: LLMProvider, *, context_window: int | None = None, small_window: int = SMALL_WINDOW
+) -> int | None:
+    """The output cap (``AgentConfig.max_tokens``) a session on ``provider`` gets by default: a fifth
+    of a small window (``context_window``, else the registry's), at most ``MAX_TOKENS_CAP``; None for
+    a large or unknown window (the provider's own default then holds).
+
+    Local servers put no cap on a reply unless asked: a small model that starts repeating itself
+    fills the window (one reply in the issue-26 runs ran past 1,800 tokens of one repeated block).
+    """
+    window = context_window if context_window is not None else known_window(provider.model_id)
+    if window is None or window >= small_window:
+        return None
+    return max(1, min(window // _REPLY_SHARE, MAX_TOKENS_CAP))

@@ -12,6 +12,7 @@ from agcore.llm._arguments import CUT_AT_MAX_TOKENS, parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm._identifiers import fit_identifier, new_call_id
 from agcore.llm._images import IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, ImageFileError
+from agcore.llm._lenient_json import read_lenient_object
 from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     AuthenticationError,
@@ -173,6 +174,7 @@ __all__ = [
     "message_to_events",
     "parse_model_spec",
     "parse_tool_arguments",
+    "read_lenient_object",
     "register_model",
     "register_provider_factory",
 ]

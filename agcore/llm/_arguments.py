@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from agcore.llm._lenient_json import read_lenient_object
 from agcore.llm.types import AssistantMessage, StopReason, ToolUseBlock
 
 __all__ = ["CUT_AT_MAX_TOKENS", "flag_cut_call", "parse_tool_arguments"]
@@ -28,6 +30,9 @@ CUT_AT_MAX_TOKENS = (
 
 # The JSON names of Python's decoded types, so the message speaks the model's language.
 _JSON_TYPE = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+# An argument name as tools have them; a "key" with spaces, line breaks or quotes is a string's
+# content that a repair split off.
+_KEY = re.compile(r"[^\s\"'\\]{1,64}")
 
 
 def parse_tool_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
@@ -46,14 +51,8 @@ def parse_tool_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
         return {}, None
     try:
         value = json.loads(raw)
-    except ValueError:
-        import json_repair  # only for broken JSON: most calls never pay its import
-
-        value = json_repair.loads(raw)
-        if isinstance(value, list) and len(value) == 1:
-            value = value[0]
-        if not isinstance(value, dict):  # a repair that is no object was a guess, not a reading
-            return {}, _message("are not valid JSON and could not be repaired", _shown(raw))
+    except ValueError as exc:
+        return _read_broken(raw, exc)
     if value is None:
         return {}, None
     if isinstance(value, str) and value.lstrip().startswith("{"):
@@ -63,6 +62,41 @@ def parse_tool_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     if isinstance(value, dict):
         return value, None
     return {}, _not_an_object(value, _shown(raw))
+
+
+def _read_broken(raw: str, exc: ValueError) -> tuple[dict[str, Any], str | None]:
+    """Arguments that are not valid JSON: strings written the Python way first (triple quotes,
+    bare quotes inside), then json-repair; a repair that split a string into keys is refused."""
+    lenient = read_lenient_object(raw)
+    if lenient is not None:
+        return lenient, None
+    import json_repair  # only for broken JSON: most calls never pay its import
+
+    try:
+        value = json_repair.loads(raw)
+    except Exception:  # json-repair raises on some inputs instead of giving up
+        value = None
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, dict):  # a repair that is no object was a guess, not a reading
+        return {}, _message(f"are not valid JSON ({_where(raw, exc)}) and could not be repaired", _shown(raw))
+    split = next((key for key in value if not _KEY.fullmatch(key)), None)
+    if split is not None:  # text that was a string's content came out as a key: not what was meant
+        return {}, _message(
+            f"could not be read as meant: the text {_shown(split)!r} came out as an argument name, so a "
+            "string value before it holds quotes that end it early. Inside a JSON string write a "
+            'double quote as \\" and a line break as \\n (triple quotes are not JSON)',
+            _shown(raw),
+        )
+    return value, None
+
+
+def _where(raw: str, exc: ValueError) -> str:
+    """Where the JSON broke, for the model: the decoder's reason and the text around it."""
+    if not isinstance(exc, json.JSONDecodeError):
+        return str(exc)
+    near = raw[max(exc.pos - 20, 0) : exc.pos + 20]
+    return f"{exc.msg} at character {exc.pos}, near {near!r}"
 
 
 def _shown(raw: object) -> str:

@@ -292,10 +292,14 @@ async def test_cancelling_the_caller_inside_a_turn_block_ends_the_turn_in_its_ta
 
 async def test_an_exception_in_the_caller_inside_a_turn_block_ends_the_turn() -> None:
     session = make_session(ScriptedProvider([tool_call_reply("noop", id="c1"), "unused"]), noop)
-    with pytest.raises(KeyError):
+
+    async def reader() -> None:
         async with session.turn("go") as events:
             async for _ in events:
                 raise KeyError("the caller's own bug")
+
+    with pytest.raises(KeyError):
+        await reader()
     assert session.last_result is not None
     assert session.last_result.stop == "cancelled"
     assert_history_valid(session)

@@ -127,7 +127,7 @@ async def test_the_protocol_request_and_how_history_is_written_back() -> None:
     assert "- add: Add two numbers." in first.system
     assert "Never write a tool's result yourself" in first.system
     # One example, with placeholders only: nothing a model could copy as a real value.
-    assert first.system.count('{"name": "TOOL_NAME"') == 1
+    assert first.system.count('{"name": "<tool name>"') == 1
     assert first.stop_sequences == [RESULT_LABEL]
     text = request_text(second)
     assert '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 2}}\n</tool_call>' in text

@@ -147,7 +147,10 @@ def test_bad_local_options_are_usage_errors(invoke: Invoke, llama: FakeLocalServ
     done = invoke("run", "x", "--base-url", llama.base_url, "--model", MODEL, "--text-tools", "maybe")
     assert done.exit_code == 2
     assert "choose on, off or auto" in done.stderr
-    done = invoke("run", "x", "--base-url", llama.base_url, "--model", MODEL, "--compact", "--no-plugins")
+    with FakeLocalServer("llama.cpp", n_ctx=None) as silent:  # a server that does not say its window
+        done = invoke("run", "x", "--base-url", silent.base_url, "--model", MODEL, "--compact",
+                      "--no-plugins")
+        assert silent.requests == []
     assert done.exit_code == 2
     assert "--context-window N" in flat(done.stderr)
     assert llama.requests == []
@@ -181,3 +184,18 @@ def test_plan_run_says_when_the_model_switches_to_text_mode(
     assert f"{MODEL} writes its tool calls as text: text-mode tool calls from now on" in out
     assert out.index("text-mode tool calls from now on") < out.index("▸ list_dir")
     assert "↩ undo" not in out
+
+
+@pytest.mark.parametrize("text_tools", ["auto", "on"])
+def test_run_shows_a_local_models_think_block_as_thinking_not_as_the_answer(
+    invoke: Invoke, llama: FakeLocalServer, text_tools: str
+) -> None:
+    llama.answer(200, "<think>\nThe user says hello. A short greeting will do.\n</think>\n\nHello there.")
+    done = invoke("run", "say hello", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins",
+                  "--text-tools", text_tools)
+    assert done.exit_code == 0, done.stdout + done.stderr
+    out = flat(done.stdout)
+    assert "<think>" not in out
+    assert "</think>" not in out
+    assert "thinking: The user says hello. A short greeting will do." in out
+    assert out.index("thinking:") < out.index("Hello there.")

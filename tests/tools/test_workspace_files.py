@@ -119,6 +119,7 @@ def test_write_is_atomic_and_keeps_permissions(ws: Workspace) -> None:
     target.write_text("old")
     target.chmod(0o750)
     inode = target.stat().st_ino
+    ws.read_file("run.sh")
     ws.write_file("run.sh", "new")
     assert target.read_text() == "new"
     assert stat.S_IMODE(target.stat().st_mode) == 0o750
@@ -130,6 +131,7 @@ def test_a_failed_write_leaves_the_old_content(ws: Workspace, monkeypatch: pytes
     def broken_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
+    ws.read_file("README.md")
     monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="No space"):
         ws.write_file("README.md", "new content")
@@ -246,7 +248,7 @@ def test_tools_have_schemas_and_confirmation_flags(ws: Workspace) -> None:
     tools = {t.name: t for t in ws.tools()}
     assert tuple(tools) == TOOL_NAMES
     confirmed = {name for name, t in tools.items() if t.requires_confirmation}
-    assert confirmed == {"write_file", "apply_patch", "undo_patch", "run_command"}
+    assert confirmed == {"write_file", "edit_file", "apply_patch", "undo_patch", "run_command"}
     assert tools["read_file"].input_schema["required"] == ["path"]
     assert "start_line" in tools["read_file"].input_schema["properties"]
     assert tools["grep"].description.startswith("Search file contents")

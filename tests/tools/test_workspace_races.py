@@ -83,7 +83,7 @@ def _dir_and_link(ws: Path, outside: Path, name: str = "real") -> None:
 def test_write_file_raced_through_a_swapped_directory_never_writes_outside(layout: tuple[Path, Path]) -> None:
     ws_root, outside = layout
     _dir_and_link(ws_root, outside)
-    ws = Workspace(ws_root, sandbox="off")
+    ws = Workspace(ws_root, sandbox="off", read_before_write=False)  # the path guard is under test
     calls, results = _race(ws_root, "real", lambda i: ws.write_file("real/canary.txt", f"PWNED {i}\n"))
     _outside_untouched(outside)
     _no_raw_errors(results)

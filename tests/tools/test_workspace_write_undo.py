@@ -21,6 +21,7 @@ def test_overwrite_is_undone(ws: Workspace) -> None:
     test_file = ws.root / "test_util.py"
     test_file.write_text("def test_add():\n    assert add(1, 1) == 2\n")
     test_file.chmod(0o640)
+    ws.read_file("test_util.py")
     out = ws.write_file("test_util.py", "def broken(:\n")
     assert "undo_patch() takes it back" in out
     assert test_file.read_text() == "def broken(:\n"
@@ -37,6 +38,7 @@ def test_created_file_and_its_directories_are_removed(ws: Workspace) -> None:
 
 def test_writes_and_patches_share_one_undo_stack(ws: Workspace) -> None:
     (ws.root / "a.py").write_text("x = 1\n")
+    ws.read_file("a.py")
     ws.write_file("a.py", "x = 2\n")
     ws.apply_patch("--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 2\n+x = 3\n")
     ws.write_file("a.py", "x = 4\n")
@@ -51,6 +53,7 @@ def test_writes_and_patches_share_one_undo_stack(ws: Workspace) -> None:
 
 def test_undo_refuses_to_lose_a_later_edit(ws: Workspace) -> None:
     (ws.root / "a.py").write_text("old\n")
+    ws.read_file("a.py")
     ws.write_file("a.py", "new\n")
     (ws.root / "a.py").write_text("edited by hand\n")
     with pytest.raises(ToolError, match="has changed since"):

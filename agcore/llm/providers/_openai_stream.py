@@ -34,6 +34,7 @@ from agcore.llm.providers._openai_wire import (
     text_of,
     usage_from,
 )
+from agcore.llm.providers._think_tags import Piece, ThinkTagSplitter
 from agcore.llm.types import StopReason, ThinkingBlock, ToolUseBlock
 
 __all__ = ["ChunkReader", "SSEDecoder"]
@@ -98,8 +99,8 @@ class ChunkReader:
     the index, or reuse one index for several calls) and then to the latest call."""
 
     __slots__ = ("_by_id", "_by_index", "_calls", "_model", "_next", "_provider", "_refused",
-                 "_text_index", "_text_parts", "_thinking_index", "_thinking_parts", "finish_reason",
-                 "finished", "saw_done")
+                 "_text_index", "_text_parts", "_think_tags", "_thinking_index", "_thinking_parts",
+                 "finish_reason", "finished", "saw_done")
 
     def __init__(self, provider: str, model: str) -> None:
         self._provider = provider
@@ -109,6 +110,7 @@ class ChunkReader:
         self._thinking_parts: list[str] = []
         self._text_index: int | None = None
         self._text_parts: list[str] = []
+        self._think_tags = ThinkTagSplitter()  # <think> blocks a server leaves in the content
         self._calls: list[_Call] = []
         self._by_index: dict[object, _Call] = {}
         self._by_id: dict[str, _Call] = {}
@@ -159,6 +161,7 @@ class ChunkReader:
         self.finish_reason = finish_reason
         self.finished = True
         events: list[StreamEvent] = []
+        self._content_pieces(self._think_tags.flush(), events)
         self._end_thinking(events)
         if self._text_index is not None:
             events.append(TextEnd(index=self._text_index, text="".join(self._text_parts)))
@@ -200,25 +203,16 @@ class ChunkReader:
     def _read_delta(self, delta: dict[str, Any], events: list[StreamEvent]) -> None:
         reasoning = reasoning_of(delta)
         if reasoning:
-            if self._thinking_index is None:
-                self._thinking_index = self._take_index()
-                events.append(ThinkingStart(index=self._thinking_index))
-            self._thinking_parts.append(reasoning)
-            events.append(ThinkingDelta(index=self._thinking_index, thinking=reasoning))
-        text = text_of(delta.get("content"))
+            self._add_thinking(reasoning, events)
+        self._content_pieces(self._think_tags.feed(text_of(delta.get("content"))), events)
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             self._refused = True
-            text += refusal
-        if text:
-            self._end_thinking(events)
-            if self._text_index is None:
-                self._text_index = self._take_index()
-                events.append(TextStart(index=self._text_index))
-            self._text_parts.append(text)
-            events.append(TextDelta(index=self._text_index, text=text))
+            self._add_text(refusal, events)
         parts = delta.get("tool_calls")
         legacy = delta.get("function_call")
+        if (parts and isinstance(parts, list)) or (legacy and isinstance(legacy, dict)):
+            self._content_pieces(self._think_tags.flush(), events)  # text comes before the calls
         if parts and isinstance(parts, list):
             self._end_thinking(events)
             many = len(parts) > 1
@@ -229,6 +223,28 @@ class ChunkReader:
             self._end_thinking(events)
             call = self._calls[0] if self._calls else self._new_call(None, None)
             self._extend_call(call, legacy, events)
+
+    def _content_pieces(self, pieces: list[Piece], events: list[StreamEvent]) -> None:
+        for kind, piece in pieces:
+            if kind == "thinking":
+                self._add_thinking(piece, events)
+            else:
+                self._add_text(piece, events)
+
+    def _add_thinking(self, thinking: str, events: list[StreamEvent]) -> None:
+        if self._thinking_index is None:
+            self._thinking_index = self._take_index()
+            events.append(ThinkingStart(index=self._thinking_index))
+        self._thinking_parts.append(thinking)
+        events.append(ThinkingDelta(index=self._thinking_index, thinking=thinking))
+
+    def _add_text(self, text: str, events: list[StreamEvent]) -> None:
+        self._end_thinking(events)
+        if self._text_index is None:
+            self._text_index = self._take_index()
+            events.append(TextStart(index=self._text_index))
+        self._text_parts.append(text)
+        events.append(TextDelta(index=self._text_index, text=text))
 
     def _end_thinking(self, events: list[StreamEvent]) -> None:
         if self._thinking_index is None:

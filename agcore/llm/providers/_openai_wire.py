@@ -21,6 +21,7 @@ from agcore.llm.errors import (
     vendor_fields,
 )
 from agcore.llm.providers._reasoning_echo import NEVER, ReasoningEcho
+from agcore.llm.providers._think_tags import split_leading_think
 from agcore.llm.types import (
     AssistantMessage,
     ContentBlock,
@@ -352,11 +353,12 @@ def message_from_completion(body: object, *, provider: str, model: str) -> Assis
         message = {}
     blocks: list[ContentBlock] = []
     reasoning = reasoning_of(message)
-    if reasoning:
-        blocks.append(ThinkingBlock(thinking=reasoning, provider=provider))
+    tagged, content = split_leading_think(text_of(message.get("content")))
+    if reasoning or tagged:
+        blocks.append(ThinkingBlock(thinking=reasoning or tagged, provider=provider))
     refusal = message.get("refusal")
     refusal = refusal if isinstance(refusal, str) else ""
-    text = text_of(message.get("content")) + refusal
+    text = content + refusal
     if text:
         blocks.append(TextBlock(text=text))
     calls = message.get("tool_calls")

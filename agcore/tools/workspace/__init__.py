@@ -1,10 +1,10 @@
-"""Workspace tools: read, write, list, glob, grep, patch and run commands inside one directory.
+"""Workspace tools: read, write, edit, list, glob, grep, patch and run commands inside one directory.
 
 ```python
 from agcore.tools import ToolRegistry
 from agcore.tools.workspace import Workspace, workspace_tools
 
-registry = ToolRegistry(workspace_tools("/path/to/project"))          # all eight tools
+registry = ToolRegistry(workspace_tools("/path/to/project"))          # all nine tools
 workspace = Workspace("/path/to/project", allow_network=True, confirm_writes=False)
 registry = ToolRegistry(workspace.tools(include=["read_file", "grep", "list_dir"]))
 ```

@@ -5,10 +5,11 @@ through directory descriptors (``_fd_paths``), so a symlink swapped in meanwhile
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -82,8 +83,15 @@ def _size(n: int) -> str:
 
 
 def read_text_file(
-    guard: PathGuard, path: str, start_line: int | None, end_line: int | None, limits: ReadLimits
+    guard: PathGuard,
+    path: str,
+    start_line: int | None,
+    end_line: int | None,
+    limits: ReadLimits,
+    seen: Callable[[Path, str], None] | None = None,
 ) -> str:
+    """The numbered lines; ``seen(real path, digest)`` is told which version was read (hashed from
+    the same open file, so a write racing the read is never taken for what the model saw)."""
     real = guard.resolve(path)
     rel = guard.relative(real)
     try:
@@ -102,9 +110,14 @@ def read_text_file(
             )
         size = os.fstat(handle.fileno()).st_size
         if is_binary(handle.read(_SNIFF_BYTES)):
-            return f"'{rel}' is a binary file ({_size(size)}); read_file shows text files only."
-        handle.seek(0)
-        return _numbered_lines(handle, rel, first, end_line, size, limits)
+            shown = f"'{rel}' is a binary file ({_size(size)}); read_file shows text files only."
+        else:
+            handle.seek(0)
+            shown = _numbered_lines(handle, rel, first, end_line, size, limits)
+        if seen is not None:
+            handle.seek(0)
+            seen(real, hashlib.file_digest(handle, "sha256").hexdigest())  # as digest()
+        return shown
 
 
 def _numbered_lines(

@@ -38,13 +38,16 @@ from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import plan_command, run_plan, scrub_environment
+from agcore.tools.workspace._edit import describe_edit, plan_edit
 from agcore.tools.workspace._grep import GrepBackend, grep
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
+from agcore.tools.workspace._read_record import ReadRecord
 
 __all__ = ["TOOL_NAMES", "Workspace", "workspace_tools"]
 
 TOOL_NAMES = (
-    "read_file", "write_file", "list_dir", "glob", "grep", "apply_patch", "undo_patch", "run_command",
+    "read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "apply_patch", "undo_patch",
+    "run_command",
 )  # fmt: skip
 
 
@@ -63,6 +66,8 @@ class Workspace:
     ``max_*`` cap what one call reads or returns; ``command_timeout`` is the default per command and
     ``max_command_timeout`` the most a model may ask for; ``grep_backend`` forces ``"ripgrep"`` or
     ``"python"``; ``undo_depth`` is how many patches ``undo_patch`` can take back.
+    ``read_before_write`` (default True): ``write_file`` and ``edit_file`` refuse to replace an
+    existing file whose current content this workspace has not read (or written): docs/tools.md.
 
     ``sandbox`` chooses the command sandbox: ``"auto"`` (bubblewrap where it works, else guard-only,
     said once in the log), ``"required"`` (``SandboxUnavailable`` here if there is none), ``"off"``;
@@ -91,6 +96,7 @@ class Workspace:
         grep_backend: GrepBackend = "auto",
         undo_depth: int = 20,
         sandbox: SandboxMode | None = None,
+        read_before_write: bool = True,
     ) -> None:
         self.path_guard = path_guard if path_guard is not None else PathGuard(root)
         if self.path_guard.root != Path(os.path.realpath(os.fspath(root))):
@@ -120,6 +126,7 @@ class Workspace:
         self.grep_backend: GrepBackend = grep_backend
         self._sandbox = select_sandbox(sandbox)
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
+        self._reads = ReadRecord(enabled=read_before_write)
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
         self._socket_scan = SocketScan(self.root)
 
@@ -148,6 +155,7 @@ class Workspace:
         options: dict[str, dict[str, Any]] = {
             "read_file": {"max_output_chars": read_cap},
             "write_file": {"requires_confirmation": self.confirm_writes},
+            "edit_file": {"requires_confirmation": self.confirm_writes},
             "apply_patch": {"requires_confirmation": self.confirm_writes},
             "undo_patch": {"requires_confirmation": self.confirm_writes},
             "run_command": {"requires_confirmation": self.confirm_commands, "max_output_chars": output_cap},
@@ -167,12 +175,14 @@ class Workspace:
             start_line: First line to show (1-based). Default: 1.
             end_line: Last line to show (inclusive). Default: the end of the file.
         """
-        return _files.read_text_file(self.path_guard, path, start_line, end_line, self.read_limits)
+        return _files.read_text_file(
+            self.path_guard, path, start_line, end_line, self.read_limits, seen=self._reads.saw
+        )
 
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a text file with the given content (UTF-8). Parent directories are
-        created. The whole file is replaced at once; to change part of a file, prefer apply_patch.
-        undo_patch takes the last write back.
+        created. The whole file is replaced at once; to change part of a file, use edit_file. An
+        existing file must be read with read_file first. undo_patch takes the last write back.
 
         Args:
             path: File path relative to the workspace root.
@@ -180,8 +190,28 @@ class Workspace:
         """
         with self._write_lock:
             change = _files.plan_write(self.path_guard, path, content)
+            self._reads.check(change.path, change.rel, change.before, action="overwritten")
             self._undo.append(_files.write_change(self.path_guard, change))
+            self._reads.wrote(change.path, change.after)
             return f"{_files.describe_write(change)}\nundo_patch() takes it back."
+
+    def edit_file(self, path: str, old: str, new: str) -> str:
+        """Replace one piece of a text file: old must occur in the file exactly once, as read_file
+        shows it (without the line numbers), whitespace included; it becomes new. Give a few
+        lines of context in old so it matches one place. The file must be read with read_file
+        first. undo_patch takes the edit back.
+
+        Args:
+            path: File path relative to the workspace root, in the form "<dir>/<file>".
+            old: The exact text to replace, one or more whole lines copied from the file.
+            new: The text to put in its place (empty to delete old).
+        """
+        with self._write_lock:
+            change, first_line = plan_edit(self.path_guard, path, old, new)
+            self._reads.check(change.path, change.rel, change.before, action="edited")
+            self._undo.append(apply_changes(self.path_guard, [change]))
+            self._reads.wrote(change.path, change.after)
+            return describe_edit(change, first_line)
 
     def list_dir(self, path: str = ".", depth: int = 1) -> str:
         """List a directory of the workspace as an indented tree: directories end with "/", files show
@@ -245,24 +275,29 @@ class Workspace:
                 return f"Dry run: the patch applies cleanly. It would:\n{summary}\nNothing was written."
             record = apply_changes(self.path_guard, changes)
             self._undo.append(record)
+            for change in changes:  # a patch's context matched the file: the session knows the result
+                self._reads.wrote(change.path, change.after)
             done = summary.replace("  create ", "  created ").replace("  modify ", "  modified ")
             done = done.replace("  delete ", "  deleted ")
             return f"Applied the patch:\n{done}\nundo_patch() takes it back."
 
     def undo_patch(self) -> str:
-        """Take back the most recent change made with apply_patch or write_file (call it again for the
-        one before): modified files get their old content, created files are deleted, deleted files
-        come back. Refused if a file was changed again since."""
+        """Take back the most recent change made with apply_patch, write_file or edit_file (call it
+        again for the one before): modified files get their old content, created files are deleted,
+        deleted files come back. Refused if a file was changed again since."""
         with self._write_lock:
             if not self._undo:
-                raise ToolError("there is nothing to undo: no patch or write was made in this workspace "
-                                "session")
+                raise ToolError(
+                    "there is nothing to undo: no patch or write was made in this workspace session"
+                )
             record = self._undo.pop()
             try:
                 restored = undo(self.path_guard, record)
             except ToolError:
                 self._undo.append(record)
                 raise
+            for change in record.changes:  # content this session did not just write: read it again
+                self._reads.forget(change.path)
             return "Undid the last change:\n" + "\n".join(f"  {line}" for line in restored)
 
     async def run_command(

@@ -1,0 +1,145 @@
+"""The body of ``edit_file``: replace one exact piece of text in a file.
+
+Small models manage an exact-string replacement far better than a unified diff (line counts, context)
+or a whole-file write (everything else retyped, or lost). The text to replace must occur exactly
+once: zero or several matches change nothing and say how many there were, where, and what to send
+instead. The change is a ``FileChange`` like a patch's, so it goes on the same undo stack.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+from pathlib import Path
+
+from agcore.tools._errors import ToolError
+from agcore.tools._path_guard import PathGuard
+from agcore.tools.workspace._fd_paths import changed_meanwhile, lstat_at, read_bytes
+from agcore.tools.workspace._patch import FileChange
+
+__all__ = ["describe_edit", "plan_edit"]
+
+_SHOWN_LINES = 10
+# read_file's output format ("    12<TAB>text"): a model that copies it into ``old`` never matches.
+_NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
+
+
+def plan_edit(guard: PathGuard, path: str, old: str, new: str) -> tuple[FileChange, int]:
+    """The change replacing the one occurrence of ``old`` in ``path`` by ``new``, and the line where
+    the replacement starts; writes nothing."""
+    real = guard.resolve(path, for_write=True)
+    rel = guard.relative(real)
+    if not old:
+        raise ToolError(
+            "old is empty: give the exact text to replace, copied from read_file's output without the "
+            "line numbers. To create a file, use write_file."
+        )
+    if old == new:
+        raise ToolError("old and new are the same text, so nothing would change; nothing was written")
+    before = _current(guard, real, rel)
+    try:
+        text = before.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"'{rel}' is not UTF-8 text; edit_file changes text files only") from None
+    if old not in text and "\r\n" in text and "\r\n" not in old:  # the file has Windows line endings
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    count = text.count(old)
+    if count != 1:
+        raise ToolError(_not_once(rel, text, old, count))
+    at = text.find(old)
+    after = text[:at] + new + text[at + len(old) :]
+    info = lstat_at(guard, real)
+    mode = stat.S_IMODE(info.st_mode) if info is not None else None
+    added, removed = len(new.splitlines()), len(old.splitlines())
+    change = FileChange(real, rel, before, after.encode("utf-8"), mode, added, removed, hunks=1)
+    return change, text.count("\n", 0, at) + 1
+
+
+def describe_edit(change: FileChange, first: int) -> str:
+    """What an edit did, with the new lines (from line ``first``) numbered as read_file shows them."""
+    assert change.after is not None
+    if not change.added:
+        return (
+            f"Edited '{change.rel}': removed {change.removed} line(s) of text at line {first}.\n"
+            "undo_patch() takes it back."
+        )
+    text = change.after.decode("utf-8")
+    lines = text.splitlines()[first - 1 : first - 1 + min(change.added, _SHOWN_LINES)]
+    shown = "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
+    more = f"\n[... {change.added - _SHOWN_LINES} more changed lines]" if change.added > _SHOWN_LINES else ""
+    return (
+        f"Edited '{change.rel}': the text now reads, from line {first}:\n{shown}{more}\n"
+        "undo_patch() takes it back."
+    )
+
+
+def _current(guard: PathGuard, real: Path, rel: str) -> bytes:
+    try:
+        with changed_meanwhile(rel, "nothing was written"):
+            content = read_bytes(guard, real)
+    except IsADirectoryError:
+        raise ToolError(f"'{rel}' is a directory; edit_file changes a file") from None
+    except (FileNotFoundError, NotADirectoryError):
+        content = None
+    if content is None:
+        raise ToolError(
+            f"'{rel}' does not exist, so there is nothing to edit; use write_file to create it, or find "
+            "the right path with list_dir or glob"
+        )
+    return content
+
+
+def _not_once(rel: str, text: str, old: str, count: int) -> str:
+    lines = text.splitlines()
+    if count > 1:
+        at = _match_lines(text, old)
+        where = ", ".join(str(n) for n in at[:10]) + (", ..." if len(at) > 10 else "")
+        return (
+            f"old occurs {count} times in '{rel}' (starting at lines {where}), not once, so nothing was "
+            "changed. Put more of the surrounding lines into old (and into new) so it matches one place."
+        )
+    head = f"old was not found in '{rel}', so nothing was changed."
+    if _NUMBERED.search(old):
+        return (
+            f"{head} It holds read_file's line numbers ('<number><TAB>' at the start of a line): those "
+            "are not part of the file. Send the text alone, exactly as it follows the tab."
+        )
+    loose = _loose_match(lines, old)
+    if loose is not None:
+        shown = "\n".join(
+            f"{loose + 1 + i:>6}\t{row}" for i, row in enumerate(lines[loose : loose + len(old.splitlines())])
+        )
+        return (
+            f"{head} The same lines are there with different indentation or spacing, from line "
+            f"{loose + 1}:\n{shown}\nCopy old exactly as the file has it (spaces and tabs included)."
+        )
+    return (
+        f"{head} It must match the file's current text exactly, whitespace and line breaks included. "
+        f"Call read_file('{rel}') to see the text as it is now ({len(lines)} lines), then copy the part "
+        "to change into old."
+    )
+
+
+def _match_lines(text: str, old: str) -> list[int]:
+    found: list[int] = []
+    start = text.find(old)
+    while start >= 0:
+        found.append(text.count("\n", 0, start) + 1)
+        start = text.find(old, start + 1)
+    return found
+
+
+def _loose_match(lines: list[str], old: str) -> int | None:
+    """The first line where ``old``'s lines occur with all whitespace ignored."""
+
+    def squash(line: str) -> str:
+        return "".join(line.split())
+
+    want = [squash(line) for line in old.strip("\r\n").splitlines()]
+    if not any(want):
+        return None
+    have = [squash(line) for line in lines]
+    for start in range(len(have) - len(want) + 1):
+        if have[start : start + len(want)] == want:
+            return start
+    return None

@@ -1,0 +1,151 @@
+"""``edit_file(path, old, new)``: one exact replacement, refused (nothing written, a message that says
+how many matches there were and what to send) when ``old`` is not there exactly once; on the shared
+undo stack; behind the path guard and the read-before-write rule."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from agcore.llm import ToolUseBlock
+from agcore.tools import ToolContext, ToolError, ToolRegistry
+from agcore.tools.workspace import Workspace
+
+SOURCE = (
+    'def get_user(user_id):\n    """The user record."""\n    return USERS[user_id]\n\n\n'
+    "def main():\n    return 0\n"
+)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    (tmp_path / "users.py").write_text(SOURCE)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("users.py")
+    return workspace
+
+
+def test_one_exact_match_is_replaced_and_the_result_shown(ws: Workspace) -> None:
+    out = ws.edit_file("users.py", "    return USERS[user_id]\n", "    return USERS.get(user_id)\n")
+    assert out == (
+        "Edited 'users.py': the text now reads, from line 3:\n"
+        "     3\t    return USERS.get(user_id)\n"
+        "undo_patch() takes it back."
+    )
+    assert (ws.root / "users.py").read_text() == SOURCE.replace("USERS[user_id]", "USERS.get(user_id)")
+
+
+def test_permissions_are_kept_and_undo_takes_the_edit_back(ws: Workspace) -> None:
+    target = ws.root / "users.py"
+    target.chmod(0o640)
+    ws.edit_file("users.py", "return 0", "return 1")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert ws.undo_patch().splitlines() == ["Undid the last change:", "  restored users.py"]
+    assert target.read_text() == SOURCE
+
+
+def test_edits_writes_and_patches_share_one_undo_stack(ws: Workspace) -> None:
+    ws.edit_file("users.py", "return 0", "return 1")
+    ws.apply_patch("--- a/users.py\n+++ b/users.py\n@@ -7 +7 @@\n-    return 1\n+    return 2\n")
+    ws.edit_file("users.py", "return 2", "return 3")
+    seen = []
+    for _ in range(3):
+        ws.undo_patch()
+        seen.append((ws.root / "users.py").read_text().splitlines()[-1])
+    assert seen == ["    return 2", "    return 1", "    return 0"]
+
+
+def test_no_match_changes_nothing_and_says_how_to_find_the_text(ws: Workspace) -> None:
+    with pytest.raises(ToolError) as refused:
+        ws.edit_file("users.py", "return None", "return 1")
+    message = str(refused.value)
+    assert message.startswith("old was not found in 'users.py', so nothing was changed.")
+    assert "read_file('users.py')" in message
+    assert (ws.root / "users.py").read_text() == SOURCE
+
+
+def test_several_matches_say_how_many_and_where(ws: Workspace) -> None:
+    with pytest.raises(ToolError) as refused:
+        ws.edit_file("users.py", "return", "yield")
+    assert str(refused.value).startswith(
+        "old occurs 2 times in 'users.py' (starting at lines 3, 7), not once, so nothing was changed."
+    )
+    assert "more of the surrounding lines" in str(refused.value)
+    assert (ws.root / "users.py").read_text() == SOURCE
+
+
+def test_wrong_indentation_is_pointed_at(ws: Workspace) -> None:
+    with pytest.raises(ToolError) as refused:
+        ws.edit_file("users.py", "def main():\n  return 0\n", "def main():\n  return 1\n")
+    message = str(refused.value)
+    assert "different indentation or spacing, from line 6" in message
+    assert "     7\t    return 0" in message
+
+
+def test_line_numbers_copied_from_read_file_are_named(ws: Workspace) -> None:
+    with pytest.raises(ToolError, match="read_file's line numbers"):
+        ws.edit_file("users.py", "     7\t    return 0", "     7\t    return 1")
+
+
+def test_windows_line_endings_match_plain_newlines(ws: Workspace) -> None:
+    (ws.root / "dos.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    ws.read_file("dos.txt")
+    ws.edit_file("dos.txt", "one\ntwo\n", "one\n2\n")
+    assert (ws.root / "dos.txt").read_bytes() == b"one\r\n2\r\nthree\r\n"
+
+
+def test_edit_needs_a_read_of_the_current_version(tmp_path: Path) -> None:
+    (tmp_path / "users.py").write_text(SOURCE)
+    ws = Workspace(tmp_path)
+    with pytest.raises(ToolError, match=r"has not been read in this session, so it was not edited"):
+        ws.edit_file("users.py", "return 0", "return 1")
+    ws.read_file("users.py", start_line=6, end_line=7)
+    ws.edit_file("users.py", "return 0", "return 1")
+    ws.edit_file("users.py", "return 1", "return 2")  # its own edit is a version it knows
+    (tmp_path / "users.py").write_text(SOURCE)  # changed behind its back
+    with pytest.raises(ToolError, match="has changed on disk"):
+        ws.edit_file("users.py", "return 0", "return 1")
+
+
+def test_bad_requests_are_refused_with_what_to_do(ws: Workspace) -> None:
+    with pytest.raises(ToolError, match=r"does not exist.*use write_file to create it"):
+        ws.edit_file("missing.py", "a", "b")
+    with pytest.raises(ToolError, match="old is empty"):
+        ws.edit_file("users.py", "", "x")
+    with pytest.raises(ToolError, match="the same text"):
+        ws.edit_file("users.py", "main", "main")
+    (ws.root / "pkg").mkdir()
+    with pytest.raises(ToolError, match="is a directory"):
+        ws.edit_file("pkg", "a", "b")
+    (ws.root / "latin.txt").write_bytes(b"caf\xe9\n")
+    with pytest.raises(ToolError, match="not UTF-8"):
+        ws.edit_file("latin.txt", "caf", "cafe")
+
+
+def test_the_path_guard_applies(ws: Workspace) -> None:
+    with pytest.raises(ToolError, match="outside the workspace"):
+        ws.edit_file("../outside.py", "a", "b")
+    (ws.root / ".env").write_text("TOKEN=1\n")
+    with pytest.raises(ToolError):
+        ws.edit_file(".env", "TOKEN=1", "TOKEN=2")
+    assert (ws.root / ".env").read_text() == "TOKEN=1\n"
+
+
+def test_deleting_text_with_an_empty_new(ws: Workspace) -> None:
+    out = ws.edit_file("users.py", '    """The user record."""\n', "")
+    assert out.startswith("Edited 'users.py': removed 1 line(s) of text at line 2.")
+    assert '"""' not in (ws.root / "users.py").read_text()
+
+
+@pytest.mark.anyio
+async def test_offered_by_default_and_confirmed_like_the_other_writers(ws: Workspace) -> None:
+    tools = {t.name: t for t in ws.tools()}
+    assert tools["edit_file"].requires_confirmation
+    assert tools["edit_file"].input_schema["required"] == ["path", "old", "new"]
+    registry = ToolRegistry(ws.tools())
+    call = ToolUseBlock(id="c1", name="edit_file", input={"path": "users.py", "old": "nope", "new": "x"})
+    result = await registry.execute(call, ToolContext(session_id="s"))
+    assert result.is_error
+    assert "old was not found" in str(result.content)
