@@ -1,7 +1,9 @@
 """agcore's kernel: agents, the runtime bundle, sessions and their loop.
 
 ```python
-from agcore.agent import AgentBuilder, BasicAgent
+from agcore.agent import AgentBuilder, BasicAgent, QuickAgent
+
+result = QuickAgent(name="helper", model="anthropic:claude-haiku-4-5", tools=[read_file]).run_sync("…")
 
 bundle = AgentBuilder().model("anthropic:claude-sonnet-4-6").tools(read_file).build()
 agent = BasicAgent(name="helper", system_prompt="You help with the repository.")
@@ -63,6 +65,7 @@ from agcore.agent._messages import (
 )
 from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
+from agcore.agent._quick import AgentRunResult, QuickAgent
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
 from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform
@@ -152,6 +155,7 @@ __all__ = [
     "AgentMemoryError",
     "AgentMessage",
     "AgentMessageAdapter",
+    "AgentRunResult",
     "AgentToolError",
     "AssistantReply",
     "BasicAgent",
@@ -172,6 +176,7 @@ __all__ = [
     "PlanParser",
     "PlanUpdate",
     "ProviderResolver",
+    "QuickAgent",
     "RuntimeBundle",
     "Step",
     "StepError",

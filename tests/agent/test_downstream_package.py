@@ -16,7 +16,7 @@ from agcore.tools import Workspace
 
 downstream = pytest.importorskip(
     "agcore_downstream_example",
-    reason="run `make .venv/.installed-stamp` (it installs tests/downstream_pkg where the tests see it)",
+    reason="run `make .venv/.installed-stamp`: it installs tests/downstream_pkg for the tests",
 )
 plugin = pytest.importorskip("agcore_downstream_example.plugin")
 

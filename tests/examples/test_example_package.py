@@ -17,7 +17,7 @@ from agcore.tools import Workspace
 
 example = pytest.importorskip(
     "agcore_example",
-    reason="run `make .venv/.installed-stamp` (it installs examples/agcore_example_pkg where the tests see it)",
+    reason="run `make .venv/.installed-stamp`: it installs examples/agcore_example_pkg for the tests",
 )
 
 
