@@ -50,6 +50,7 @@ from agcore.llm.factory import (
 from agcore.llm.models import (
     ModelInfo,
     ModelRegistry,
+    UnknownModelWarning,
     cost_usd,
     default_registry,
     get_model_info,
@@ -121,6 +122,7 @@ __all__ = [
     "ModelInfo",
     "ModelNotFoundError",
     "ModelRegistry",
+    "UnknownModelWarning",
     "OllamaProvider",
     "OpenAIProvider",
     "OpenAIResponsesProvider",

@@ -201,6 +201,12 @@ def test_a_misspelt_vendor_gets_did_you_mean(tmp_path: Path, invoke: Invoke) -> 
     assert "did you mean 'anthropic'" in done.stderr
 
 
+def test_a_misspelt_model_gets_did_you_mean(tmp_path: Path, invoke: Invoke) -> None:
+    done = invoke("run", "hi", "--model", "claude-haku-4-5")
+    assert done.exit_code == 3
+    assert "did you mean --model claude-haiku-4-5?" in done.stderr
+
+
 def test_running_out_of_scripted_replies_is_a_usage_error(tmp_path: Path, invoke: Invoke) -> None:
     write_script(tmp_path, [{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]}])
     done = invoke("run", "look around", "--model", "scripted:model.json", "--no-plugins")
