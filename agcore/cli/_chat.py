@@ -18,6 +18,7 @@ from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
+from agcore.cli._served import model_or_served
 from agcore.cli._setup import build_bundle, coding_prompt, confirm_callback, open_workspace
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.cli._terminal import Terminal, interrupts
@@ -43,7 +44,7 @@ async def chat(
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
-    provider = resolve_provider(model, base_url)
+    provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, config=local.config_changes())
         transform = local.compaction(provider)

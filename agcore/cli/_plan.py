@@ -32,6 +32,7 @@ from agcore.cli._errors import CliError, ExitCode, cli_advice, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, count, format_usage, shorten
+from agcore.cli._served import model_or_served
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.hooks import HookContext, hookimpl
@@ -182,6 +183,7 @@ async def run_plan(
         policy: FailurePolicy = on_failure or saved.get("on_failure") or "stop"
         space = open_workspace(workspace)
         renderer.base_url = base_url
+        model = await model_or_served(console, model, base_url)
         provider = resolve_provider(model, base_url)
         options = {"model": model, "base_url": base_url, "workspace": str(space.root), "on_failure": policy}
         try:
@@ -311,7 +313,7 @@ async def draft_plan(
         raise CliError(f"--save {save}: name the file .json, .yaml or .yml (the format follows the suffix).",
                        ExitCode.USAGE)
     space = open_workspace(workspace)
-    provider = resolve_provider(model, base_url)
+    provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins)
         agent = DefaultTaskAgent("agcore", coding_prompt(space))

@@ -14,6 +14,7 @@ from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer
+from agcore.cli._served import model_or_served
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
 
 __all__ = ["result_exit_code", "run_task", "stream_turn"]
@@ -33,7 +34,7 @@ async def run_task(
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
-    provider = resolve_provider(model, base_url)
+    provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
                               config=local.config_changes())

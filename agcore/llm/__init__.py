@@ -23,6 +23,7 @@ from agcore.llm.errors import (
     RequestTimeoutError,
     ResponseFormatError,
     ServerError,
+    ServerNotRunningError,
     StreamInterruptedError,
 )
 from agcore.llm.events import (
@@ -135,6 +136,7 @@ __all__ = [
     "ResponseFormatError",
     "RetryPolicy",
     "ServerError",
+    "ServerNotRunningError",
     "StopReason",
     "StreamAssembler",
     "StreamEvent",
