@@ -80,8 +80,10 @@ def plan_table(plan: Plan, *, title: str, results: bool, interrupted: bool = Fal
             shown = Text(_SHOWN[step.status], style=_STYLE[step.status])
             if interrupted and step.status is S.RUNNING:
                 shown = Text("interrupted", style="yellow")
-            table.add_row(Text(step.id), Text(step.description), shown,
-                          str(step.attempts), Text(shorten(outcome, 100)))
+            # A failure's cause is shown whole (wrapped): cut, it loses the part that says what broke.
+            whole = failure is not None and not step.result
+            table.add_row(Text(step.id), Text(step.description), shown, str(step.attempts),
+                          Text(" ".join(outcome.split()) if whole else shorten(outcome, 100)))
         else:
             table.add_row(Text(step.id), Text(step.description), Text(", ".join(step.depends_on)),
                           Text(", ".join(step.tool_hints)))
