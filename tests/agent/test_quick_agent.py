@@ -213,3 +213,39 @@ def test_the_readmes_quick_start_runs_as_printed_with_the_scripted_model(tmp_pat
     tokens, cost = figures.split()
     assert int(tokens) > 0
     assert cost == "None"  # a scripted model has no price (ScriptedProvider(model_id=...) gives one)
+
+
+GETTING_STARTED = ROOT / "docs" / "getting-started.md"
+WEATHER_SCRIPT = ('provider=ScriptedProvider([tool_call_reply("get_weather", {"city": "Paris"}), '
+                  '"18°C in Paris."], model_id="claude-haiku-4-5")')
+TYPED_SCRIPT = ('provider=ScriptedProvider([tool_call_reply("final_result", '
+                '{"city": "Paris", "celsius": 18})])')
+#: What each Python block of the page needs to run offline: (text on the page, its stand-in).
+OFFLINE = [
+    [('model="anthropic:claude-haiku-4-5"', WEATHER_SCRIPT)],
+    [('model="anthropic:claude-haiku-4-5"', TYPED_SCRIPT)],
+    [('.model("anthropic:claude-haiku-4-5")', f".{WEATHER_SCRIPT.replace('provider=', 'provider(')})")],
+    [],  # the page's own scripted model
+]
+
+
+def test_the_getting_started_page_runs_as_printed_on_scripted_models(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", GETTING_STARTED.read_text(encoding="utf-8"), flags=re.DOTALL)
+    assert len(blocks) == len(OFFLINE), "a block was added to the page: say here how it runs offline"
+    namespace: dict[str, object] = {}
+    for block, swaps in zip(blocks, OFFLINE, strict=True):
+        code = "from agcore.testing import ScriptedProvider, tool_call_reply\n" + block
+        for text, stand_in in swaps:
+            assert text in code, f"the page no longer says {text}"
+            code = code.replace(text, stand_in)
+        exec(compile(code, str(GETTING_STARTED), "exec"), namespace)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "18°C in Paris."  # the QuickAgent's answer
+    input_tokens, output_tokens, total, cost = out[1].split()
+    assert int(total) >= int(input_tokens) + int(output_tokens) > 0
+    assert float(cost) > 0
+    assert out[2] == "18.0"  # the typed answer
+    assert out[3] == "18°C in Paris."  # the three-object form's
+    assert out[4].startswith("done 2 ")
