@@ -126,6 +126,12 @@ class QuickAgent(BasicAgent):
         raise RuntimeError("run_sync() was called from async code (an event loop is running): "
                            "use `await agent.run(...)` there instead.")
 
+    def as_tool(self, bundle: RuntimeBundle | None = None, **options: Any) -> Tool:
+        """This agent as a sub-agent tool (``BasicAgent.as_tool``). Without ``bundle`` it runs on its
+        own model (or provider) with its own tools, as ``run()`` does, not on the parent's: the tools
+        it was given are not in the parent's bundle."""
+        return super().as_tool(bundle if bundle is not None else quick_bundle(self), **options)
+
 
 def quick_bundle(agent: QuickAgent) -> RuntimeBundle:
     """The bundle ``run()`` uses: the agent's model or provider, and the tools it was given as

@@ -249,3 +249,25 @@ def test_the_getting_started_page_runs_as_printed_on_scripted_models(
     assert out[2] == "18.0"  # the typed answer
     assert out[3] == "18°C in Paris."  # the three-object form's
     assert out[4].startswith("done 2 ")
+
+
+def test_a_quick_agent_as_a_sub_agent_runs_on_its_own_model_and_tools() -> None:
+    @tool
+    def lookup(term: str) -> str:
+        """Look a term up."""
+        return f"{term}: a city in France"
+
+    child_model = ScriptedProvider([tool_call_reply("lookup", {"term": "Paris"}), "Paris is in France."])
+    researcher = QuickAgent(name="researcher", system_prompt="You research.", tools=[lookup],
+                            provider=child_model)
+    lead_model = ScriptedProvider([tool_call_reply("researcher", {"task": "What is Paris?"}),
+                                   "The researcher says Paris is in France."])
+    lead = QuickAgent(name="lead", provider=lead_model, tools=[researcher.as_tool()])
+
+    result = lead.run_sync("Ask the researcher about Paris")
+
+    assert result.output == "The researcher says Paris is in France."
+    assert [t.name for t in child_model.requests[0].tools] == ["lookup"]
+    [answer] = next(m for m in result.all_messages() if isinstance(m, ToolResults)).results
+    assert answer.text == "Paris is in France."
+    assert result.usage().calls == 4  # the child's two model calls count in the parent's usage
