@@ -14,6 +14,7 @@ STAMP := $(VENV)/.installed-stamp
 TEST_PACKAGES := tests/downstream_pkg examples/agcore_example_pkg
 TEST_SITE := $(VENV)/test-site
 
+# The Makefile is a prerequisite too: a changed recipe (what gets installed where) redoes the set-up.
 $(STAMP): Makefile pyproject.toml $(TEST_PACKAGES:=/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
