@@ -7,14 +7,21 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test demo lint typecheck layers docs pytest bench clean e2e-local
 
-$(STAMP): pyproject.toml tests/downstream_pkg/pyproject.toml examples/agcore_example_pkg/pyproject.toml
+# The packages the tests install as a user would (an Agent subclass and an entry-point plugin each):
+# tests/downstream_pkg and the example examples/agcore_example_pkg. They go to their own directory,
+# which only the test run puts on sys.path (tests/conftest.py), so their plugins never load into the
+# `agcore` runs of the development environment. (Older .venvs had them installed: they are taken out.)
+TEST_PACKAGES := tests/downstream_pkg examples/agcore_example_pkg
+TEST_SITE := $(VENV)/test-site
+
+# The Makefile is a prerequisite too: a changed recipe (what gets installed where) redoes the set-up.
+$(STAMP): Makefile pyproject.toml $(TEST_PACKAGES:=/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	# A downstream package (Agent subclass + entry-point plugin) the tests prove agcore works with.
-	$(PY) -m pip install --quiet --no-deps -e tests/downstream_pkg
-	# The downstream package shipped as an example (examples/agcore_example_pkg); the tests run it.
-	$(PY) -m pip install --quiet --no-deps -e examples/agcore_example_pkg
+	-$(PY) -m pip uninstall --quiet --yes agcore-downstream-example agcore-example 2>/dev/null
+	rm -rf $(TEST_SITE)
+	$(PY) -m pip install --quiet --no-deps --no-compile --target $(TEST_SITE) $(TEST_PACKAGES)
 	touch $(STAMP)
 
 test: $(STAMP) lint typecheck layers docs pytest

@@ -2,7 +2,35 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import pytest
+
+_ROOT = Path(__file__).resolve().parents[1]
+#: Where `make` installs the test packages (tests/downstream_pkg, examples/agcore_example_pkg): not
+#: into the environment itself, so their entry-point plugins load only into test runs.
+TEST_SITE = Path(sys.prefix) / "test-site"
+_TEST_PACKAGE_SOURCES = (
+    _ROOT / "tests" / "downstream_pkg" / "src",
+    _ROOT / "examples" / "agcore_example_pkg" / "src",
+)
+
+
+def _see_the_test_packages() -> None:
+    """Put the test packages on this run's path (and its subprocesses'): their code from the source
+    tree, so an edit needs no reinstall, and their entry points from the metadata in TEST_SITE.
+    Without TEST_SITE (no `make` run) the tests that need them skip, saying how to install them."""
+    if not TEST_SITE.is_dir():
+        return
+    entries = [str(path) for path in (*_TEST_PACKAGE_SOURCES, TEST_SITE)]
+    sys.path[1:1] = [entry for entry in entries if entry not in sys.path]
+    inherited = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([*entries, *([inherited] if inherited else [])])
+
+
+_see_the_test_packages()
 
 
 @pytest.fixture(params=["asyncio", "trio"])

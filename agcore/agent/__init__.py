@@ -1,7 +1,9 @@
 """agcore's kernel: agents, the runtime bundle, sessions and their loop.
 
 ```python
-from agcore.agent import AgentBuilder, BasicAgent
+from agcore.agent import AgentBuilder, BasicAgent, QuickAgent
+
+result = QuickAgent(name="helper", model="anthropic:claude-haiku-4-5", tools=[read_file]).run_sync("…")
 
 bundle = AgentBuilder().model("anthropic:claude-sonnet-4-6").tools(read_file).build()
 agent = BasicAgent(name="helper", system_prompt="You help with the repository.")
@@ -76,6 +78,7 @@ from agcore.agent._messages import (
 from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
 from agcore.agent._personas import PERSONAS, Persona, get_persona
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
+from agcore.agent._quick import AgentRunResult, QuickAgent
 from agcore.agent._result import LimitExceeded
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
@@ -176,6 +179,7 @@ __all__ = [
     "AgentMemoryError",
     "AgentMessage",
     "AgentMessageAdapter",
+    "AgentRunResult",
     "AgentToolError",
     "AssistantReply",
     "BasicAgent",
@@ -196,6 +200,7 @@ __all__ = [
     "PlanParser",
     "PlanUpdate",
     "ProviderResolver",
+    "QuickAgent",
     "RuntimeBundle",
     "Step",
     "StepError",

@@ -14,8 +14,8 @@ UNKNOWN_MODEL = "<unknown>"
 
 
 class CostTracker(BaseModel):
-    """Running totals of model usage. ``add()`` each ``AssistantMessage``; read ``usage``,
-    ``by_model``, ``cost_usd``.
+    """Running totals of model usage. ``add()`` each ``AssistantMessage``; read ``input_tokens``,
+    ``output_tokens``, ``total_tokens``, ``cost_usd``, and ``usage`` (every count) and ``by_model``.
 
     Prices come from the model registry (``agcore.llm.models``; pass ``registry=`` for another) when
     ``cost_usd`` is read, so a price registered later applies to the whole session. Round-trips through
@@ -65,6 +65,21 @@ class CostTracker(BaseModel):
         self.calls += 1
         if self._parent is not None:
             self._parent.add_usage(model, usage)
+
+    @property
+    def input_tokens(self) -> int:
+        """Input tokens counted so far (cache reads and writes apart: see ``usage``)."""
+        return self.usage.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens counted so far (reasoning included)."""
+        return self.usage.output_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        """Every token counted so far: input, output, cache reads and cache writes."""
+        return self.usage.total_tokens
 
     @property
     def unknown_models(self) -> set[str]:

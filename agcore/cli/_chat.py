@@ -18,6 +18,7 @@ from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
+from agcore.cli._served import model_or_served
 from agcore.cli._setup import (
     build_bundle,
     coding_prompt,
@@ -56,7 +57,7 @@ async def chat(
     space = open_workspace(workspace)
     skills = load_skills(skills_dir)
     pictures = load_images(images)
-    provider = resolve_provider(model, base_url)
+    provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         local = await local.with_served_window(provider, base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins,

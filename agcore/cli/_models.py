@@ -8,12 +8,15 @@ provider at that URL.
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 
 from agcore.cli._errors import CliError, ExitCode
 from agcore.llm import check_base_url
 from agcore.llm.errors import LLMError, MissingCredentialsError
-from agcore.llm.factory import create_provider, parse_model_spec
+from agcore.llm.factory import create_provider, parse_model_spec, unlisted_model
+from agcore.llm.models import UnknownModelWarning, default_registry
 from agcore.llm.provider import LLMProvider
 
 __all__ = ["DEFAULT_MODELS", "checked_base_url", "close_provider", "default_model_spec", "resolve_provider"]
@@ -22,6 +25,7 @@ __all__ = ["DEFAULT_MODELS", "checked_base_url", "close_provider", "default_mode
 DEFAULT_MODELS = (("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-6"), ("OPENAI_API_KEY", "openai:gpt-5.5"))
 
 _SCRIPTED = "scripted:"
+_log = logging.getLogger("agcore.cli")
 _KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
@@ -67,8 +71,18 @@ def resolve_provider(spec: str | None, base_url: str | None = None) -> LLMProvid
     if base_url:
         spec = _with_base_url(spec)
     options = {"base_url": base_url} if base_url else {}
+    if spec.startswith("openai-compatible:") and not (base_url or os.environ.get("OPENAI_BASE_URL")):
+        raise CliError(
+            f"--model {spec} needs the server's URL: add --base-url URL (llama-server "
+            "http://127.0.0.1:8080/v1, Ollama http://127.0.0.1:11434/v1, LM Studio http://127.0.0.1:1234/v1) "
+            "or set OPENAI_BASE_URL; `agcore models --base-url URL` lists what the server serves.",
+            ExitCode.CONFIG,
+        )
+    _check_spelling(spec, options)
     try:
-        return create_provider(spec, cache=False, **options)
+        with warnings.catch_warnings():  # said above, in the CLI's words
+            warnings.simplefilter("ignore", UnknownModelWarning)
+            return create_provider(spec, cache=False, **options)
     except MissingCredentialsError as exc:
         variable = _KEY_VARIABLES.get(exc.provider or "")
         if variable is None:
@@ -81,7 +95,31 @@ def resolve_provider(spec: str | None, base_url: str | None = None) -> LLMProvid
     except LLMError as exc:
         raise CliError(f"Cannot use model {spec!r}: {exc.message}", ExitCode.CONFIG) from None
     except (ValueError, TypeError) as exc:
-        raise CliError(f"Bad --model {spec!r}: {exc}", ExitCode.CONFIG) from None
+        local = "" if base_url else " (a model a local server serves: add --base-url URL)"
+        raise CliError(f"Bad --model {spec!r}: {exc}{local}", ExitCode.CONFIG) from None
+
+
+def _check_spelling(spec: str, options: dict[str, str]) -> None:
+    """A "did you mean" for a model id the registry nearly knows: an error for a bare id no vendor
+    claims, a warning for a vendor's id it does not list (a new model still runs)."""
+    try:
+        vendor, model = parse_model_spec(spec)
+    except ValueError:  # (a misspelt vendor, "antropic:…", has its own "did you mean" already)
+        if ":" not in spec and (nearest := default_registry.close_matches(spec, n=1)):
+            raise CliError(
+                f"Unknown --model {spec!r}: did you mean --model {nearest[0]}? (`agcore models` lists the "
+                "models agcore knows; any other needs its provider: --model PROVIDER:MODEL, or "
+                "--base-url URL for a local server.)",
+                ExitCode.CONFIG,
+            ) from None
+        return
+    near = unlisted_model(vendor, model, **options)
+    if near is not None:
+        guess = f"did you mean --model {vendor}:{near[0]}? " if near else ""
+        _log.warning(
+            "--model %s is not a model agcore knows: %sIf it is a new model it runs, but its cost is "
+            "not counted (`agcore models` lists the known ones).", spec, guess,
+        )
 
 
 def _with_base_url(spec: str) -> str:

@@ -32,6 +32,7 @@ from agcore.cli._errors import CliError, ExitCode, cli_advice, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, count, format_usage, shorten
+from agcore.cli._served import model_or_served
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.hooks import HookContext, hookimpl
@@ -79,8 +80,10 @@ def plan_table(plan: Plan, *, title: str, results: bool, interrupted: bool = Fal
             shown = Text(_SHOWN[step.status], style=_STYLE[step.status])
             if interrupted and step.status is S.RUNNING:
                 shown = Text("interrupted", style="yellow")
-            table.add_row(Text(step.id), Text(step.description), shown,
-                          str(step.attempts), Text(shorten(outcome, 100)))
+            # A failure's cause is shown whole (wrapped): cut, it loses the part that says what broke.
+            whole = failure is not None and not step.result
+            table.add_row(Text(step.id), Text(step.description), shown, str(step.attempts),
+                          Text(" ".join(outcome.split()) if whole else shorten(outcome, 100)))
         else:
             table.add_row(Text(step.id), Text(step.description), Text(", ".join(step.depends_on)),
                           Text(", ".join(step.tool_hints)))
@@ -182,6 +185,7 @@ async def run_plan(
         policy: FailurePolicy = on_failure or saved.get("on_failure") or "stop"
         space = open_workspace(workspace)
         renderer.base_url = base_url
+        model = await model_or_served(console, model, base_url)
         provider = resolve_provider(model, base_url)
         options = {"model": model, "base_url": base_url, "workspace": str(space.root), "on_failure": policy}
         try:
@@ -311,7 +315,7 @@ async def draft_plan(
         raise CliError(f"--save {save}: name the file .json, .yaml or .yml (the format follows the suffix).",
                        ExitCode.USAGE)
     space = open_workspace(workspace)
-    provider = resolve_provider(model, base_url)
+    provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         bundle = build_bundle(provider, space, entry_point_plugins=plugins)
         agent = DefaultTaskAgent("agcore", coding_prompt(space))

@@ -21,7 +21,7 @@ from rich.table import Table
 from agcore.cli._errors import CliError, ExitCode
 from agcore.cli._models import checked_base_url
 
-__all__ = ["ServedModel", "list_served", "served_models", "served_window"]
+__all__ = ["ServedModel", "list_served", "model_or_served", "served_models", "served_window"]
 
 _TIMEOUT = 10.0
 # Asking a local server for its window before a run: it answers at once or not at all.
@@ -125,6 +125,23 @@ async def list_served(console: Console, *, base_url: str) -> ExitCode:
         console.print("(N: the context size the server was started with; below 32768 tokens the "
                       "history is compacted before it overflows)", style="dim", markup=False)
     return ExitCode.OK
+
+
+async def model_or_served(console: Console, model: str | None, base_url: str | None) -> str | None:
+    """``--model``, or for ``--base-url`` alone (and no ``AGCORE_MODEL``) the model the server serves,
+    said on ``console``; ``CliError`` listing them when it serves several (exit 3), saying how to
+    start one when nothing answers (exit 4)."""
+    if model or not base_url or os.environ.get("AGCORE_MODEL", "").strip():
+        return model
+    url, models = await served_models(base_url, api_key=os.environ.get("OPENAI_API_KEY") or None)
+    if not models:
+        raise CliError(f"{url} serves no model yet: load one (LM Studio), pull one (ollama pull NAME), or "
+                       "start llama-server with -m MODEL.gguf; then run again.", ExitCode.CONFIG)
+    if len(models) > 1:
+        names = "\n".join(f"  --model {m.id}" for m in models)
+        raise CliError(f"{url} serves {len(models)} models; pick one with --model:\n{names}", ExitCode.CONFIG)
+    console.print(f"model: {models[0].id} (the one {url} serves)", style="dim", markup=False, highlight=False)
+    return models[0].id
 
 
 async def _get(client: httpx.AsyncClient, address: str, url: str) -> httpx.Response:

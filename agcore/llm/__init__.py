@@ -27,6 +27,7 @@ from agcore.llm.errors import (
     RequestTimeoutError,
     ResponseFormatError,
     ServerError,
+    ServerNotRunningError,
     StreamInterruptedError,
 )
 from agcore.llm.events import (
@@ -54,6 +55,7 @@ from agcore.llm.factory import (
 from agcore.llm.models import (
     ModelInfo,
     ModelRegistry,
+    UnknownModelWarning,
     cost_usd,
     default_registry,
     get_model_info,
@@ -129,6 +131,7 @@ __all__ = [
     "ModelInfo",
     "ModelNotFoundError",
     "ModelRegistry",
+    "UnknownModelWarning",
     "OllamaProvider",
     "OpenAIProvider",
     "OpenAIResponsesProvider",
@@ -141,6 +144,7 @@ __all__ = [
     "ResponseFormatError",
     "RetryPolicy",
     "ServerError",
+    "ServerNotRunningError",
     "StopReason",
     "StreamAssembler",
     "check_base_url",

@@ -12,6 +12,7 @@ LLMError
 ├── ServerError                500, 502, 503, 504 and other 5xx          (retryable)
 │   └── OverloadedError        529: the vendor is overloaded               (retryable)
 ├── LLMConnectionError         the endpoint could not be reached          (retryable)
+│   └── ServerNotRunningError  a server on this machine refused: nothing listens there (not retried)
 ├── StreamInterruptedError     a stream broke off before it finished      (retryable)
 └── ResponseFormatError        the endpoint answered something unreadable
 
@@ -42,6 +43,7 @@ __all__ = [
     "RequestTimeoutError",
     "ResponseFormatError",
     "ServerError",
+    "ServerNotRunningError",
     "StreamInterruptedError",
     "error_class_named",
     "connection_broke_off",
@@ -156,6 +158,18 @@ class LLMConnectionError(LLMError):
     advice = ""
 
 
+class ServerNotRunningError(LLMConnectionError):
+    """Raised when a server on this machine (a loopback base URL: a local model server) refuses the
+    connection: nothing listens on that port, so retrying is pointless; it fails at once, saying
+    how to start one."""
+
+    is_retryable = False
+    advice = (
+        "Start the model server first (llama-server -m MODEL.gguf -c 8192 --port 8080; ollama serve; "
+        "LM Studio's local server; vllm serve MODEL), or fix the port in the base URL."
+    )
+
+
 class StreamInterruptedError(LLMError):
     """Raised when a stream breaks off before it finished (retryable)."""
 
@@ -181,6 +195,7 @@ _BY_NAME: dict[str, type[LLMError]] = {
         ServerError,
         OverloadedError,
         LLMConnectionError,
+        ServerNotRunningError,
         StreamInterruptedError,
         ResponseFormatError,
     )

@@ -10,6 +10,10 @@ Specs:
 * ``ollama:<model>``              Ollama's native API (``OLLAMA_HOST``)
 * ``<model>`` alone               the vendor is inferred from the model registry
 
+A misspelt vendor or registry model gets a "did you mean" in the ``ValueError``; an Anthropic or
+OpenAI model id the registry does not know (a typo, or a model newer than the registry) builds, with
+an ``UnknownModelWarning`` naming the nearest known id.
+
 Other vendors plug in with ``register_provider_factory("name", factory)``. Providers are cached by
 their arguments, so asking twice for the same spec returns the same instance (and HTTP connection
 pool); pass ``cache=False`` for a fresh one. A shared instance is safe to close: each holder's
@@ -22,16 +26,25 @@ from __future__ import annotations
 import difflib
 import os
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from agcore.llm.models import default_registry
+from agcore.llm.models import UnknownModelWarning, default_registry
 from agcore.llm.provider import LLMProvider
 
-__all__ = ["clear_provider_cache", "create_provider", "parse_model_spec", "register_provider_factory"]
+__all__ = [
+    "clear_provider_cache", "create_provider", "parse_model_spec", "register_provider_factory",
+    "unlisted_model",
+]
 
 ProviderFactory = Callable[..., LLMProvider]
+
+#: Vendors whose model ids the registry lists: an id it lacks is worth a warning. (Not the
+#: OpenAI-compatible servers or Ollama: their models are whatever the server loaded.)
+_LISTED_VENDORS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL",
+                   "openai-responses": "OPENAI_BASE_URL"}
 
 #: The most providers the cache keeps (least recently asked for go first).
 MAX_CACHED_PROVIDERS = 64
@@ -106,10 +119,30 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
             f"unknown provider {vendor!r} in {spec!r}: did you mean {close[0]!r} ('{close[0]}:{model}')? "
             f"Providers: {known}"
         )
+    if near := default_registry.close_matches(spec, n=1):
+        info = default_registry.get(near[0])
+        vendor_hint = f" ('{info.provider}:{near[0]}')" if info is not None else ""
+        raise ValueError(
+            f"unknown model {spec!r}: did you mean {near[0]!r}{vendor_hint}? A model the registry does "
+            f"not list needs its provider: '<provider>:<model>' with provider one of {known}"
+        )
     raise ValueError(
         f"cannot tell which provider serves {spec!r}: write it as '<provider>:<model>' with provider "
         f"one of {known} (e.g. 'anthropic:claude-sonnet-4-6', 'ollama:llama3.1')"
     )
+
+
+def unlisted_model(vendor: str, model: str, **options: Any) -> list[str] | None:
+    """Whether ``vendor:model`` deserves an "unknown model" warning: None when it does not (the
+    registry knows the model, or the vendor's models are whatever a server loaded: OpenAI-compatible
+    servers, Ollama, a ``base_url`` of your own); else the registry's nearest ids for that vendor,
+    best first (maybe none: a model newer than the registry)."""
+    base_url_variable = _LISTED_VENDORS.get(vendor)
+    if base_url_variable is None or options.get("base_url") or os.environ.get(base_url_variable):
+        return None
+    if default_registry.get(model) is not None:
+        return None
+    return default_registry.close_matches(model, provider="openai" if vendor.startswith("openai") else vendor)
 
 
 def create_provider(spec: str, *, cache: bool = True, **options: Any) -> LLMProvider:
@@ -124,6 +157,13 @@ def create_provider(spec: str, *, cache: bool = True, **options: Any) -> LLMProv
     vendor, model = parse_model_spec(spec)
     if not model:
         raise ValueError(f"{spec!r} names no model: write '{vendor}:<model id>'")
+    if (near := unlisted_model(vendor, model, **options)) is not None:
+        guess = f" (did you mean '{vendor}:{near[0]}'?)" if near else ""
+        warnings.warn(
+            f"the model registry does not know '{vendor}:{model}'{guess}. If it is a new model, it runs, "
+            "but its cost is not counted until register_model(ModelInfo(...)) adds it.",
+            UnknownModelWarning, stacklevel=2,
+        )
     factory = _factories[vendor]
     if not cache:
         return factory(model, **options)

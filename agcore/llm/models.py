@@ -9,6 +9,7 @@ Lookup accepts the exact id, an alias, a dated id (``claude-sonnet-4-5-20250929`
 
 from __future__ import annotations
 
+import difflib
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -20,11 +21,18 @@ from agcore.llm.types import Usage
 __all__ = [
     "ModelInfo",
     "ModelRegistry",
+    "UnknownModelWarning",
     "cost_usd",
     "default_registry",
     "get_model_info",
     "register_model",
 ]
+
+
+class UnknownModelWarning(UserWarning):
+    """A model id the registry does not know, asked of a vendor whose models it lists (Anthropic,
+    OpenAI): most likely a typo (the message says which id is near), else a model too new for the
+    registry: it runs, but its cost is not counted until ``register_model()`` adds it."""
 
 
 class ModelInfo(BaseModel):
@@ -99,6 +107,14 @@ class ModelRegistry:
             return found
         undated = _DATE_SUFFIX.sub("", name)
         return self._by_name.get(undated) if undated != name else None
+
+    def close_matches(self, model: str, *, provider: str | None = None, n: int = 3) -> list[str]:
+        """The registered ids (and aliases) nearest to ``model``, best first, at most ``n``; only
+        ``provider``'s when given. For "did you mean" hints: ``claude-haku-4-5`` finds
+        ``claude-haiku-4-5``."""
+        with self._lock:
+            names = [name for name, info in self._by_name.items() if provider in (None, info.provider)]
+        return difflib.get_close_matches(_DATE_SUFFIX.sub("", model), names, n=n, cutoff=0.75)
 
     def __iter__(self) -> Iterator[ModelInfo]:
         return iter(list(self._models.values()))

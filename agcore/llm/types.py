@@ -199,6 +199,14 @@ class UserMessage(_Frozen):
         return [TextBlock(text=self.content)] if isinstance(self.content, str) else list(self.content)
 
     @property
+    def text(self) -> str:
+        """What the user wrote: the string content, or the text blocks joined (images and tool results
+        left out)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
     def tool_results(self) -> list[ToolResultBlock]:
         """The tool results the message carries, in order."""
         return [b for b in self.blocks if isinstance(b, ToolResultBlock)]

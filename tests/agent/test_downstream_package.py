@@ -16,7 +16,7 @@ from agcore.tools import Workspace
 
 downstream = pytest.importorskip(
     "agcore_downstream_example",
-    reason="install tests/downstream_pkg (make test does) to run the downstream-package tests",
+    reason="run `make .venv/.installed-stamp`: it installs tests/downstream_pkg for the tests",
 )
 plugin = pytest.importorskip("agcore_downstream_example.plugin")
 

@@ -6,6 +6,7 @@ the overflow error, and the undo hint after a write."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,3 +200,62 @@ def test_run_shows_a_local_models_think_block_as_thinking_not_as_the_answer(
     assert "</think>" not in out
     assert "thinking: The user says hello. A short greeting will do." in out
     assert out.index("thinking:") < out.index("Hello there.")
+
+
+# ------------------------------------------------------------- --base-url alone, a server that is down
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on: bound, then closed again."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_run_with_base_url_alone_runs_the_one_model_the_server_serves(
+    invoke: Invoke, llama: FakeLocalServer
+) -> None:
+    llama.answer(200, "Hello from the local model.")
+    done = invoke("run", "say hello", "--base-url", llama.base_url, "--yes", "--no-plugins")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert f"model: {MODEL} (the one {llama.base_url} serves)" in flat(done.stdout)
+    [request] = llama.requests
+    assert request["model"] == MODEL
+
+
+def test_run_with_base_url_alone_lists_the_models_of_a_server_with_several(invoke: Invoke) -> None:
+    with FakeLocalServer("ollama", models=["qwen2.5-coder:1.5b", "llama3.1:8b"]) as ollama:
+        done = invoke("run", "hi", "--base-url", ollama.base_url, "--no-plugins")
+        assert ollama.requests == []  # nothing was sent to a model chosen for the user
+    assert done.exit_code == 3
+    assert "serves 2 models; pick one with --model:" in done.stderr
+    assert "--model qwen2.5-coder:1.5b" in done.stderr
+    assert "--model llama3.1:8b" in done.stderr
+
+
+def test_run_with_base_url_alone_and_nothing_listening_says_how_to_start_one(invoke: Invoke) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    done = invoke("run", "hi", "--base-url", url, "--no-plugins")
+    assert done.exit_code == 4
+    err = flat(done.stderr)
+    assert f"could not connect to {url}" in err
+    assert "llama-server -m MODEL.gguf" in err
+
+
+@pytest.mark.parametrize("spec", ["qwen2.5-coder", "ollama:qwen2.5-coder"])
+def test_a_refused_loopback_server_fails_at_once_with_how_to_start_it(
+    invoke: Invoke, spec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    if spec.startswith("ollama:"):
+        monkeypatch.setenv("OLLAMA_HOST", url.removesuffix("/v1"))
+        args = ["--model", spec]
+    else:
+        args = ["--model", spec, "--base-url", url]
+    done = invoke("run", "hi", *args, "--no-plugins")
+    assert done.exit_code == 4
+    everything = flat(done.stdout + done.stderr)
+    assert "retrying" not in everything  # not retried: nothing listens there
+    assert "nothing is listening at" in everything
+    assert "ollama serve" in everything
+    assert "1 model call" in everything

@@ -57,3 +57,27 @@ def test_a_missing_key_names_the_variable() -> None:
     with pytest.raises(CliError, match="OPENAI_API_KEY") as info:
         resolve_provider("openai:gpt-5.5")
     assert info.value.code == ExitCode.CONFIG
+
+
+def test_a_misspelt_bare_model_gets_did_you_mean_in_cli_words() -> None:
+    with pytest.raises(CliError, match="did you mean --model claude-haiku-4-5\\?") as info:
+        resolve_provider("claude-haku-4-5")
+    assert info.value.code == ExitCode.CONFIG
+
+
+def test_an_unlisted_model_of_a_known_vendor_is_a_warning_in_cli_words(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    with caplog.at_level("WARNING", logger="agcore.cli"):
+        provider = resolve_provider("anthropic:claude-haiku-45")
+    assert provider.model_id == "claude-haiku-45"
+    [record] = [r for r in caplog.records if r.name == "agcore.cli"]
+    assert "did you mean --model anthropic:claude-haiku-4-5?" in record.getMessage()
+
+
+def test_openai_compatible_without_a_url_asks_for_base_url_in_cli_words() -> None:
+    with pytest.raises(CliError, match="add --base-url URL") as info:
+        resolve_provider("openai-compatible:qwen")
+    assert "base_url=" not in info.value.message
+    assert info.value.code == ExitCode.CONFIG

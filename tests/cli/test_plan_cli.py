@@ -262,3 +262,16 @@ def test_plan_resume_keeps_the_options_the_run_started_with(tmp_path: Path, invo
     assert done.exit_code == 0, done.stdout + done.stderr
     assert re.search(r"attempt 3; the last one failed: .*busy", done.stdout)  # retried: the policy held
     assert "2/2 steps done" in done.stdout
+
+
+def test_the_status_table_shows_a_failure_cause_whole(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "plan.yaml").write_text(PLAN_YAML)
+    cause = ("the request was refused because the tool schema for write_file declares an argument the "
+             "server does not accept (AttributeError: 'UserMessage' object has no attribute 'text')")
+    write_script(tmp_path, [{"error": {"status": 400, "message": cause}}])
+    done = invoke("plan", "run", "plan.yaml", "--model", "scripted:model.json", "--yes", "--no-plugins")
+    assert done.exit_code == 1, done.stdout + done.stderr
+    table = done.stdout[done.stdout.index("plan status"):]
+    outcome = " ".join(row.split("│")[5].strip() for row in table.splitlines() if row.count("│") == 6)
+    assert "(AttributeError: 'UserMessage' object has no attribute 'text')" in " ".join(outcome.split())
+    assert "…" not in table

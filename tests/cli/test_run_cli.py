@@ -144,7 +144,7 @@ def test_unreachable_endpoint_names_the_url_and_exits_4(tmp_path: Path, invoke: 
     done = invoke("run", "hi", "--model", "some-local-model", "--base-url",
                 "http://127.0.0.1:9/v1", "--no-plugins")
     assert done.exit_code == 4, done.stdout + done.stderr
-    assert "could not connect to http://127.0.0.1:9/v1" in done.stdout
+    assert "nothing is listening at http://127.0.0.1:9/v1" in done.stdout  # loopback: said at once
     assert "Traceback" not in done.stdout + done.stderr
 
 
@@ -199,6 +199,12 @@ def test_a_misspelt_vendor_gets_did_you_mean(tmp_path: Path, invoke: Invoke) -> 
     done = invoke("run", "hi", "--model", "antropic:claude-haiku-4-5")
     assert done.exit_code == 3
     assert "did you mean 'anthropic'" in done.stderr
+
+
+def test_a_misspelt_model_gets_did_you_mean(tmp_path: Path, invoke: Invoke) -> None:
+    done = invoke("run", "hi", "--model", "claude-haku-4-5")
+    assert done.exit_code == 3
+    assert "did you mean --model claude-haiku-4-5?" in done.stderr
 
 
 def test_running_out_of_scripted_replies_is_a_usage_error(tmp_path: Path, invoke: Invoke) -> None:

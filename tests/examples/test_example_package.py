@@ -17,7 +17,7 @@ from agcore.tools import Workspace
 
 example = pytest.importorskip(
     "agcore_example",
-    reason="install the example package: pip install --no-deps -e examples/agcore_example_pkg (make does)",
+    reason="run `make .venv/.installed-stamp`: it installs examples/agcore_example_pkg for the tests",
 )
 
 

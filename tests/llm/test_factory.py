@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -9,8 +10,10 @@ import pytest
 
 from agcore.llm import (
     MissingCredentialsError,
+    UnknownModelWarning,
     clear_provider_cache,
     create_provider,
+    default_registry,
     parse_model_spec,
     register_provider_factory,
 )
@@ -141,3 +144,55 @@ def test_the_cache_is_bounded() -> None:
     assert create_provider("openai:gpt-4.1", api_key=f"sk-{MAX_CACHED_PROVIDERS + 9}") is (
         create_provider("openai:gpt-4.1", api_key=f"sk-{MAX_CACHED_PROVIDERS + 9}")
     )
+
+
+# ------------------------------------------------------------------ "did you mean" for model ids
+
+
+def test_a_misspelt_bare_model_id_gets_the_registrys_nearest() -> None:
+    with pytest.raises(ValueError, match=r"did you mean 'claude-haiku-4-5' \('anthropic:claude-haiku-4-5'\)"):
+        parse_model_spec("claude-haku-4-5")
+
+
+def test_a_model_id_the_registry_lacks_under_a_listed_vendor_builds_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    with pytest.warns(UnknownModelWarning, match="did you mean 'anthropic:claude-haiku-4-5'"):
+        provider = create_provider("anthropic:claude-haiku-45")
+    assert provider.model_id == "claude-haiku-45"  # a new model must still be usable
+    with pytest.warns(UnknownModelWarning, match="its cost is not counted") as caught:
+        create_provider("anthropic:claude-zebra-9")
+    assert "did you mean" not in str(caught[0].message)
+
+
+@pytest.mark.parametrize(("spec", "options"), [
+    ("anthropic:claude-haiku-4-5", {}),
+    ("anthropic:claude-haiku-4-5-20251001", {}),  # a dated id is known
+    ("openai:gpt-5.5", {}),
+    ("ollama:llama3.1", {}),  # whatever Ollama pulled
+    ("openai-compatible:qwen2.5-coder", {"base_url": "http://127.0.0.1:8080/v1"}),
+    ("openai:qwen2.5-coder", {"base_url": "http://127.0.0.1:8080/v1"}),  # a local server
+])
+def test_no_warning_for_known_models_or_local_servers(
+    spec: str, options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownModelWarning)
+        create_provider(spec, **options)
+
+
+def test_the_builder_warns_for_an_unknown_model_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agcore.agent import AgentBuilder
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    with pytest.warns(UnknownModelWarning, match="claude-haiku-4-5"):
+        AgentBuilder().model("anthropic:claude-haiku-45").build()
+
+
+def test_close_matches_stays_within_a_vendor_when_asked() -> None:
+    assert default_registry.close_matches("claude-haku-4-5")[0] == "claude-haiku-4-5"
+    assert default_registry.close_matches("claude-haku-4-5", provider="openai") == []
+    assert default_registry.close_matches("something-else-entirely") == []

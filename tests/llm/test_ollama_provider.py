@@ -551,11 +551,13 @@ async def test_connection_refused_names_the_host_and_how_to_start_ollama() -> No
         with pytest.raises(LLMConnectionError) as caught:
             await provider.complete(LLMRequest.build(HI))
         events = await collect(provider.stream(LLMRequest.build(HI)))
-    assert f"Is Ollama running at {host}?" in caught.value.message
+    # A refusal on this machine: nothing listens there (ServerNotRunningError, not retried).
+    assert f"nothing is listening at {host}" in caught.value.message
     assert "ollama serve" in caught.value.message
     assert "OLLAMA_HOST" in caught.value.message
+    assert not caught.value.is_retryable
     assert isinstance(events[-1], ErrorEvent)
-    assert events[-1].error_type == "LLMConnectionError"
+    assert events[-1].error_type == "ServerNotRunningError"
     assert host in events[-1].message
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import respx
 
-from agcore.llm.errors import LLMConnectionError, RateLimitError
+from agcore.llm.errors import LLMConnectionError, RateLimitError, ServerNotRunningError
 from agcore.llm.events import DoneEvent, ErrorEvent, ThinkingEnd, ToolCallDelta, ToolCallStart
 from agcore.llm.providers.openai import OpenAIProvider
 from agcore.llm.retry import NO_RETRY, RetryPolicy
@@ -303,18 +303,21 @@ async def test_stream_usage_sent_with_the_last_choice(api: respx.MockRouter) -> 
 async def test_connection_refused_names_the_server() -> None:
     base = closed_port_base()
     provider = OpenAIProvider(MODEL, base_url=base, retry_policy=NO_RETRY)
-    with pytest.raises(LLMConnectionError, match="Is the server running at") as caught:
+    # A refusal on this machine: nothing listens there, said as ServerNotRunningError (an
+    # LLMConnectionError) with how to start a local server.
+    with pytest.raises(ServerNotRunningError, match="nothing is listening at") as caught:
         await provider.complete(LLMRequest.build(HI))
     assert base in caught.value.message
-    assert caught.value.is_retryable
+    assert isinstance(caught.value, LLMConnectionError)
+    assert "llama-server" in (caught.value.advice or "")
     events = await collect(provider.stream(LLMRequest.build(HI)))
     assert len(events) == 1
     assert isinstance(events[0], ErrorEvent)
-    assert events[0].error_type == "LLMConnectionError"
+    assert events[0].error_type == "ServerNotRunningError"
     await provider.aclose()
 
 
-async def test_connection_refused_is_retried() -> None:
+async def test_connection_refused_on_this_machine_is_not_retried() -> None:
     attempts: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -322,9 +325,10 @@ async def test_connection_refused_is_retried() -> None:
 
     policy = RetryPolicy(max_attempts=2, sleep=sleep)
     provider = OpenAIProvider(MODEL, base_url=closed_port_base(), retry_policy=policy)
-    with pytest.raises(LLMConnectionError):
+    with pytest.raises(ServerNotRunningError) as caught:
         await provider.complete(LLMRequest.build(HI))
-    assert len(attempts) == 1
+    assert not caught.value.is_retryable
+    assert attempts == []  # nothing listens on that port: a retry cannot find a server there
     await provider.aclose()
 
 

@@ -218,4 +218,4 @@ async def test_ollama_that_is_not_there_still_cannot_be_reached(anyio_backend: s
     async with OllamaProvider("llama3.2", host="http://127.0.0.1:9", retry_policy=NO_RETRY) as model:
         with pytest.raises(LLMConnectionError) as caught:
             await model.complete(LLMRequest.build("hi"))
-    assert "could not connect" in caught.value.message
+    assert "nothing is listening at http://127.0.0.1:9" in caught.value.message  # loopback: not up

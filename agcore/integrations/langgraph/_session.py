@@ -4,7 +4,8 @@ The same calls (``submit_turn``, ``stream_turn``, ``resume``, ``steer``, ``follo
 the same ``TurnResult``s, so switching an application to LangGraph is one line. The conversation is a
 LangGraph thread (``session_id`` is its ``thread_id``) kept by the checkpointer; a confirm callback
 answers the graph's confirmation interrupts as they come, and ``approve()``, ``recover()`` and
-``pending()`` reach a thread another process left at an interrupt or in the middle of a run.
+``pending()`` reach a thread another process left at an interrupt or in the middle of a run
+(``pending()`` says which, so a killed run is not mistaken for a finished one).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 __all__ = ["AgentGraph", "GraphSession"]
 
 _Payload = dict[str, Any] | Command[Any] | None
+#: ``pending()``'s ``type`` for a run that started and never finished (its process was killed).
+UNFINISHED = "agcore.unfinished"
 
 # The graphs compiled for a bundle (AgentGraph.shared), dropped with it.
 _SHARED: weakref.WeakKeyDictionary[Any, list[AgentGraph]] = weakref.WeakKeyDictionary()
@@ -187,12 +190,22 @@ class GraphSession:
     async def pending(self) -> dict[str, Any] | None:
         """What the thread waits for: the value of its interrupt (``type`` is
         ``"agcore.confirmation"`` with ``call``/``tool``, or ``"agcore.client_tools"`` with
-        ``calls``), or None."""
+        ``calls``); ``"agcore.unfinished"`` (with ``next``, the graph nodes due, and ``advice``) for a
+        run that started and did not finish, as after its process was killed: ``recover()`` finishes
+        it; or None."""
         snapshot = await self.graph.aget_state(cast(Any, self._config))
         for waiting in snapshot.interrupts:
             value = waiting.value
             if isinstance(value, dict):
                 return value
+        if snapshot.next and not self.session.running:  # nodes due, and no run of ours is on them
+            return {
+                "type": UNFINISHED,
+                "next": list(snapshot.next),
+                "advice": "A run on this thread started and did not finish (was its process stopped?): "
+                          "`await session.recover()` finishes it from its last checkpoint, without "
+                          "repeating the model and tool calls that had finished.",
+            }
         return None
 
     @property

@@ -20,13 +20,14 @@ from anthropic import AsyncAnthropic, AsyncStream
 
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
-from agcore.llm._urls import check_base_url
+from agcore.llm._urls import check_base_url, refused_on_loopback
 from agcore.llm.errors import (
     LLMConnectionError,
     LLMError,
     MissingCredentialsError,
     RequestTimeoutError,
     ResponseFormatError,
+    ServerNotRunningError,
     connection_broke_off,
     error_from_status,
     stream_broke_off,
@@ -343,6 +344,11 @@ class AnthropicProvider(BaseProvider):
         if isinstance(error, anthropic.APIConnectionError) and isinstance(cause, _BROKE_OFF):
             # The server was reached, then the connection broke (a reset, a body cut short).
             return connection_broke_off(str(base_url), cause, provider=PROVIDER, model=self.model_id)
+        if isinstance(error, anthropic.APIConnectionError) and refused_on_loopback(str(base_url), error):
+            return ServerNotRunningError(
+                f"nothing is listening at {base_url} ({_BASE_URL_ENV} or base_url): this machine refused "
+                "the connection", provider=PROVIDER, model=self.model_id,
+            )
         if isinstance(error, anthropic.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to the Anthropic API at {base_url}: {error.__cause__ or error}. "

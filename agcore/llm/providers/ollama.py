@@ -18,6 +18,7 @@ import anyio
 import httpx
 
 from agcore.llm._assembly import StreamAssembler
+from agcore.llm._urls import refused_on_loopback
 from agcore.llm.errors import (
     ContextWindowExceededError,
     LLMConnectionError,
@@ -26,6 +27,7 @@ from agcore.llm.errors import (
     RequestTimeoutError,
     ResponseFormatError,
     ServerError,
+    ServerNotRunningError,
     StreamInterruptedError,
     connection_broke_off,
     error_from_status,
@@ -188,6 +190,12 @@ class OllamaProvider(BaseProvider):
     def _map_error(self, error: Exception) -> LLMError | None:
         if isinstance(error, httpx.HTTPStatusError):
             return self._status_error(error.response)
+        if isinstance(error, httpx.ConnectError) and refused_on_loopback(self.host, error):
+            return ServerNotRunningError(
+                f"nothing is listening at {self.host}: this machine refused the connection. Start "
+                "Ollama with `ollama serve`, or set OLLAMA_HOST to where it runs",
+                provider=PROVIDER, model=self.model_id,
+            )
         if isinstance(error, httpx.ConnectError):
             return LLMConnectionError(
                 f"could not connect to Ollama at {self.host} ({error}). Is Ollama running at "

@@ -25,13 +25,14 @@ import httpx
 import openai
 
 from agcore.llm._assembly import StreamAssembler, message_to_events
-from agcore.llm._urls import check_base_url
+from agcore.llm._urls import check_base_url, refused_on_loopback
 from agcore.llm.errors import (
     LLMConnectionError,
     LLMError,
     MissingCredentialsError,
     RequestTimeoutError,
     ResponseFormatError,
+    ServerNotRunningError,
     StreamInterruptedError,
     connection_broke_off,
     error_from_status,
@@ -279,6 +280,11 @@ class OpenAIProvider(BaseProvider):
             )
         if isinstance(error, openai.APIConnectionError) and isinstance(error.__cause__, _BROKE_OFF):
             return connection_broke_off(self._base_url, error.__cause__, provider=provider, model=model)
+        if isinstance(error, openai.APIConnectionError) and refused_on_loopback(self._base_url, error):
+            return ServerNotRunningError(
+                f"nothing is listening at {self._base_url}: this machine refused the connection",
+                provider=provider, model=model,
+            )
         if isinstance(error, openai.APIConnectionError):
             return LLMConnectionError(
                 f"could not connect to {self._base_url} ({_cause(error)}). Is the server running at "

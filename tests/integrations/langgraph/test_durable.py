@@ -210,3 +210,35 @@ async def test_the_bare_graph_streams_agent_events_in_custom_mode() -> None:
     ]
     assert events[3].result.content == "4"
     assert events[-1].text == "four"
+
+
+def test_after_a_kill_pending_says_the_run_needs_recover(tmp_path: Path) -> None:
+    db, counts = tmp_path / "graph.sqlite", tmp_path / "counts.txt"
+    counts.touch()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "crash", str(db), str(counts)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not counted(counts)["slow started"]:
+            assert time.monotonic() < deadline, f"the slow tool never started: {counted(counts)}"
+            assert process.poll() is None, process.communicate()[1]
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)  # kill -9, mid-run
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    summary = run_script("pending", db, counts)
+
+    before = summary["before"]
+    assert before["type"] == "agcore.unfinished"  # not None: the thread is not at rest
+    assert before["next"]
+    assert "recover()" in before["advice"]
+    assert summary["stop"] == "done"
+    assert summary["text"] == "all done"
+    assert summary["after"] is None  # recovered: nothing waits any more

@@ -2,6 +2,7 @@
 
     run_graph.py crash   DB COUNTS   run a turn; its slow tool blocks until the process is killed
     run_graph.py recover DB COUNTS   finish that turn from the checkpoint (GraphSession.recover)
+    run_graph.py pending DB COUNTS   what pending() says of that turn, then recover() and ask again
     run_graph.py ask     DB COUNTS   run a turn on the bare graph up to its confirmation interrupt
     run_graph.py approve DB COUNTS   answer that confirmation (Command(resume=True)) and finish
 
@@ -77,14 +78,16 @@ async def main() -> None:
     bundle = AgentBuilder().provider(FunctionProvider(model)).tools(fast, slow, deploy).build()
     agent = BasicAgent(name="durable", system_prompt="be brief")
     async with AsyncSqliteSaver.from_conn_string(DB) as saver:
-        if MODE in ("crash", "recover"):
+        if MODE in ("crash", "recover", "pending"):
             session = GraphSession(agent, THREAD, bundle, checkpointer=saver)
             if MODE == "crash":
                 print("STARTED", flush=True)
                 await session.submit_turn("run the tools")
                 raise SystemExit("the slow tool should have hung until the process was killed")
+            before = await session.pending()
             result = await session.recover()
-            print(summary(await session.history(), stop=result.stop, text=result.text), flush=True)
+            print(summary(await session.history(), stop=result.stop, text=result.text, before=before,
+                          after=await session.pending()), flush=True)
             return
         graph = compile_agent(agent, bundle, checkpointer=saver)
         config: Any = {"configurable": {"thread_id": THREAD}}
