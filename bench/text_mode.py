@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: `python bench/text_mode.py`
     sys.path.insert(0, str(ROOT))
 
-from agcore.agent._text_calls import parse_text_calls  # noqa: E402
-from agcore.agent._text_stream import CallTextFilter  # noqa: E402
+from agcore.agent.textcalls._text_calls import parse_text_calls  # noqa: E402
+from agcore.agent.textcalls._text_stream import CallTextFilter  # noqa: E402
 from tests.agent.test_text_calls import CORPUS, TOOLS  # noqa: E402
 
 PROSE = (

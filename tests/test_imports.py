@@ -37,8 +37,8 @@ HEAVY = (
     "agcore.memory._session_store",
     "agcore.context",
     "agcore.agent._bundle",
-    "agcore.agent._plan",
-    "agcore.agent._task_agent",
+    "agcore.agent.plans._plan",
+    "agcore.agent.plans._task_agent",
     "agcore.llm.providers.anthropic",
     "agcore.llm.providers.openai",
 )
@@ -220,4 +220,4 @@ def test_the_first_names_a_user_reaches_for_come_from_the_top_package() -> None:
         print(json.dumps([cheap, AgentBuilder is builder, Plan.__module__]))
         """
     )
-    assert loaded == [[], True, "agcore.agent._plan"]  # `import agcore` alone loads none of it
+    assert loaded == [[], True, "agcore.agent.plans._plan"]  # `import agcore` alone loads none of it

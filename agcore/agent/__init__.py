@@ -75,7 +75,6 @@ from agcore.agent._messages import (
     messages_from_json,
     messages_to_json,
 )
-from agcore.agent._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
 from agcore.agent._personas import PERSONAS, Persona, get_persona
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 from agcore.agent._quick import AgentRunResult, QuickAgent
@@ -85,6 +84,7 @@ from agcore.agent._result import LimitExceeded
 from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.agent.capability import Capability
+from agcore.agent.output._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
 from agcore.agent.session_like import SessionLike
 from agcore.agent.session_state import SessionState
 
@@ -99,20 +99,11 @@ if TYPE_CHECKING:
         retrieve_tool,
     )
     from agcore.agent._memory_guidance import MemoryGuidancePlugin, memory_guidance
-    from agcore.agent._plan import Plan, Step, StepError, StepStatus
-    from agcore.agent._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
-    from agcore.agent._step_check import DefaultStepVerifier, StepVerifier
-    from agcore.agent._subagent import (
-        DEFAULT_MAX_DEPTH,
-        DEFAULT_SUBAGENT_TIMEOUT,
-        agent_tool,
-        run_subagent,
-        subagent_of,
-        subagent_session_id,
-    )
-    from agcore.agent._subagent_store import list_subagent_sessions
-    from agcore.agent._task_agent import (
+    from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+    from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
+    from agcore.agent.plans._step_check import DefaultStepVerifier, StepVerifier
+    from agcore.agent.plans._task_agent import (
         DEFAULT_PLAN_PROMPT,
         DEFAULT_REASK_PROMPT,
         PLAN_STATE_KEY,
@@ -121,6 +112,15 @@ if TYPE_CHECKING:
         PlanUpdate,
         TaskAgent,
     )
+    from agcore.agent.subagents._subagent import (
+        DEFAULT_MAX_DEPTH,
+        DEFAULT_SUBAGENT_TIMEOUT,
+        agent_tool,
+        run_subagent,
+        subagent_of,
+        subagent_session_id,
+    )
+    from agcore.agent.subagents._subagent_store import list_subagent_sessions
 
 # Loaded on first use: the bundle (dependency-injector, which pulls in asyncio, yaml and, where
 # installed, starlette) is needed once AgentBuilder.build() runs; plans and task agents by few runs.
@@ -134,12 +134,12 @@ _LAZY = {
     "register_memory_tools": "agcore.agent._bundle",
     "remember_tool": "agcore.agent._bundle",
     "retrieve_tool": "agcore.agent._bundle",
-    "Plan": "agcore.agent._plan",
-    "Step": "agcore.agent._plan",
-    "StepError": "agcore.agent._plan",
-    "StepStatus": "agcore.agent._plan",
-    "JsonPlanParser": "agcore.agent._plan_parser",
-    "PlanParser": "agcore.agent._plan_parser",
+    "Plan": "agcore.agent.plans._plan",
+    "Step": "agcore.agent.plans._plan",
+    "StepError": "agcore.agent.plans._plan",
+    "StepStatus": "agcore.agent.plans._plan",
+    "JsonPlanParser": "agcore.agent.plans._plan_parser",
+    "PlanParser": "agcore.agent.plans._plan_parser",
     "MemoryGuidancePlugin": "agcore.agent._memory_guidance",
     "memory_guidance": "agcore.agent._memory_guidance",
     "LOAD_SKILL_TOOL": "agcore.agent._skills",
@@ -147,22 +147,22 @@ _LAZY = {
     "Skill": "agcore.agent._skills",
     "SkillError": "agcore.agent._skills",
     "Skills": "agcore.agent._skills",
-    "DefaultStepVerifier": "agcore.agent._step_check",
-    "StepVerifier": "agcore.agent._step_check",
-    "DEFAULT_PLAN_PROMPT": "agcore.agent._task_agent",
-    "DEFAULT_REASK_PROMPT": "agcore.agent._task_agent",
-    "PLAN_STATE_KEY": "agcore.agent._task_agent",
-    "DefaultTaskAgent": "agcore.agent._task_agent",
-    "FailurePolicy": "agcore.agent._task_agent",
-    "PlanUpdate": "agcore.agent._task_agent",
-    "TaskAgent": "agcore.agent._task_agent",
-    "DEFAULT_MAX_DEPTH": "agcore.agent._subagent",
-    "DEFAULT_SUBAGENT_TIMEOUT": "agcore.agent._subagent",
-    "agent_tool": "agcore.agent._subagent",
-    "run_subagent": "agcore.agent._subagent",
-    "subagent_of": "agcore.agent._subagent",
-    "subagent_session_id": "agcore.agent._subagent",
-    "list_subagent_sessions": "agcore.agent._subagent_store",
+    "DefaultStepVerifier": "agcore.agent.plans._step_check",
+    "StepVerifier": "agcore.agent.plans._step_check",
+    "DEFAULT_PLAN_PROMPT": "agcore.agent.plans._task_agent",
+    "DEFAULT_REASK_PROMPT": "agcore.agent.plans._task_agent",
+    "PLAN_STATE_KEY": "agcore.agent.plans._task_agent",
+    "DefaultTaskAgent": "agcore.agent.plans._task_agent",
+    "FailurePolicy": "agcore.agent.plans._task_agent",
+    "PlanUpdate": "agcore.agent.plans._task_agent",
+    "TaskAgent": "agcore.agent.plans._task_agent",
+    "DEFAULT_MAX_DEPTH": "agcore.agent.subagents._subagent",
+    "DEFAULT_SUBAGENT_TIMEOUT": "agcore.agent.subagents._subagent",
+    "agent_tool": "agcore.agent.subagents._subagent",
+    "run_subagent": "agcore.agent.subagents._subagent",
+    "subagent_of": "agcore.agent.subagents._subagent",
+    "subagent_session_id": "agcore.agent.subagents._subagent",
+    "list_subagent_sessions": "agcore.agent.subagents._subagent_store",
 }
 
 __all__ = [

@@ -51,7 +51,7 @@ class BasicAgent:
 
     def __post_init__(self) -> None:
         if self.output_type is not None:  # a bad type is a ConfigError here, not at the first turn
-            from agcore.agent._output import resolve_output
+            from agcore.agent.output._output import resolve_output
 
             resolve_output(self.output_type, None)
         tools = self.tools
@@ -84,7 +84,7 @@ class BasicAgent:
     def as_tool(self, bundle: RuntimeBundle | None = None, **options: Any) -> Tool:
         """This agent as a sub-agent tool: ``agent_tool(self, bundle, **options)`` (``name``,
         ``description``, ``max_turns``, ``max_depth``, ``timeout``...)."""
-        from agcore.agent._subagent import agent_tool
+        from agcore.agent.subagents._subagent import agent_tool
 
         return agent_tool(self, bundle, **options)
 

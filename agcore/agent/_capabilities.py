@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from agcore.agent._guards import RepetitionGuard
 from agcore.agent._limits import TurnLimits
-from agcore.agent._output_capability import TypedOutput
-from agcore.agent._subagent_links import SubagentLinks
-from agcore.agent._text_capability import TextModeCalls
 from agcore.agent.capability import Capability
+from agcore.agent.output._output_capability import TypedOutput
+from agcore.agent.subagents._subagent_links import SubagentLinks
+from agcore.agent.textcalls._text_capability import TextModeCalls
 
 if TYPE_CHECKING:
     from agcore.agent._bundle import RuntimeBundle

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from agcore._clock import now
 from agcore.agent._result import LimitExceeded
-from agcore.agent._subagent_links import parent_budget_exceeded
 from agcore.agent.capability import Capability, Finish, TurnView
+from agcore.agent.subagents._subagent_links import parent_budget_exceeded
 
 if TYPE_CHECKING:
     from agcore.llm.types import ToolUseBlock

@@ -26,8 +26,8 @@ from agcore.agent.steps import Finish, ModelCall, Next, RunTools, TurnSteps, run
 from agcore.llm.types import AssistantMessage, ToolResultBlock, UserMessage
 
 if TYPE_CHECKING:
-    from agcore.agent._output import StructuredOutput
     from agcore.agent._result import TurnResult
+    from agcore.agent.output._output import StructuredOutput
 
 __all__ = ["LoopSession", "TurnRun", "run_loop", "run_turn", "stream_turn"]
 

@@ -38,8 +38,8 @@ from agcore.agent._batch import check_client_results
 from agcore.agent._cost import CostTracker
 from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
-from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._turn import TurnResult
+from agcore.agent.output._output import StructuredOutput, resolve_output
 from agcore.agent.session_like import ConfirmCallback, ContextTransform
 from agcore.agent.session_state import SessionState
 from agcore.llm.types import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage

@@ -21,7 +21,7 @@ from agcore.llm.models import ModelRegistry
 from agcore.llm.types import ToolUseBlock, Usage
 
 if TYPE_CHECKING:
-    from agcore.agent._output import StructuredOutput
+    from agcore.agent.output._output import StructuredOutput
 
 __all__ = ["RepetitionTracker", "TurnResult", "TurnState", "turn_cost"]
 

@@ -57,7 +57,7 @@ from agcore.llm.types import (
 )
 
 if TYPE_CHECKING:
-    from agcore.agent._output import StructuredOutput
+    from agcore.agent.output._output import StructuredOutput
     from agcore.agent.session_like import SessionLike
     from agcore.llm.provider import LLMProvider
 

@@ -25,7 +25,7 @@ from agcore.agent import (
     ToolResults,
     UserInput,
 )
-from agcore.agent._output import shape_request
+from agcore.agent.output._output import shape_request
 from agcore.hooks import hookimpl
 from agcore.llm import (
     AssistantMessage,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agcore.agent._text_calls import parse_text_calls
+from agcore.agent.textcalls._text_calls import parse_text_calls
 
 TOOLS = ["read_file", "write_file"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agcore.agent._text_calls import find_invented_result, parse_text_calls
+from agcore.agent.textcalls._text_calls import find_invented_result, parse_text_calls
 from agcore.llm._arguments import CUT_AT_MAX_TOKENS
 
 TOOLS = {"read_file", "write_file", "list_files", "run_command", "add", "search"}

@@ -24,7 +24,7 @@ from agcore.agent import (
     TextModeSwitched,
     UnreadableToolCalls,
 )
-from agcore.agent._text_calls import RESULT_LABEL
+from agcore.agent.textcalls._text_calls import RESULT_LABEL
 from agcore.llm import LLMRequest, ModelInfo, StopReason, TextBlock, register_model
 from agcore.llm._arguments import CUT_AT_MAX_TOKENS
 from agcore.memory import SqliteSessionStore

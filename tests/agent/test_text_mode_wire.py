@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, TextDelta, TextModeSwitched
-from agcore.agent._text_calls import RESULT_LABEL
+from agcore.agent.textcalls._text_calls import RESULT_LABEL
 from agcore.llm.providers.openai import OpenAIProvider
 from agcore.llm.retry import NO_RETRY
 from agcore.tools import ToolContext, tool

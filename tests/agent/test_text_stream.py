@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agcore.agent._text_stream import CallTextFilter
+from agcore.agent.textcalls._text_stream import CallTextFilter
 
 TOOLS = {"read_file", "add"}
 

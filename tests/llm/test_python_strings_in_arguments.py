@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agcore.agent._text_calls import parse_text_calls
+from agcore.agent.textcalls._text_calls import parse_text_calls
 from agcore.llm import parse_tool_arguments, read_lenient_object
 
 DOCSTRING_FILE = 'def get_user(user_id):\n    """The user record for user_id."""\n    return USERS[user_id]\n'

@@ -15,7 +15,7 @@ import re
 from collections.abc import Collection
 
 from agcore.agent._brackets import BracketScan
-from agcore.agent._text_calls import parse_text_calls
+from agcore.agent.textcalls._text_calls import parse_text_calls
 
 __all__ = ["CallTextFilter"]
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from agcore.agent._messages import AgentMessage, ToolResults, UserInput
-from agcore.agent._output import (
+from agcore.agent.capability import CallModel, Capability, ModelCall, Next, Reply, TurnView
+from agcore.agent.output._output import (
     OutputValidationError,
     StructuredOutput,
     shape_request,
     unforce_with_thinking,
 )
-from agcore.agent._output import describe_validation_error as _describe
-from agcore.agent.capability import CallModel, Capability, ModelCall, Next, Reply, TurnView
+from agcore.agent.output._output import describe_validation_error as _describe
 from agcore.llm.types import AssistantMessage, StopReason, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:

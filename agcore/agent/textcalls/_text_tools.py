@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agcore._clock import new_id
 from agcore.agent._events import TextModeSwitched
-from agcore.agent._text_calls import RESULT_LABEL, TextCall, TextCalls, parse_text_calls
+from agcore.agent.textcalls._text_calls import RESULT_LABEL, TextCall, TextCalls, parse_text_calls
 from agcore.llm.models import get_model_info
 from agcore.llm.types import (
     AssistantMessage,

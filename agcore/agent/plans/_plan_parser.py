@@ -27,10 +27,10 @@ import json_repair
 
 from agcore.agent._brackets import span_end
 from agcore.agent._errors import PlanParseError
-from agcore.agent._plan import Plan
-from agcore.agent._plan_cut import find_cut
-from agcore.agent._plan_shape import PlanData, locate_steps, plan_data
-from agcore.agent._plan_steps import step_text
+from agcore.agent.plans._plan import Plan
+from agcore.agent.plans._plan_cut import find_cut
+from agcore.agent.plans._plan_shape import PlanData, locate_steps, plan_data
+from agcore.agent.plans._plan_steps import step_text
 
 __all__ = ["PLAN_SHAPE", "JsonPlanParser", "PlanParser"]
 

@@ -36,9 +36,9 @@ import anyio
 from agcore._clock import new_id
 from agcore.agent import _events as ev
 from agcore.agent._batch import answer_open_calls
-from agcore.agent._output import StructuredOutput, resolve_output
 from agcore.agent._result import LimitExceeded
-from agcore.agent._subagent_links import report_subagent_event
+from agcore.agent.output._output import StructuredOutput, resolve_output
+from agcore.agent.subagents._subagent_links import report_subagent_event
 from agcore.llm.types import UserMessage
 from agcore.tools import VENDOR_TOOL_NAME, Tool, ToolContext, ToolError
 

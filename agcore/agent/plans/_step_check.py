@@ -32,8 +32,8 @@ import json_repair
 from agcore.agent._messages import AssistantReply, ToolResults
 
 if TYPE_CHECKING:
-    from agcore.agent._plan import Step
     from agcore.agent._turn import TurnResult
+    from agcore.agent.plans._plan import Step
 
 __all__ = ["DEFAULT_RESULT_LABELS", "NOT_VERIFIED", "DefaultStepVerifier", "StepVerifier"]
 

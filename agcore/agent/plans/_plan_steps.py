@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agcore.agent._plan_code import code_line, join_code_lines
+from agcore.agent.plans._plan_code import code_line, join_code_lines
 
 __all__ = ["DEPENDS_KEYS", "DESCRIPTION_KEYS", "NUMBERED_KEY", "STEP_REF", "TOOL_KEYS", "RawStep",
            "read_steps", "step_text"]

@@ -45,17 +45,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agcore.agent._agent import Agent, BasicAgent
 from agcore.agent._errors import PlanParseError
-from agcore.agent._output import StructuredOutput, resolve_output
-from agcore.agent._plan import Plan, Step, StepError, StepStatus
-from agcore.agent._plan_drafting import (
+from agcore.agent.output._output import StructuredOutput, resolve_output
+from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+from agcore.agent.plans._plan_drafting import (
     DEFAULT_PLAN_PROMPT,
     DEFAULT_REASK_PROMPT,
     PlanPromptBuilder,
     ask_for_plan,
     plan_prompt,
 )
-from agcore.agent._plan_parser import JsonPlanParser, PlanParser
-from agcore.agent._step_check import NOT_VERIFIED, DefaultStepVerifier, StepVerifier
+from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
+from agcore.agent.plans._step_check import NOT_VERIFIED, DefaultStepVerifier, StepVerifier
 from agcore.llm.types import AssistantMessage, ToolDefinition, UserMessage
 from agcore.tools import Tool
 
@@ -173,7 +173,7 @@ class DefaultTaskAgent:
     def as_tool(self, bundle: RuntimeBundle | None = None, **options: Any) -> Tool:
         """This agent as a sub-agent tool: ``agent_tool(self, bundle, **options)``. The sub-agent runs
         one turn on the task (not a plan)."""
-        from agcore.agent._subagent import agent_tool
+        from agcore.agent.subagents._subagent import agent_tool
 
         return agent_tool(self, bundle, **options)
 
@@ -281,7 +281,7 @@ class DefaultTaskAgent:
         prompt = self.step_input(plan, step)
         output = self._step_output_type(step, plan)
         if step.agent is not None:  # a typed step types the sub-agent's turn (else its own type does)
-            from agcore.agent._subagent_step import run_delegated_step
+            from agcore.agent.subagents._subagent_step import run_delegated_step
 
             result = await run_delegated_step(self.subagents, session, step, prompt, output)
             if result is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from agcore.agent._bundle import bundle_resolve_provider
 from agcore.agent._errors import AgentError
-from agcore.agent._plan_parser import PLAN_SHAPE
+from agcore.agent.plans._plan_parser import PLAN_SHAPE
 from agcore.llm.types import AssistantMessage, LLMRequest, ToolDefinition, UserMessage
 from agcore.tools import Tool
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agcore.agent._errors import PlanParseError
-from agcore.agent._plan_code import code_line, join_code_lines
-from agcore.agent._plan_steps import (
+from agcore.agent.plans._plan_code import code_line, join_code_lines
+from agcore.agent.plans._plan_steps import (
     DEPENDS_KEYS,
     DESCRIPTION_KEYS,
     NUMBERED_KEY,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from agcore.agent._errors import AgentError, ConfigError
-from agcore.agent._output_schema import (
+from agcore.agent.output._output_schema import (
     WRAP_KEY,
     closed_schema,
     json_values,

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agcore.agent._plan import Step, StepError
 from agcore.agent._result import LimitExceeded
-from agcore.agent._subagent import _specs, run_subagent
+from agcore.agent.plans._plan import Step, StepError
+from agcore.agent.subagents._subagent import _specs, run_subagent
 from agcore.tools import Tool
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agcore.agent._subagent import subagent_session_id
+from agcore.agent.subagents._subagent import subagent_session_id
 
 if TYPE_CHECKING:
     from agcore.memory import SessionRecord, SessionStore

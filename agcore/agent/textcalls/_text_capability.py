@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from agcore.agent import _events as ev
 from agcore.agent._errors import UnreadableToolCalls
-from agcore.agent._text_stream import CallTextFilter
-from agcore.agent._text_tools import (
+from agcore.agent.capability import Capability, ModelCall, Reply, TurnView
+from agcore.agent.textcalls._text_stream import CallTextFilter
+from agcore.agent.textcalls._text_tools import (
     MAX_REREADS,
     TextRead,
     call_mode,
@@ -22,7 +23,6 @@ from agcore.agent._text_tools import (
     switch_to_text_mode,
     text_mode_request,
 )
-from agcore.agent.capability import Capability, ModelCall, Reply, TurnView
 
 if TYPE_CHECKING:
     from agcore.agent._turn import TurnState

@@ -1,0 +1,35 @@
+"""Text-mode tool calls: the calls a model writes in its text read back into ``ToolUseBlock``s, the
+protocol taught in the prompt, the stream filtered, and the ``TextModeCalls`` capability.
+
+All of it is also importable from ``agcore.agent``; loaded on first use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agcore._lazy import lazy_dir, lazy_getattr
+
+if TYPE_CHECKING:
+    from agcore.agent.textcalls._text_calls import parse_text_calls
+    from agcore.agent.textcalls._text_capability import TextModeCalls
+    from agcore.agent.textcalls._text_tools import call_mode
+
+_LAZY = {
+    "TextModeCalls": "agcore.agent.textcalls._text_capability",
+    "call_mode": "agcore.agent.textcalls._text_tools",
+    "parse_text_calls": "agcore.agent.textcalls._text_calls",
+}
+
+__all__ = [
+    "TextModeCalls",
+    "call_mode",
+    "parse_text_calls",
+]
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_getattr(__name__, _LAZY, name)
+
+
+def __dir__() -> list[str]:
+    return lazy_dir(__name__, _LAZY)
