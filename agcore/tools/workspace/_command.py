@@ -38,22 +38,12 @@ from anyio.abc import ByteReceiveStream, Process
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import BwrapSandbox
+from agcore.tools._secrets import SECRET_ENV_PATTERNS
 from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
 from agcore.tools.workspace._fd_paths import open_redirection
 
 __all__ = ["SECRET_ENV_PATTERNS", "CommandResult", "plan_command", "run_plan", "scrub_environment"]
 
-# Case-insensitive glob patterns of environment variable names that never reach a command: keys,
-# tokens and passwords, connection strings (they embed passwords), and handles on credential agents
-# (SSH_AUTH_SOCK lets a command sign in as the user without ever seeing a key).
-SECRET_ENV_PATTERNS = (
-    "*_KEY", "*_KEYS", "*_APIKEY", "*_TOKEN", "*_TOKENS", "*_SECRET", "*_SECRETS", "*PASSWORD*", "*PASSWD*",
-    "*_CREDENTIALS", "*_CREDENTIAL",
-    "*_PASS", "*_PAT", "*_AUTH", "*_PRIVATE_KEY*", "*_DSN", "*DATABASE_URL*", "*_DB_URL", "*_URI_SECRET*",
-    "*CONNECTION_STRING*", "*_CONN_STR", "*COOKIE*", "*_SESSION_ID", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
-    "GPG_AGENT_INFO", "GNUPGHOME", "KUBECONFIG", "DOCKER_AUTH_CONFIG", "NETRC", "PGPASSFILE",
-    "AWS_SHARED_CREDENTIALS_FILE",
-)  # fmt: skip
 # A value holding a URL with a password (postgres://user:secret@host/db) is a secret whatever its name.
 _URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
 _SEQUENCE_OPERATORS = frozenset({"", ";", "&&", "||", "\n"})
