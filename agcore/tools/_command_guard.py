@@ -249,6 +249,12 @@ class CommandGuard:
                 "checked before anything runs, so this part could act through it; make the link in a "
                 "command of its own, then use it in the next one",
             )
+        if any(w.runs_value for w in [*simple.words, *(t for _, t in simple.redirects)]):
+            deny(
+                shown,
+                "'${NAME@P}' expands a variable like a prompt, running the $(...) its value holds, which "
+                "the guard cannot read; write the value out",
+            )
         check_redirects(simple, state.cwd, self.workspace, state.check.homes, shown)
         words = list(simple.words)
         while words and (words[0].assignment or (not words[0].quoted and words[0].text in RESERVED_WORDS)):
