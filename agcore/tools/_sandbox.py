@@ -102,7 +102,7 @@ def probe_bwrap(executable: str | None = None) -> BwrapProbe:
     path = executable or shutil.which("bwrap")
     if path is None:
         return BwrapProbe(None, "bubblewrap (bwrap) is not installed")
-    true = shutil.which("true") or "/bin/true"
+    true = os.path.realpath(shutil.which("true") or "/bin/true")  # a PATH dir may be hidden inside
     message = ""
     for flag in _USER_NAMESPACE:
         try:
