@@ -162,15 +162,19 @@ class BwrapSandbox:
         allow_network: bool,
         home_dirs: Iterable[Path] = (),
         masked_sockets: Iterable[Path] = (),
+        private_home: Path | None = None,
     ) -> list[str]:
         """The command line that runs ``argv`` in ``cwd`` inside the sandbox; ``masked_sockets``
-        (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them."""
+        (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them;
+        ``private_home`` (the command's ``HOME``, agcore's own directory) is writable too."""
         args = [self.executable, self.user_namespace, *_BASE_FLAGS]
         if has_controlling_terminal():
             args.append("--new-session")
         if not allow_network:
             args.append("--unshare-net")
         args += ["--bind", str(workspace), str(workspace)]
+        if private_home is not None:
+            args += ["--bind", str(private_home), str(private_home)]
         for installed in python_installation():
             # The private /tmp would hide a virtualenv (or Python) living under the host's /tmp, so
             # agcore's own interpreter could not run in its own sandbox: show it again, read-only.

@@ -38,3 +38,21 @@ def test_a_bad_mode_is_a_usage_error(tmp_path: Path, invoke: Invoke, monkeypatch
     done = invoke("run", "look around", "--model", "scripted:model.json", "--yes", "--no-plugins")
     assert done.exit_code == 2
     assert "AGCORE_SANDBOX='sometimes': choose one of auto, required, off" in done.output
+
+
+def test_env_passes_a_named_variable_to_commands(
+    tmp_path: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commands see only allow-listed variables; ``--env NAME`` adds one (the others stay out)."""
+    monkeypatch.setenv("AGCORE_SANDBOX", "off")
+    monkeypatch.delenv("AGCORE_ENV_ALLOW", raising=False)  # and restored after: --env sets it
+    monkeypatch.setenv("MY_SETTING", "FAKE-SETTING-VALUE")
+    monkeypatch.setenv("OTHER_SETTING", "FAKE-OTHER-VALUE")
+    probe = {"name": "run_command", "arguments": {"command": "env > env.txt"}}
+    write_script(tmp_path, [{"tool_calls": [probe]}, *DONE])
+    done = invoke("run", "show env", "--model", "scripted:model.json", "--yes", "--no-plugins",
+                  "--env", "MY_SETTING")
+    assert done.exit_code == 0, done.stderr
+    seen = (tmp_path / "env.txt").read_text()
+    assert "MY_SETTING=FAKE-SETTING-VALUE" in seen
+    assert "FAKE-OTHER-VALUE" not in seen

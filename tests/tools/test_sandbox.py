@@ -179,7 +179,9 @@ async def test_credentials_in_home_are_hidden(
     (home / ".netrc").write_text("machine x login u password FAKE-NETRC\n")
     (home / "notes.txt").write_text("ordinary file\n")
     monkeypatch.setenv("HOME", str(home))
-    out = await _script(sandboxed, "ls -A ~/.ssh; cat ~/.ssh/id_ed25519 ~/.netrc; cat ~/notes.txt")
+    # (commands get a private HOME: the real one is named by its path)
+    script = f"ls -A {home}/.ssh; cat {home}/.ssh/id_ed25519 {home}/.netrc; cat {home}/notes.txt"
+    out = await _script(sandboxed, script)
     assert "FAKE-KEY-CONTENT" not in out
     assert "FAKE-NETRC" not in out
     assert "ordinary file" in out  # the rest of home stays readable

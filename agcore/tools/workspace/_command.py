@@ -13,7 +13,7 @@ With a sandbox (``agcore.tools._sandbox``) every process runs inside bubblewrap,
 namespace: when the process ends or is killed, everything it started dies with it. Without one (guard-
 only mode) each process starts in its own session and its whole process group is killed when it ends
 or times out; a process that leaves the group (``setsid``) is out of reach there. Output is capped
-(head and tail kept) and the environment is scrubbed of secrets. Standard input is empty
+(head and tail kept); the environment is the caller's (``_environment`` builds it). Standard input is empty
 (``/dev/null``): a command waiting for input ends instead of hanging.
 """
 
@@ -22,13 +22,11 @@ from __future__ import annotations
 import contextlib
 import glob as globbing
 import os
-import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,34 +36,14 @@ from anyio.abc import ByteReceiveStream, Process
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import BwrapSandbox
-from agcore.tools._secrets import SECRET_ENV_PATTERNS
 from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
 from agcore.tools.workspace._fd_paths import open_redirection
 
-__all__ = ["SECRET_ENV_PATTERNS", "CommandResult", "plan_command", "run_plan", "scrub_environment"]
+__all__ = ["CommandResult", "plan_command", "run_plan"]
 
-# A value holding a URL with a password (postgres://user:secret@host/db) is a secret whatever its name.
-_URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
 _SEQUENCE_OPERATORS = frozenset({"", ";", "&&", "||", "\n"})
 _SUPPORTED_REDIRECTS = frozenset({"<", "0<", ">", "1>", ">>", "1>>", ">|", "2>", "2>>", "&>", "&>>", "2>&"})
 _SHELL_HINT = "or run it through `bash -c '...'` (the guard checks that script too)"
-
-
-def scrub_environment(
-    environ: Mapping[str, str], allow: Iterable[str] = (), patterns: Iterable[str] = SECRET_ENV_PATTERNS
-) -> dict[str, str]:
-    """``environ`` without the variables whose names look like secrets or whose values are URLs with a
-    password, except those in ``allow`` (names or glob patterns, case-insensitive)."""
-    allowed = [a.upper() for a in allow]
-    secret = [p.upper() for p in patterns]
-    kept: dict[str, str] = {}
-    for name, value in environ.items():
-        upper = name.upper()
-        looks_secret = any(fnmatchcase(upper, p) for p in secret) or _URL_WITH_PASSWORD.search(value)
-        if looks_secret and not any(fnmatchcase(upper, a) for a in allowed):
-            continue
-        kept[name] = value
-    return kept
 
 
 # ------------------------------------------------------------------------------------- planning
@@ -204,6 +182,7 @@ class _Run:
     sandbox: BwrapSandbox | None = None
     allow_network: bool = False
     masked_sockets: tuple[Path, ...] = ()
+    private_home: Path | None = None
 
 
 async def run_plan(
@@ -217,6 +196,7 @@ async def run_plan(
     sandbox: BwrapSandbox | None = None,
     allow_network: bool = False,
     masked_sockets: Sequence[Path] = (),
+    private_home: Path | None = None,
 ) -> CommandResult:
     """Carry out ``steps``; with a ``sandbox`` each process runs inside it (see the module doc), with
     ``masked_sockets`` unreachable."""
@@ -229,6 +209,7 @@ async def run_plan(
         sandbox,
         allow_network,
         tuple(masked_sockets),
+        private_home,
     )
     status = 0
     timed_out = False
@@ -284,8 +265,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     return missing[0]
                 argv = run.sandbox.wrap(
                     argv, workspace=run.guard.root, cwd=run.cwd, allow_network=run.allow_network,
-                    home_dirs=[Path(run.env["HOME"])] if run.env.get("HOME") else (),
-                    masked_sockets=run.masked_sockets,
+                    masked_sockets=run.masked_sockets, private_home=run.private_home,
                 )  # fmt: skip
             try:
                 # Guard-only: a session of its own, so the whole process group can be killed. In the

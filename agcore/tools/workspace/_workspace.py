@@ -4,7 +4,7 @@
 from agcore.tools import ToolRegistry
 from agcore.tools.workspace import Workspace
 
-workspace = Workspace("/path/to/project", env_allowlist=["GITHUB_TOKEN"])
+workspace = Workspace("/path/to/project", env_allow=["GITHUB_TOKEN"])
 registry = ToolRegistry(workspace.tools())
 ```
 
@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import tempfile
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -37,7 +40,8 @@ from agcore.tools._sandbox import SandboxMode, select_sandbox
 from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
-from agcore.tools.workspace._command import plan_command, run_plan, scrub_environment
+from agcore.tools.workspace._command import plan_command, run_plan
+from agcore.tools.workspace._environment import CommandEnvironment, env_allow_from_environment
 from agcore.tools.workspace._grep import GrepBackend, grep
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
 
@@ -58,8 +62,10 @@ class Workspace:
     otherwise. Each method is also usable directly.
 
     Options: ``path_guard``/``command_guard`` replace the default guards (the path guard's root must
-    be ``root``); ``allow_network`` is passed to the default command guard; ``env`` adds variables to
-    commands; ``env_allowlist`` names (or globs) secret-looking variables commands may still see;
+    be ``root``); ``allow_network`` is passed to the default command guard; ``env`` sets variables for
+    commands; ``env_allow`` names (or globs, case-insensitive) the variables of agcore's environment
+    commands see besides ``DEFAULT_ENV_ALLOW`` (everything else is dropped; ``$AGCORE_ENV_ALLOW`` adds
+    more; ``env_allowlist`` is the old name); ``HOME`` is a private, empty directory of the workspace's;
     ``max_*`` cap what one call reads or returns; ``command_timeout`` is the default per command and
     ``max_command_timeout`` the most a model may ask for; ``grep_backend`` forces ``"ripgrep"`` or
     ``"python"``; ``undo_depth`` is how many patches ``undo_patch`` can take back.
@@ -77,6 +83,7 @@ class Workspace:
         command_guard: CommandGuard | None = None,
         allow_network: bool = False,
         env: Mapping[str, str] | None = None,
+        env_allow: Iterable[str] = (),
         env_allowlist: Iterable[str] = (),
         confirm_writes: bool = True,
         confirm_commands: bool = True,
@@ -107,7 +114,9 @@ class Workspace:
         if not 0 < command_timeout <= max_command_timeout:
             raise ValueError("command_timeout must be positive and at most max_command_timeout")
         self.env = dict(env or {})
-        self.env_allowlist = tuple(env_allowlist)
+        self.env_allow = (*env_allow, *env_allowlist, *env_allow_from_environment())
+        self._environment = CommandEnvironment(self.env_allow, tuple(self.env.items()))
+        self._home: Path | None = None
         self.confirm_writes = confirm_writes
         self.confirm_commands = confirm_commands
         self.read_limits = _files.ReadLimits(max_read_bytes, max_read_lines)
@@ -136,6 +145,15 @@ class Workspace:
         """Which command layer is active, for humans: ``"bubblewrap sandbox (/usr/bin/bwrap)"`` or
         ``"guard-only (...why...)"``."""
         return self._sandbox.description
+
+    def private_home(self) -> Path:
+        """The directory commands get as ``HOME``: empty at first, this workspace's own (made on first
+        use, removed when the workspace is garbage-collected or the process exits)."""
+        if self._home is None:
+            home = Path(tempfile.mkdtemp(prefix="agcore-home-"))
+            weakref.finalize(self, shutil.rmtree, home, ignore_errors=True)
+            self._home = Path(os.path.realpath(home))
+        return self._home
 
     def tools(self, *, include: Iterable[str] | None = None) -> list[Tool]:
         """The workspace tools (all of ``TOOL_NAMES``, or those named in ``include``), ready to register."""
@@ -301,13 +319,14 @@ class Workspace:
                 f"'{exc.filename}'); something else is changing it, try again"
             ) from exc
         steps = plan_command(command)
-        env = scrub_environment(os.environ, self.env_allowlist)
-        env.setdefault("PYTHONUNBUFFERED", "1")  # so a killed Python process still shows its output
-        env.update(self.env)
-        env["PWD"] = str(directory)
         sandbox = self._sandbox.sandbox
-        if sandbox is not None:
-            env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp; the host's TMPDIR may be read-only there
+        env = self._environment.build(
+            os.environ,
+            home=str(self.private_home()),
+            # the sandbox's private /tmp; the host's TMPDIR may be hidden or read-only there
+            tmpdir="/tmp" if sandbox is not None else os.environ.get("TMPDIR"),
+            cwd=str(directory),
+        )
         traps = await anyio.to_thread.run_sync(GitTrapCheck, self.root)  # what .git holds before
         sockets = await anyio.to_thread.run_sync(self._socket_scan.sockets) if sandbox is not None else []
         result = await run_plan(
@@ -320,6 +339,7 @@ class Workspace:
             sandbox=sandbox,
             allow_network=self.command_guard.allow_network,
             masked_sockets=sockets,
+            private_home=self.private_home(),
         )
         shown = command if isinstance(command, str) else shlex.join(command)
         where = "" if cwd in (".", "") else f" (in {self.path_guard.relative(directory)})"
