@@ -68,14 +68,14 @@ WorkspaceDir = Annotated[Path | None, typer.Option(
 )]
 
 
-def _append_setting(variable: str) -> Callable[[list[str] | None], list[str] | None]:
+def _append_setting(variable: str) -> Callable[[list[Any] | None], list[Any] | None]:
     """A callback that adds an option's values to ``$variable``, which every ``Workspace`` this
     process opens reads (one place for run, chat and the plan commands)."""
 
-    def callback(values: list[str] | None) -> list[str] | None:
+    def callback(values: list[Any] | None) -> list[Any] | None:
         if values:
             current = [v for v in os.environ.get(variable, "").split(os.pathsep) if v]
-            os.environ[variable] = os.pathsep.join([*current, *values])
+            os.environ[variable] = os.pathsep.join([*current, *(os.fspath(v) for v in values)])
         return values
 
     return callback
@@ -85,6 +85,11 @@ EnvAllow = Annotated[list[str] | None, typer.Option(
     "--env", metavar="NAME", callback=_append_setting("AGCORE_ENV_ALLOW"),
     help="Pass this environment variable to commands (repeatable; a glob like 'AWS_*' works). Commands "
          "get only PATH, locale, terminal and toolchain settings otherwise.",
+)]
+Readable = Annotated[list[Path] | None, typer.Option(
+    "--readable", metavar="PATH", callback=_append_setting("AGCORE_READABLE"),
+    help="Let commands and the file tools read this directory outside the workspace (repeatable). "
+         "Commands see only the workspace and the system's programs and libraries otherwise.",
 )]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every write and command without asking.")]
 Plugins = Annotated[bool, typer.Option(
@@ -261,6 +266,7 @@ def run(
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
     env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     backend: Annotated[str, typer.Option(
@@ -301,6 +307,7 @@ def chat(
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
     env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     text_tools: TextTools = None,
@@ -331,6 +338,7 @@ def plan_run(
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
     env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
@@ -372,6 +380,7 @@ def plan_resume(
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
     env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
@@ -412,6 +421,7 @@ def plan_draft(
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
     env: EnvAllow = None,
+    readable: Readable = None,
     plugins: Plugins = True,
 ) -> None:
     """Have the model draft a plan for GOAL and print it as a table (nothing is executed)."""

@@ -19,6 +19,7 @@ import pytest
 
 from agcore.tools import ToolDenied, _sandbox
 from agcore.tools._sandbox import BwrapSandbox, SandboxUnavailable, probe_bwrap, select_sandbox
+from agcore.tools._sandbox_view import SandboxView
 from agcore.tools.workspace import Workspace
 from tests.tools.sandbox_support import processes_with, require_bwrap, scratch_dir
 
@@ -121,12 +122,22 @@ def test_the_command_line_it_builds(scratch: Path) -> None:
     assert argv[-3:] == ["--", "ls", "-la"]
     joined = " ".join(argv)
     for expected in (
-        "--unshare-user", "--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp", "--unshare-pid",
-        "--unshare-net",
+        "--unshare-user", "--ro-bind /usr /usr", "--ro-bind /etc /etc", "--dev /dev", "--proc /proc",
+        "--tmpfs /tmp", "--unshare-pid", "--unshare-net",
         "--die-with-parent", "--cap-drop ALL", f"--bind {ws} {ws}", f"--chdir {ws}",
-        f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}", f"--ro-bind /dev/null {home / '.netrc'}",
         f"--ro-bind {ws / '.git/hooks'} {ws / '.git/hooks'}",
         f"--ro-bind {ws / '.git/config'} {ws / '.git/config'}",
+    ):  # fmt: skip
+        assert expected in joined, expected
+    assert "--ro-bind / /" not in joined  # reads are confined: the machine is not mounted whole
+    assert str(home) not in joined  # a home that is not shown needs nothing hidden in it
+    shown = BwrapSandbox("/usr/bin/bwrap", view=SandboxView((home,))).wrap(
+        ["ls"], workspace=ws, cwd=ws, allow_network=False, home_dirs=[home]
+    )
+    joined = " ".join(shown)
+    for expected in (
+        f"--ro-bind {home} {home}",
+        f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}", f"--ro-bind /dev/null {home / '.netrc'}",
     ):  # fmt: skip
         assert expected in joined, expected
     # the workspace is bound before the hidden and protected paths, so they win inside it
@@ -184,7 +195,13 @@ async def test_credentials_in_home_are_hidden(
     out = await _script(sandboxed, script)
     assert "FAKE-KEY-CONTENT" not in out
     assert "FAKE-NETRC" not in out
-    assert "ordinary file" in out  # the rest of home stays readable
+    assert "ordinary file" not in out  # reads are confined: the home is not there at all
+    assert "notes.txt: No such file or directory" in out
+    shown = Workspace(sandboxed.root, sandbox="required", readable=[home])
+    out = await _script(shown, script)
+    assert "FAKE-KEY-CONTENT" not in out
+    assert "FAKE-NETRC" not in out
+    assert "ordinary file" in out  # readable=[home]: the rest is shown, its credentials still hidden
 
 
 @pytest.mark.anyio

@@ -30,6 +30,9 @@ FILES = {
         "printf 'b\\na\\nb\\n' | sort | uniq -c | sort -rn > counts.txt\n"
         "ls -d /usr/lib >/dev/null\necho done\n"
     ),
+    "where.py": "import sys\nprint(sys.prefix)\n",
+    "hello.js": "console.log(6 * 7)\n",
+    "hello.c": '#include <stdio.h>\nint main(void) { puts("hello from C"); return 0; }\n',
     "tmpfile.py": (
         "import tempfile\nwith tempfile.NamedTemporaryFile('w', delete=False) as f:\n    f.write('x')\n"
         "print(f.name.startswith('/tmp/'))\n"
@@ -57,6 +60,8 @@ BENIGN: list[tuple[str, str]] = [
     ("sed -i s/add/plus/ src/calc.py && grep -n plus src/calc.py", "1:def plus"),
     ("mkdir -p out/deep && cp -r src out/deep/ && ls out/deep/src", "calc.py"),
     ("rm -rf out build && ls", "src"),
+    # a virtualenv made inside the workspace, by agcore's own Python (outside: test_sandbox_reads.py)
+    (f"{PY} -m venv --without-pip venv-in && venv-in/bin/python where.py", "venv-in"),
     # near the guard's refusals of xargs/sort -o/awk/find/git -C/grep -r, and still fine
     ("sort -o sorted.txt counts.txt && cat sorted.txt", "2 b"),
     ("awk '{print $1}' counts.txt", "2"),
@@ -71,6 +76,10 @@ BENIGN: list[tuple[str, str]] = [
 OPTIONAL: dict[str, list[tuple[str, str]]] = {
     "rg": [("rg -n plus src", "calc.py")],
     "cmake": [("cmake -E make_directory made && cmake -E touch made/x && ls made", "x")],
+    "cc": [("cc -O2 -o hello hello.c && ./hello", "hello from C")],
+    "c++": [("c++ --version", "exit code: 0")],
+    "cargo": [("cargo --version && rustc --version", "rustc")],
+    "node": [("node hello.js", "42")],
 }
 
 
@@ -110,8 +119,9 @@ async def test_everyday_commands_run_inside_the_sandbox(workspace: Workspace) ->
 
 def test_cases_of_missing_programs_are_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A machine with bubblewrap but without ripgrep (or cmake) runs the rest of the corpus."""
-    monkeypatch.setenv("PATH", path_without({"rg", "cmake"}, tmp_path))
+    hidden = set(OPTIONAL)
+    monkeypatch.setenv("PATH", path_without(hidden, tmp_path))
     cases, missing = runnable_cases()
-    assert sorted(missing) == ["cmake", "rg"]
-    assert not any(command.startswith(("rg ", "cmake ")) for command, _ in cases)
+    assert sorted(missing) == sorted(hidden)
+    assert not any(command.split()[0] in hidden for command, _ in cases)
     assert len(cases) == len(BENIGN)

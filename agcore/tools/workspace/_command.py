@@ -265,7 +265,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     return missing[0]
                 argv = run.sandbox.wrap(
                     argv, workspace=run.guard.root, cwd=run.cwd, allow_network=run.allow_network,
-                    masked_sockets=run.masked_sockets, private_home=run.private_home,
+                    masked_sockets=run.masked_sockets, private_home=run.private_home, env=run.env,
                 )  # fmt: skip
             try:
                 # Guard-only: a session of its own, so the whole process group can be killed. In the

@@ -15,18 +15,22 @@ passes with a warning in the log, once per name and workspace, since the user as
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
+import shutil
+import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from pathlib import Path
 
 from agcore.tools._secrets import SECRET_ENV_PATTERNS
 
 __all__ = [
     "DEFAULT_ENV_ALLOW", "ENV_ALLOW_VAR", "SECRET_ENV_PATTERNS", "CommandEnvironment",
-    "env_allow_from_environment", "looks_secret", "scrub_environment",
+    "env_allow_from_environment", "looks_secret", "scrub_environment", "write_git_identity",
 ]  # fmt: skip
 
 ENV_ALLOW_VAR = "AGCORE_ENV_ALLOW"  # names (or globs) to pass, separated by commas, spaces or colons
@@ -50,6 +54,9 @@ DEFAULT_ENV_ALLOW: tuple[str, ...] = (
     "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
     "CI", "DEBIAN_FRONTEND",
 )  # fmt: skip
+# Toolchains that find themselves through HOME: with HOME private, they are named explicitly (when the
+# user's real home has them and the variable is unset), and the sandbox shows them read-only.
+_TOOL_HOMES: tuple[tuple[str, str], ...] = (("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup"))
 # A value holding a URL with a password (postgres://user:secret@host/db) is a secret whatever its name.
 _URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
 _log = logging.getLogger("agcore.tools.workspace")
@@ -86,6 +93,10 @@ class CommandEnvironment:
             elif _matches(name, DEFAULT_ENV_ALLOW) and not looks_secret(name, value):
                 env[name] = value
         env.setdefault("PATH", os.defpath)
+        real_home = environ.get("HOME")
+        for variable, directory in _TOOL_HOMES if real_home else ():
+            if variable not in env and os.path.isdir(os.path.join(real_home or "", directory)):
+                env[variable] = os.path.join(real_home or "", directory)
         env.setdefault("PYTHONUNBUFFERED", "1")  # so a killed Python process still shows its output
         env["HOME"] = home
         if tmpdir is not None:
@@ -126,3 +137,25 @@ def scrub_environment(
             continue
         kept[name] = value
     return kept
+
+
+def write_git_identity(home: Path) -> None:
+    """Give a private home the user's git identity (``user.name``, ``user.email``) and nothing else of
+    their git configuration (aliases, credential helpers, hooks paths stay out)."""
+    git = shutil.which("git")
+    if git is None:
+        return
+    lines: list[str] = []
+    for key in ("name", "email"):
+        try:
+            done = subprocess.run(
+                [git, "config", "--global", "--get", f"user.{key}"],
+                capture_output=True, text=True, timeout=5, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        value = done.stdout.strip()
+        if done.returncode == 0 and value and "\n" not in value:
+            lines.append(f"\t{key} = {json.dumps(value, ensure_ascii=False)}")
+    if lines:
+        (home / ".gitconfig").write_text("[user]\n" + "\n".join(lines) + "\n", encoding="utf-8")

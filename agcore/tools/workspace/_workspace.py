@@ -37,13 +37,19 @@ from agcore.tools._errors import ToolError
 from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import SandboxMode, select_sandbox
+from agcore.tools._sandbox_view import SandboxView
 from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import plan_command, run_plan
-from agcore.tools.workspace._environment import CommandEnvironment, env_allow_from_environment
+from agcore.tools.workspace._environment import (
+    CommandEnvironment,
+    env_allow_from_environment,
+    write_git_identity,
+)
 from agcore.tools.workspace._grep import GrepBackend, grep
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
+from agcore.tools.workspace._readable import ReadableRoots
 
 __all__ = ["TOOL_NAMES", "Workspace", "workspace_tools"]
 
@@ -69,6 +75,9 @@ class Workspace:
     ``max_*`` cap what one call reads or returns; ``command_timeout`` is the default per command and
     ``max_command_timeout`` the most a model may ask for; ``grep_backend`` forces ``"ripgrep"`` or
     ``"python"``; ``undo_depth`` is how many patches ``undo_patch`` can take back.
+
+    ``readable`` names directories (or files) outside the workspace that commands and the file tools
+    may read (commands see nothing else of the user's; ``$AGCORE_READABLE`` adds more).
 
     ``sandbox`` chooses the command sandbox: ``"auto"`` (bubblewrap where it works, else guard-only,
     said once in the log), ``"required"`` (``SandboxUnavailable`` here if there is none), ``"off"``;
@@ -98,6 +107,7 @@ class Workspace:
         grep_backend: GrepBackend = "auto",
         undo_depth: int = 20,
         sandbox: SandboxMode | None = None,
+        readable: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self.path_guard = path_guard if path_guard is not None else PathGuard(root)
         if self.path_guard.root != Path(os.path.realpath(os.fspath(root))):
@@ -127,7 +137,8 @@ class Workspace:
         self.command_timeout = command_timeout
         self.max_command_timeout = max_command_timeout
         self.grep_backend: GrepBackend = grep_backend
-        self._sandbox = select_sandbox(sandbox)
+        self.readable = ReadableRoots(readable, self.path_guard)
+        self._sandbox = select_sandbox(sandbox, view=SandboxView(self.readable.roots))
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
         self._socket_scan = SocketScan(self.root)
@@ -147,11 +158,13 @@ class Workspace:
         return self._sandbox.description
 
     def private_home(self) -> Path:
-        """The directory commands get as ``HOME``: empty at first, this workspace's own (made on first
-        use, removed when the workspace is garbage-collected or the process exits)."""
+        """The directory commands get as ``HOME``: this workspace's own, made on first use (holding only
+        a ``.gitconfig`` with the user's git name and email, so ``git commit`` works), removed when
+        the workspace is garbage-collected or the process exits."""
         if self._home is None:
             home = Path(tempfile.mkdtemp(prefix="agcore-home-"))
             weakref.finalize(self, shutil.rmtree, home, ignore_errors=True)
+            write_git_identity(home)
             self._home = Path(os.path.realpath(home))
         return self._home
 
@@ -185,7 +198,8 @@ class Workspace:
             start_line: First line to show (1-based). Default: 1.
             end_line: Last line to show (inclusive). Default: the end of the file.
         """
-        return _files.read_text_file(self.path_guard, path, start_line, end_line, self.read_limits)
+        guard = self.readable.guard_for(path)
+        return _files.read_text_file(guard, path, start_line, end_line, self.read_limits)
 
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a text file with the given content (UTF-8). Parent directories are
@@ -210,7 +224,7 @@ class Workspace:
             path: Directory relative to the workspace root. Default: the root.
             depth: How many levels to show; 1 lists only the directory's own entries.
         """
-        return _files.list_dir(self.path_guard, path, depth, self.max_list_entries)
+        return _files.list_dir(self.readable.guard_for(path), path, depth, self.max_list_entries)
 
     def glob(self, pattern: str) -> str:
         """Find files and directories by glob pattern, relative to the workspace root; sorted paths,
@@ -243,7 +257,8 @@ class Workspace:
             max_results: At most this many matching lines are printed.
         """
         limit = min(max_results, self.max_grep_results)
-        return await grep(self.path_guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
+        guard = self.readable.guard_for(path)
+        return await grep(guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
 
     def apply_patch(self, patch: str, dry_run: bool = False) -> str:
         """Apply a unified diff (the format of `diff -u` / `git diff`) to workspace files. It may touch
