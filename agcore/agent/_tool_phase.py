@@ -206,6 +206,10 @@ class ToolPhase:
                 if decision.action == "rewrite" and decision.arguments is not None:
                     to_run = call.model_copy(update={"input": dict(decision.arguments)})
             if tool.requires_confirmation and tool.name not in self._always:
+                refused = self._registry.precheck(to_run)  # a call the tool refuses is never asked about
+                if refused is not None:
+                    answer(call, error_result(call.id, refused), "denied")
+                    continue
                 refusal = await self._ask(to_run, tool)
                 if refusal is not None:
                     answer(call, error_result(call.id, refusal), "not_approved")

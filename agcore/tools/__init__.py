@@ -34,7 +34,7 @@ from agcore.tools._errors import (
     UnknownToolError,
 )
 from agcore.tools._registry import ToolExecution, ToolRegistry, ToolStatus
-from agcore.tools._tool import VENDOR_TOOL_NAME, Tool, ToolHandler, ToolOutput, tool
+from agcore.tools._tool import VENDOR_TOOL_NAME, Precheck, Tool, ToolHandler, ToolOutput, tool
 
 if TYPE_CHECKING:
     from agcore.tools._command_guard import CommandDenied, CommandGuard, CommandNeedsConfirmation
@@ -61,6 +61,7 @@ __all__ = [
     "MissingDependencyError",
     "PathDenied",
     "PathGuard",
+    "Precheck",
     "RetryableToolError",
     "SandboxUnavailable",
     "Tool",

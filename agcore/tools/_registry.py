@@ -138,6 +138,12 @@ class ToolRegistry:
         """The tool called ``name``, or None (``registry[name]`` raises instead, suggesting close names)."""
         return self._tools.get(name)
 
+    def precheck(self, call: ToolUseBlock) -> str | None:
+        """Why ``call`` would be refused by its tool (``Tool.precheck``), before anyone is asked to
+        approve it; None when it may go on (or the tool is unknown: running it says so)."""
+        tool = self._tools.get(call.name)
+        return None if tool is None else tool.precheck(call.input)
+
     def __getitem__(self, name: str) -> Tool:
         try:
             return self._tools[name]

@@ -17,7 +17,7 @@ import json
 import re
 import sys
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, overload
 
 import anyio.to_thread
@@ -30,11 +30,14 @@ from agcore.tools._errors import ToolDefinitionWarning, ToolError
 from agcore.tools._schema import FunctionSchema, function_schema
 
 __all__ = [
+    "Precheck",
     "VENDOR_TOOL_NAME", "Tool", "ToolHandler", "ToolOutput", "render_output", "tool", "truncate_output",
 ]
 
 ToolOutput = str | list[TextBlock | ImageBlock]
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+#: A tool's pre-check: the call's arguments in, why it would be refused out (None: it may run).
+Precheck = Callable[[Mapping[str, Any]], "str | None"]
 ToolMode = Literal["server", "client"]
 
 # Internals the registry calls directly: prepare (validate, may raise ValidationError), then call.
@@ -74,7 +77,11 @@ class Tool:
       the deadline. A sync tool's thread cannot be killed: it is abandoned and runs to completion in
       the background, its result discarded, so give sync tools their own internal timeouts too;
     * ``max_retries``/``retry_delay``: how often a ``RetryableToolError`` is retried, and the pause;
-    * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap).
+    * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap);
+    * ``prechecker``: a function of the call's arguments that returns why the call would be refused
+      (None: it may run). The agent loop calls ``precheck`` before asking for confirmation, so a call
+      the tool will refuse anyway (``run_command("rm -rf /")``) is refused at once, never shown for
+      approval. It must be cheap and must not act: it only reads the arguments.
     """
 
     def __init__(
@@ -117,6 +124,7 @@ class Tool:
         self.max_retries = max_retries
         self.retry_delay = retry_delay
         self.max_output_chars = max_output_chars
+        self.prechecker: Precheck | None = None
         self._prepare: _Prepare = prepare if prepare is not None else _require_object
         self._call = call
         self._function = function
@@ -153,6 +161,16 @@ class Tool:
     def definition(self) -> ToolDefinition:
         """What the model is told about this tool."""
         return self._definition
+
+    def precheck(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why the call with ``arguments`` would be refused, or None (also when there is no
+        ``prechecker``, or it cannot read the arguments: running the call reports those)."""
+        if self.prechecker is None or not isinstance(arguments, Mapping):
+            return None
+        try:
+            return self.prechecker(arguments)
+        except (TypeError, ValueError, KeyError):
+            return None
 
     # ------------------------------------------------------------------------------- factories
 

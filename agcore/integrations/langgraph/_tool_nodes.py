@@ -189,6 +189,11 @@ class ToolNodes:
                 if decision.action == "rewrite" and decision.arguments is not None:
                     to_run = call.model_copy(update={"input": dict(decision.arguments)})
             if tool.requires_confirmation and tool.name not in session._always_confirmed:
+                refused = registry.precheck(to_run)  # a call the tool refuses is never asked about
+                if refused is not None:
+                    answer(call, error_result(call.id, refused), "denied")
+                    i += 1
+                    continue
                 if not step.thread.interrupt_confirmations:
                     await _report_confirmation(step, to_run, "unavailable")
                     answer(call, error_result(call.id, unavailable_message(tool.name)), "not_approved")

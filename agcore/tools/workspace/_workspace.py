@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 
 from agcore.tools._command_guard import CommandGuard
-from agcore.tools._errors import ToolError
+from agcore.tools._errors import ToolDenied, ToolError
 from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import SandboxMode, select_sandbox
@@ -183,7 +183,29 @@ class Workspace:
             "undo_patch": {"requires_confirmation": self.confirm_writes},
             "run_command": {"requires_confirmation": self.confirm_commands, "max_output_chars": output_cap},
         }
-        return [Tool.from_function(getattr(self, n), name=n, **options.get(n, {})) for n in names]
+        tools = [Tool.from_function(getattr(self, n), name=n, **options.get(n, {})) for n in names]
+        for made in tools:
+            if made.name == "run_command":
+                made.prechecker = self.precheck_command
+        return tools
+
+    def precheck_command(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why ``run_command`` would refuse these arguments (the ``CommandGuard``'s reason), or None:
+        the agent loop asks this before asking the user, so a refused command is never shown for
+        approval. Programs the guard cannot read are let through to the question (that is what
+        approval is for)."""
+        command = arguments.get("command")
+        cwd = arguments.get("cwd", ".")
+        if not isinstance(command, (str, list)) or not isinstance(cwd, str):
+            return None  # running it reports what is wrong with the arguments
+        try:
+            directory = self.path_guard.resolve(cwd)
+            self.command_guard.check(command, cwd=directory, confirmed=True)
+        except ToolDenied as exc:
+            return exc.message
+        except (OSError, ValueError):
+            return None
+        return None
 
     # ------------------------------------------------------------------------------------ tools
 
