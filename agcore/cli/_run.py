@@ -41,6 +41,8 @@ async def run_task(
         agent = BasicAgent("agcore", coding_prompt(space))
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
+        for missing in space.protections_off:
+            renderer.line(f"  off: {missing}", style="dim")
         if (compaction := local.describe_compaction(transform)) is not None:
             renderer.line(compaction, style="dim")
 

@@ -24,6 +24,7 @@ __all__ = [
     "SECRET_FILE_PATTERNS",
     "SECRET_HOME_PATHS",
     "SECRET_NAME_PATTERNS",
+    "SECRET_PROC_PATHS",
     "SECRET_SYSTEM_PATHS",
     "existing_secret_paths",
     "is_secret_name",
@@ -45,6 +46,9 @@ SECRET_SYSTEM_PATHS: tuple[str, ...] = (
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
     "/etc/ssh/ssh_host_*_key", "/etc/ssl/private", "/root/.ssh",
 )  # fmt: skip
+# Other processes' environments, where API keys and tokens live (never hidden by the sandbox: its
+# /proc is its own PID namespace's).
+SECRET_PROC_PATHS: tuple[str, ...] = ("/proc/*/environ", "/proc/*/task/*/environ")
 # File names that are private keys or credential files wherever they are (case-insensitive).
 SECRET_FILE_PATTERNS: tuple[str, ...] = (
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key", "*.p12", "*.pfx", ".netrc",
@@ -103,7 +107,7 @@ def is_secret_path(path: Path, home_dirs: Iterable[Path] | None = None) -> bool:
     """
     del home_dirs
     text = str(path)
-    for pattern in SECRET_SYSTEM_PATHS:
+    for pattern in (*SECRET_SYSTEM_PATHS, *SECRET_PROC_PATHS):
         if fnmatchcase(text, pattern) or text.startswith(pattern.rstrip("*") + "/"):
             return True
     parts = [part.lower() for part in path.parts]

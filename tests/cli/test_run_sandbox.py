@@ -19,6 +19,8 @@ def test_guard_only_is_said_out_loud(tmp_path: Path, invoke: Invoke, monkeypatch
     done = invoke("run", "look around", "--model", "scripted:model.json", "--yes", "--no-plugins")
     assert done.exit_code == 0, done.stderr
     assert "commands: guard-only (sandbox off)" in done.stdout
+    assert "off: reads are not confined" in done.stdout  # which protections are off, said at start
+    assert "off: no network isolation" in done.stdout
 
 
 def test_the_sandbox_is_named_when_active(
@@ -30,6 +32,7 @@ def test_the_sandbox_is_named_when_active(
     done = invoke("run", "look around", "--model", "scripted:model.json", "--yes", "--no-plugins")
     assert done.exit_code == 0, done.stderr
     assert "commands: bubblewrap sandbox (" in done.stdout
+    assert "off:" not in done.stdout
 
 
 def test_a_bad_mode_is_a_usage_error(tmp_path: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,7 +52,8 @@ async def test_a_refused_command_is_never_shown_for_approval(tmp_path: Path, bac
     asked, result, stop = await _turn(backend, tmp_path, "rm -rf /")
     assert asked == []  # refused at once
     assert result.is_error
-    assert "rm -rf /" in result.text and "refused" in result.text
+    assert "rm -rf /" in result.text
+    assert "refused" in result.text
     assert stop == "done"
 
 

@@ -4,11 +4,11 @@ tools follow the same policy."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from agcore.tools import ToolDenied
@@ -55,7 +55,8 @@ async def test_readable_adds_a_directory_read_only(layout: Path) -> None:
     require_bwrap()
     ws = Workspace(layout / "ws", sandbox="required", readable=[layout / "other", layout / "home"])
     out = await ws.run_command(f"cat {layout}/other/notes.txt {layout}/home/todo.txt")
-    assert "FAKE-OTHER-PROJECT" in out and "FAKE-HOME-FILE" in out
+    assert "FAKE-OTHER-PROJECT" in out
+    assert "FAKE-HOME-FILE" in out
     (layout / "ws" / "w.sh").write_text(
         f"echo x > {layout}/other/new.txt; cat {layout}/home/.aws/credentials; echo END\n"
     )
@@ -70,7 +71,7 @@ async def test_a_virtualenv_outside_the_workspace(layout: Path, monkeypatch: pyt
     """Hidden like any other directory, shown when it is the active one (VIRTUAL_ENV) or readable."""
     require_bwrap()
     venv = layout / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    await anyio.run_process([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
     plain = Workspace(layout / "ws", sandbox="required")
     out = await plain.run_command(f"{python} where.py")

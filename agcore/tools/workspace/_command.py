@@ -12,7 +12,8 @@ checked by the guard too. An argv list runs as given.
 With a sandbox (``agcore.tools._sandbox``) every process runs inside bubblewrap, in its own PID
 namespace: when the process ends or is killed, everything it started dies with it. Without one (guard-
 only mode) each process starts in its own session and its whole process group is killed when it ends
-or times out; a process that leaves the group (``setsid``) is out of reach there. Output is capped
+or times out, and so is every process carrying the command's tag in its environment (``_leftovers``:
+a ``setsid`` child too). Output is capped
 (head and tail kept); the environment is the caller's (``_environment`` builds it). Standard input is empty
 (``/dev/null``): a command waiting for input ends instead of hanging.
 """
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import anyio.to_thread
 from anyio.abc import ByteReceiveStream, Process
 
 from agcore.tools._errors import ToolError
@@ -38,6 +40,7 @@ from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import BwrapSandbox
 from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
 from agcore.tools.workspace._fd_paths import open_redirection
+from agcore.tools.workspace._leftovers import TAG_VARIABLE, kill_tagged
 
 __all__ = ["CommandResult", "plan_command", "run_plan"]
 
@@ -292,7 +295,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     group.start_soon(_drain, process.stderr, run.stderr)
             if processes[-1].stdout is not None:
                 group.start_soon(_drain, processes[-1].stdout, run.stdout)
-            group.start_soon(_reap, processes, run.sandbox is None)
+            group.start_soon(_reap, processes, run.sandbox is None, run.env.get(TAG_VARIABLE))
         codes = [await process.wait() for process in processes]
         return codes[-1]
     finally:
@@ -303,6 +306,8 @@ async def _run_step(run: _Run, step: _Step) -> int:
         with anyio.CancelScope(shield=True):
             for process in processes:
                 await _kill(process, run.sandbox is None)
+            if run.sandbox is None and TAG_VARIABLE in run.env:
+                kill_tagged(run.env[TAG_VARIABLE])
 
 
 def _change_directory(run: _Run, stage: _Stage) -> int:
@@ -368,15 +373,18 @@ def _not_runnable(program: str, run: _Run) -> tuple[int, str] | None:
     return None
 
 
-async def _reap(processes: list[Process], grouped: bool) -> None:
+async def _reap(processes: list[Process], grouped: bool, tag: str | None) -> None:
     """Once every stage has exited, kill what they left behind (background children still holding
     the output pipes would otherwise keep the command running until its timeout). In the sandbox
-    the kernel already did: the PID namespace died with its first process."""
+    the kernel already did: the PID namespace died with its first process. Guard-only, the process
+    groups and then every process carrying the command's tag (``_leftovers``)."""
     for process in processes:
         await process.wait()
     if grouped:
         for process in processes:
             _kill_group(process)
+        if tag is not None:
+            await anyio.to_thread.run_sync(kill_tagged, tag)
 
 
 def _kill_group(process: Process) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from agcore._clock import new_id
 from agcore.tools._command_guard import CommandGuard
 from agcore.tools._errors import ToolDenied, ToolError
 from agcore.tools._git_traps import GitTrapCheck
@@ -48,6 +49,7 @@ from agcore.tools.workspace._environment import (
     write_git_identity,
 )
 from agcore.tools.workspace._grep import GrepBackend, grep
+from agcore.tools.workspace._leftovers import TAG_VARIABLE
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
 from agcore.tools.workspace._readable import ReadableRoots
 
@@ -152,6 +154,21 @@ class Workspace:
         return self._sandbox.sandbox is not None
 
     @property
+    def protections_off(self) -> list[str]:
+        """What guard-only mode does not do that the sandbox does, for saying so at start (empty when
+        sandboxed)."""
+        if self.sandboxed:
+            return []
+        return [
+            "reads are not confined: a script or approved one-liner can read any file you can",
+            "writes by scripts and approved one-liners are not confined to the workspace",
+            "no network isolation: only the guard's reading of commands stands in the way",
+            "no PID namespace: the command's process group and the processes carrying its tag are "
+            "killed when it ends; one that leaves both survives",
+            "Unix sockets in the workspace are not masked",
+        ]
+
+    @property
     def sandbox_description(self) -> str:
         """Which command layer is active, for humans: ``"bubblewrap sandbox (/usr/bin/bwrap)"`` or
         ``"guard-only (...why...)"``."""
@@ -200,7 +217,7 @@ class Workspace:
             return None  # running it reports what is wrong with the arguments
         try:
             directory = self.path_guard.resolve(cwd)
-            self.command_guard.check(command, cwd=directory, confirmed=True)
+            self.command_guard.check(command, cwd=directory, confirmed=True, read_files=not self.sandboxed)
         except ToolDenied as exc:
             return exc.message
         except (OSError, ValueError):
@@ -349,7 +366,9 @@ class Workspace:
         if isinstance(command, list) and not command:
             raise ToolError("the command is empty; give the program to run and its arguments")
         try:
-            self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
+            self.command_guard.check(
+                command, cwd=directory, confirmed=self.confirm_commands, read_files=not self.sandboxed
+            )
         except OSError as exc:  # a path the guard resolved changed under it (a racing command)
             raise ToolError(
                 f"a path in the command changed while it was being checked ({exc.strerror}: "
@@ -364,6 +383,8 @@ class Workspace:
             tmpdir="/tmp" if sandbox is not None else os.environ.get("TMPDIR"),
             cwd=str(directory),
         )
+        if sandbox is None:  # guard-only: how the command's stray processes are found afterwards
+            env[TAG_VARIABLE] = new_id()
         traps = await anyio.to_thread.run_sync(GitTrapCheck, self.root)  # what .git holds before
         sockets = await anyio.to_thread.run_sync(self._socket_scan.sockets) if sandbox is not None else []
         result = await run_plan(
@@ -384,8 +405,7 @@ class Workspace:
             killed = (
                 "the command and every process it started were killed"
                 if sandbox is not None
-                else "its process group was killed (guard-only mode: a process that left the group "
-                "is not tracked)"
+                else "its process group and every process carrying its tag were killed (guard-only mode)"
             )
             status = f"timed out after {limit:g}s; {killed}. Output so far:"
         else:
