@@ -239,6 +239,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
     files: list[IO[bytes]] = []
     fds: set[int] = set()  # pipe ends the parent still holds
     processes: list[Process] = []
+    reaped = anyio.Event()  # set once _reap has killed what the stages left behind
     try:
         previous: int | None = None  # read end of the pipe from the stage before
         for index, stage in enumerate(step.stages):
@@ -295,7 +296,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     group.start_soon(_drain, process.stderr, run.stderr)
             if processes[-1].stdout is not None:
                 group.start_soon(_drain, processes[-1].stdout, run.stdout)
-            group.start_soon(_reap, processes, run.sandbox is None, run.env.get(TAG_VARIABLE))
+            group.start_soon(_reap, processes, run.sandbox is None, run.env.get(TAG_VARIABLE), reaped)
         codes = [await process.wait() for process in processes]
         return codes[-1]
     finally:
@@ -306,8 +307,8 @@ async def _run_step(run: _Run, step: _Step) -> int:
         with anyio.CancelScope(shield=True):
             for process in processes:
                 await _kill(process, run.sandbox is None)
-            if run.sandbox is None and TAG_VARIABLE in run.env:
-                kill_tagged(run.env[TAG_VARIABLE])
+            if run.sandbox is None and TAG_VARIABLE in run.env and not reaped.is_set():
+                kill_tagged(run.env[TAG_VARIABLE])  # cancelled or failed before _reap got to it
 
 
 def _change_directory(run: _Run, stage: _Stage) -> int:
@@ -373,7 +374,7 @@ def _not_runnable(program: str, run: _Run) -> tuple[int, str] | None:
     return None
 
 
-async def _reap(processes: list[Process], grouped: bool, tag: str | None) -> None:
+async def _reap(processes: list[Process], grouped: bool, tag: str | None, reaped: anyio.Event) -> None:
     """Once every stage has exited, kill what they left behind (background children still holding
     the output pipes would otherwise keep the command running until its timeout). In the sandbox
     the kernel already did: the PID namespace died with its first process. Guard-only, the process
@@ -385,6 +386,7 @@ async def _reap(processes: list[Process], grouped: bool, tag: str | None) -> Non
             _kill_group(process)
         if tag is not None:
             await anyio.to_thread.run_sync(kill_tagged, tag)
+    reaped.set()
 
 
 def _kill_group(process: Process) -> None:
