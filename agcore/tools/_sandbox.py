@@ -3,14 +3,18 @@
 ``CommandGuard`` reads what a command says; this is what holds when the guard misses something
 (a script, an interpreter one-liner, a quoting trick). Each process the workspace starts runs as
 
-    bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp      the machine, read-only; private /tmp
-          --bind WORKSPACE WORKSPACE                              the one writable tree
-          --ro-bind /tmp/VENV ...                                 agcore's own Python, if under /tmp
+    bwrap --dev /dev --proc /proc --tmpfs /tmp                    an empty root; private /tmp
+          --ro-bind /usr /usr --ro-bind /etc /etc ...             the system's programs and libraries
+          --ro-bind PYTHON PYTHON --ro-bind TOOLS TOOLS ...       agcore's Python, toolchains, readable=
+          --bind WORKSPACE WORKSPACE --bind HOME HOME              the writable trees (HOME: private)
           --ro-bind WORKSPACE/.git/config ...                     except what git runs later, unsandboxed
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
           --ro-bind /dev/null WORKSPACE/x.sock ...                Unix sockets in the workspace masked
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
-          --die-with-parent --cap-drop ALL [--new-session] --chdir CWD -- argv
+          --die-with-parent --cap-drop ALL [--new-session] --remount-ro / --chdir CWD -- argv
+
+What is mounted, and why, is ``_sandbox_view``'s: nothing of the user's but the workspace and what
+``readable`` names, so a command cannot read (and send to the model vendor) files it was not given.
 
 The fresh PID namespace is what makes a timeout final: when bwrap is killed (or the command's main
 process exits) the kernel kills every process left in the namespace, background children included.
@@ -51,6 +55,7 @@ from agcore.tools._sandbox_view import SYSTEM_DIRS, SandboxView, system_mounts
 from agcore.tools._secrets import existing_secret_paths, homes
 
 __all__ = [
+    "GUARD_ONLY_GAPS",
     "SANDBOX_MODES",
     "BwrapSandbox",
     "SandboxMode",
@@ -71,6 +76,15 @@ _BASE_FLAGS = (
     "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
     "--die-with-parent", "--cap-drop", "ALL",
 )  # fmt: skip
+# What guard-only mode does not do that the sandbox does, said at start (``agcore run``).
+GUARD_ONLY_GAPS: tuple[str, ...] = (
+    "reads are not confined: a script or approved one-liner can read any file you can",
+    "writes by scripts and approved one-liners are not confined to the workspace",
+    "no network isolation: only the guard's reading of commands stands in the way",
+    "no PID namespace: the command's process group and the processes carrying its tag are killed "
+    "when it ends; one that leaves both survives",
+    "Unix sockets in the workspace are not masked",
+)
 _USER_NAMESPACE = ("--unshare-user", "--unshare-user-try")  # tried in this order
 
 

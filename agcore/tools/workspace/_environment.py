@@ -21,6 +21,8 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -30,7 +32,8 @@ from agcore.tools._secrets import SECRET_ENV_PATTERNS
 
 __all__ = [
     "DEFAULT_ENV_ALLOW", "ENV_ALLOW_VAR", "SECRET_ENV_PATTERNS", "CommandEnvironment",
-    "env_allow_from_environment", "looks_secret", "scrub_environment", "write_git_identity",
+    "env_allow_from_environment", "looks_secret", "make_private_home", "scrub_environment",
+    "write_git_identity",
 ]  # fmt: skip
 
 ENV_ALLOW_VAR = "AGCORE_ENV_ALLOW"  # names (or globs) to pass, separated by commas, spaces or colons
@@ -159,3 +162,12 @@ def write_git_identity(home: Path) -> None:
             lines.append(f"\t{key} = {json.dumps(value, ensure_ascii=False)}")
     if lines:
         (home / ".gitconfig").write_text("[user]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def make_private_home(owner: object) -> Path:
+    """A fresh directory to be a command's ``HOME``, holding only the user's git identity, removed
+    when ``owner`` is garbage-collected or the process exits."""
+    home = Path(tempfile.mkdtemp(prefix="agcore-home-"))
+    weakref.finalize(owner, shutil.rmtree, home, ignore_errors=True)
+    write_git_identity(home)
+    return Path(os.path.realpath(home))

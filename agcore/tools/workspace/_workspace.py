@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import tempfile
 import threading
-import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -37,7 +34,7 @@ from agcore.tools._command_guard import CommandGuard
 from agcore.tools._errors import ToolDenied, ToolError
 from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
-from agcore.tools._sandbox import SandboxMode, select_sandbox
+from agcore.tools._sandbox import GUARD_ONLY_GAPS, SandboxMode, select_sandbox
 from agcore.tools._sandbox_view import SandboxView
 from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
@@ -46,7 +43,7 @@ from agcore.tools.workspace._command import plan_command, run_plan
 from agcore.tools.workspace._environment import (
     CommandEnvironment,
     env_allow_from_environment,
-    write_git_identity,
+    make_private_home,
 )
 from agcore.tools.workspace._grep import GrepBackend, grep
 from agcore.tools.workspace._leftovers import TAG_VARIABLE
@@ -157,16 +154,7 @@ class Workspace:
     def protections_off(self) -> list[str]:
         """What guard-only mode does not do that the sandbox does, for saying so at start (empty when
         sandboxed)."""
-        if self.sandboxed:
-            return []
-        return [
-            "reads are not confined: a script or approved one-liner can read any file you can",
-            "writes by scripts and approved one-liners are not confined to the workspace",
-            "no network isolation: only the guard's reading of commands stands in the way",
-            "no PID namespace: the command's process group and the processes carrying its tag are "
-            "killed when it ends; one that leaves both survives",
-            "Unix sockets in the workspace are not masked",
-        ]
+        return [] if self.sandboxed else list(GUARD_ONLY_GAPS)
 
     @property
     def sandbox_description(self) -> str:
@@ -179,10 +167,7 @@ class Workspace:
         a ``.gitconfig`` with the user's git name and email, so ``git commit`` works), removed when
         the workspace is garbage-collected or the process exits."""
         if self._home is None:
-            home = Path(tempfile.mkdtemp(prefix="agcore-home-"))
-            weakref.finalize(self, shutil.rmtree, home, ignore_errors=True)
-            write_git_identity(home)
-            self._home = Path(os.path.realpath(home))
+            self._home = make_private_home(self)
         return self._home
 
     def tools(self, *, include: Iterable[str] | None = None) -> list[Tool]:
