@@ -11,7 +11,7 @@
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
           --ro-bind /dev/null WORKSPACE/x.sock ...                Unix sockets in the workspace masked
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
-          --die-with-parent --cap-drop ALL [--new-session] --remount-ro / --chdir CWD -- argv
+          --cap-drop ALL [--die-with-parent] [--new-session] --remount-ro / --chdir CWD -- argv
 
 What is mounted, and why, is ``_sandbox_view``'s: nothing of the user's but the workspace and what
 ``readable`` names, so a command cannot read (and send to the model vendor) files it was not given.
@@ -74,7 +74,7 @@ _warned: set[str] = set()
 _BASE_FLAGS = (
     "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
     "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-    "--die-with-parent", "--cap-drop", "ALL",
+    "--cap-drop", "ALL",
 )  # fmt: skip
 # What guard-only mode does not do that the sandbox does, said at start (``agcore run``).
 GUARD_ONLY_GAPS: tuple[str, ...] = (
@@ -182,12 +182,15 @@ class BwrapSandbox:
         masked_sockets: Iterable[Path] = (),
         private_home: Path | None = None,
         env: Mapping[str, str] | None = None,
+        die_with_parent: bool = True,
     ) -> list[str]:
         """The command line that runs ``argv`` in ``cwd`` inside the sandbox; ``masked_sockets``
         (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them;
         ``private_home`` (the command's ``HOME``, agcore's own directory) is writable too; ``env`` (the
         command's environment) names the toolchains and PATH directories it may read."""
         args = [self.executable, self.user_namespace, *_BASE_FLAGS, *system_mounts()]
+        if die_with_parent:
+            args.append("--die-with-parent")
         if has_controlling_terminal():
             args.append("--new-session")
         if not allow_network:

@@ -322,3 +322,18 @@ async def test_a_python_installed_under_tmp_still_runs_inside(
         assert "42" in result, result
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+@pytest.mark.anyio
+async def test_a_long_command_is_not_killed_when_the_thread_that_started_it_idles_out(
+    sandboxed: Workspace, anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bwrap's --die-with-parent signals when the *thread* that started it ends; trio starts processes
+    from worker threads that end after 10 s idle, so every sandboxed command longer than that died
+    with -9 on trio. Here the idle timeout is cut to 0.2 s to show it without waiting."""
+    if anyio_backend == "trio":
+        from trio._core import _thread_cache  # private: only to shorten the wait in this test
+
+        monkeypatch.setattr(_thread_cache, "IDLE_TIMEOUT", 0.2)
+    out = await sandboxed.run_command("sleep 1.5", timeout=30)
+    assert "exit code: 0" in out, out

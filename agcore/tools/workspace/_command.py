@@ -26,6 +26,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +271,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                 argv = run.sandbox.wrap(
                     argv, workspace=run.guard.root, cwd=run.cwd, allow_network=run.allow_network,
                     masked_sockets=run.masked_sockets, private_home=run.private_home, env=run.env,
+                    die_with_parent=not _running_on_trio(),
                 )  # fmt: skip
             try:
                 # Guard-only: a session of its own, so the whole process group can be killed. In the
@@ -358,6 +360,19 @@ async def _drain(stream: ByteReceiveStream, sink: _Capped) -> None:
     with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         async for chunk in stream:
             sink.add(chunk)
+
+
+def _running_on_trio() -> bool:
+    """Whether this runs under trio, which starts processes from worker threads (see
+    ``BwrapSandbox.wrap``'s ``die_with_parent``)."""
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return False
+    try:
+        trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _not_runnable(program: str, run: _Run) -> tuple[int, str] | None:
