@@ -139,10 +139,12 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def precheck(self, call: ToolUseBlock) -> str | None:
-        """Why ``call`` would be refused by its tool (``Tool.precheck``), before anyone is asked to
-        approve it; None when it may go on (or the tool is unknown: running it says so)."""
+        """The denial ``call`` would get from its tool (``Tool.precheck``), worded as the result the
+        model reads (``Denied: ...``), before anyone is asked to approve it; None when it may go on
+        (or the tool is unknown: running it says so)."""
         tool = self._tools.get(call.name)
-        return None if tool is None else tool.precheck(call.input)
+        reason = None if tool is None else tool.precheck(call.input)
+        return None if reason is None else f"Denied: {reason}"  # worded as when running it is refused
 
     def __getitem__(self, name: str) -> Tool:
         try:

@@ -52,7 +52,7 @@ async def test_a_refused_command_is_never_shown_for_approval(tmp_path: Path, bac
     asked, result, stop = await _turn(backend, tmp_path, "rm -rf /")
     assert asked == []  # refused at once
     assert result.is_error
-    assert "rm -rf /" in result.text
+    assert result.text.startswith("Denied: `rm -rf /` is refused")  # as when running it is refused
     assert "refused" in result.text
     assert stop == "done"
 

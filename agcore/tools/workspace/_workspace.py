@@ -204,7 +204,7 @@ class Workspace:
             directory = self.path_guard.resolve(cwd)
             self.command_guard.check(command, cwd=directory, confirmed=True, read_files=not self.sandboxed)
         except ToolDenied as exc:
-            return exc.message
+            return exc.reason
         except (OSError, ValueError):
             return None
         return None
