@@ -11,7 +11,7 @@
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
           --ro-bind /dev/null WORKSPACE/x.sock ...                Unix sockets in the workspace masked
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
-          --cap-drop ALL [--die-with-parent] [--new-session] --remount-ro / --chdir CWD -- argv
+          --cap-drop ALL --die-with-parent [--new-session] --remount-ro / --chdir CWD -- argv
 
 What is mounted, and why, is ``_sandbox_view``'s: nothing of the user's but the workspace and what
 ``readable`` names, so a command cannot read (and send to the model vendor) files it was not given.
@@ -182,15 +182,13 @@ class BwrapSandbox:
         masked_sockets: Iterable[Path] = (),
         private_home: Path | None = None,
         env: Mapping[str, str] | None = None,
-        die_with_parent: bool = True,
+        parent_process: bool = False,
     ) -> list[str]:
         """The command line that runs ``argv`` in ``cwd`` inside the sandbox; ``masked_sockets``
         (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them;
         ``private_home`` (the command's ``HOME``, agcore's own directory) is writable too; ``env`` (the
         command's environment) names the toolchains and PATH directories it may read."""
-        args = [self.executable, self.user_namespace, *_BASE_FLAGS, *system_mounts()]
-        if die_with_parent:
-            args.append("--die-with-parent")
+        args = [self.executable, self.user_namespace, *_BASE_FLAGS, *system_mounts(), "--die-with-parent"]
         if has_controlling_terminal():
             args.append("--new-session")
         if not allow_network:
@@ -222,6 +220,8 @@ class BwrapSandbox:
         # bwrap's root is a tmpfs holding the mount points: read-only too, or a write to a parent of
         # the workspace would land there (harmless, gone at exit, but it looks like an escape).
         args += ["--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
+        if parent_process:  # not exec'd: the shell stays bwrap's parent ("; exit" stops bash's exec)
+            return ["/bin/sh", "-c", '"$@"; exit $?', "sh", *args]
         return args
 
 

@@ -271,7 +271,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                 argv = run.sandbox.wrap(
                     argv, workspace=run.guard.root, cwd=run.cwd, allow_network=run.allow_network,
                     masked_sockets=run.masked_sockets, private_home=run.private_home, env=run.env,
-                    die_with_parent=not _running_on_trio(),
+                    parent_process=_running_on_trio(),
                 )  # fmt: skip
             try:
                 # Guard-only: a session of its own, so the whole process group can be killed. In the
@@ -364,7 +364,7 @@ async def _drain(stream: ByteReceiveStream, sink: _Capped) -> None:
 
 def _running_on_trio() -> bool:
     """Whether this runs under trio, which starts processes from worker threads (see
-    ``BwrapSandbox.wrap``'s ``die_with_parent``)."""
+    ``BwrapSandbox.wrap``'s ``parent_process``)."""
     trio = sys.modules.get("trio")
     if trio is None:
         return False
