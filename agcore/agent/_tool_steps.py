@@ -151,6 +151,10 @@ class ToolSteps:
             if decision.action == "rewrite" and decision.arguments is not None:
                 to_run = call.model_copy(update={"input": dict(decision.arguments)})
         if tool.requires_confirmation and tool.name not in session.state.always_confirmed:
+            refused = registry.precheck(to_run)  # a call the tool refuses anyway is never shown for approval
+            if refused is not None:
+                batch.answer(call, error_result(call.id, refused), "denied")
+                return Vetting("answered", call)
             return Vetting("confirm", to_run, tool)
         return self._place(batch, to_run, tool)
 

@@ -66,6 +66,31 @@ BaseUrl = Annotated[str | None, typer.Option(
 WorkspaceDir = Annotated[Path | None, typer.Option(
     "--workspace", "-w", metavar="DIR", help="The directory the agent works in (default: the current one).",
 )]
+
+
+def _append_setting(variable: str) -> Callable[[list[Any] | None], list[Any] | None]:
+    """A callback that adds an option's values to ``$variable``, which every ``Workspace`` this
+    process opens reads (one place for run, chat and the plan commands)."""
+
+    def callback(values: list[Any] | None) -> list[Any] | None:
+        if values:
+            current = [v for v in os.environ.get(variable, "").split(os.pathsep) if v]
+            os.environ[variable] = os.pathsep.join([*current, *(os.fspath(v) for v in values)])
+        return values
+
+    return callback
+
+
+EnvAllow = Annotated[list[str] | None, typer.Option(
+    "--env", metavar="NAME", callback=_append_setting("AGCORE_ENV_ALLOW"),
+    help="Pass this environment variable to commands (repeatable; a glob like 'AWS_*' works). Commands "
+         "get only PATH, locale, terminal and toolchain settings otherwise.",
+)]
+Readable = Annotated[list[Path] | None, typer.Option(
+    "--readable", metavar="PATH", callback=_append_setting("AGCORE_READABLE"),
+    help="Let commands and the file tools read this directory outside the workspace (repeatable). "
+         "Commands see only the workspace and the system's programs and libraries otherwise.",
+)]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every write and command without asking.")]
 Plugins = Annotated[bool, typer.Option(
     "--plugins/--no-plugins", help="Load the hook plugins installed in the 'agcore' entry-point group.",
@@ -251,6 +276,8 @@ def run(
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
+    env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     backend: Annotated[str, typer.Option(
@@ -297,6 +324,8 @@ def chat(
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
+    env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     text_tools: TextTools = None,
@@ -330,6 +359,8 @@ def plan_run(
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
+    env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
@@ -372,6 +403,8 @@ def plan_resume(
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
+    env: EnvAllow = None,
+    readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
@@ -413,6 +446,8 @@ def plan_draft(
     model: Model = None,
     base_url: BaseUrl = None,
     workspace: WorkspaceDir = None,
+    env: EnvAllow = None,
+    readable: Readable = None,
     plugins: Plugins = True,
 ) -> None:
     """Have the model draft a plan for GOAL and print it as a table (nothing is executed)."""

@@ -57,6 +57,8 @@ async def run_task(
         agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
+        for missing in space.protections_off:
+            renderer.line(f"  off: {missing}", style="dim")
         for note in local.notes(transform, provider):
             renderer.line(note, style="dim")
 

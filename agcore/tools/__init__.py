@@ -34,7 +34,16 @@ from agcore.tools._errors import (
     UnknownToolError,
 )
 from agcore.tools._registry import ToolExecution, ToolRegistry, ToolStatus
-from agcore.tools._tool import VENDOR_TOOL_NAME, RetryOn, Tool, ToolHandler, ToolOutput, Truncation, tool
+from agcore.tools._tool import (
+    VENDOR_TOOL_NAME,
+    Precheck,
+    RetryOn,
+    Tool,
+    ToolHandler,
+    ToolOutput,
+    Truncation,
+    tool,
+)
 from agcore.tools._windows import call_keywords, keyword_windows
 
 if TYPE_CHECKING:
@@ -62,6 +71,7 @@ __all__ = [
     "MissingDependencyError",
     "PathDenied",
     "PathGuard",
+    "Precheck",
     "RetryOn",
     "RetryableToolError",
     "SandboxUnavailable",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from agcore.tools._code_carriers import CODE_VARIABLES, git_inline_code, reads_program_from_stdin
 from agcore.tools._command_denied import deny, needs_confirmation, program_name
@@ -33,8 +33,6 @@ __all__ = [
     "effective_argv", "is_fork_bomb", "makes_outside_link", "runs_a_download", "without_reserved",
 ]  # fmt: skip
 
-_ENV_FILE = re.compile(r"^\.env(\..+)?$", re.IGNORECASE)
-_ENV_EXAMPLE = re.compile(r"\.(example|sample|template|dist)$", re.IGNORECASE)
 _INLINE_INPUT = ("<<", "<<-", "<<<")
 # Words that open or close a compound command; the command proper follows them.
 RESERVED_WORDS = frozenset({
@@ -153,9 +151,6 @@ def check_secret_operands(words: Sequence[Word], cwd: Path, homes: Iterable[Path
 
 
 def check_not_secret(target: str, cwd: Path, homes: Iterable[Path], shown: str) -> None:
-    name = PurePosixPath(target).name
-    if _ENV_FILE.match(name) and not _ENV_EXAMPLE.search(name):
-        deny(shown, f"'{target}' holds secrets (environment files are denied to tools); leave it alone")
     try:
         path = resolve_glob(target, cwd)
     except (OSError, ValueError):
@@ -163,8 +158,8 @@ def check_not_secret(target: str, cwd: Path, homes: Iterable[Path], shown: str) 
     if is_secret_path(path, list(homes)):
         deny(
             shown,
-            f"'{target}' is a credential (a key, token or password store); agents may not read or "
-            "change it. Ask the user if the task really needs it",
+            f"'{target}' is a credential (a key, token, password store or environment file); agents "
+            "may not read or change it. Ask the user if the task really needs it",
         )
 
 

@@ -77,6 +77,15 @@ from agcore.tools._command_denied import (
     needs_confirmation,
     program_name,
 )
+from agcore.tools._command_gaps import (
+    awk_actions,
+    environment_reason,
+    makefile_recipes,
+    network_code_reason,
+    script_file_text,
+    tar_commands,
+    wrapper_directory,
+)
 from agcore.tools._command_reach import (
     check_git_directories,
     check_git_variable,
@@ -94,7 +103,7 @@ from agcore.tools._command_rules import (
     resolve_path,
     unwrap,
 )
-from agcore.tools._command_targets import check_redirects, check_write_targets
+from agcore.tools._command_targets import check_redirects, check_write_path, check_write_targets
 from agcore.tools._secrets import homes
 from agcore.tools._shell_syntax import (
     ParsedScript,
@@ -115,6 +124,7 @@ class _Check:
 
     homes: list[Path]
     confirmed: bool
+    read_files: bool = False  # check the scripts and Makefiles a command runs, too
     outside_link: str | None = None  # a sub-command that made a link pointing outside
 
 
@@ -170,17 +180,20 @@ class CommandGuard:
         *,
         cwd: str | os.PathLike[str] | None = None,
         confirmed: bool = False,
+        read_files: bool = False,
     ) -> None:
         """Raise ``CommandDenied`` if any part of ``command`` is refused; return None if it may run.
 
         ``cwd`` is where the command will run (default: the workspace, else the current directory);
         relative paths in redirections and file operands are resolved against it. ``confirmed``: a
         person approved this command, so programs the guard cannot read (interpreter one-liners) may
-        run; otherwise they raise ``CommandNeedsConfirmation``.
+        run; otherwise they raise ``CommandNeedsConfirmation``. ``read_files``: also check the commands
+        in the script files and Makefiles the command runs (``bash x.sh``, ``make``): for guard-only
+        mode, where no sandbox holds what they do; a line the reader cannot parse refuses the script.
         """
         start = Path(os.path.realpath(os.fspath(cwd))) if cwd is not None else self.workspace or Path.cwd()
         known_homes = homes() + ([self.home] if self.home is not None else [])
-        state = _State(cwd=start, check=_Check(known_homes, confirmed))
+        state = _State(cwd=start, check=_Check(known_homes, confirmed, read_files))
         if isinstance(command, str):
             self._check_script(command, state)
         else:
@@ -249,6 +262,12 @@ class CommandGuard:
                 "checked before anything runs, so this part could act through it; make the link in a "
                 "command of its own, then use it in the next one",
             )
+        if any(w.runs_value for w in [*simple.words, *(t for _, t in simple.redirects)]):
+            deny(
+                shown,
+                "'${NAME@P}' expands a variable like a prompt, running the $(...) its value holds, which "
+                "the guard cannot read; write the value out",
+            )
         check_redirects(simple, state.cwd, self.workspace, state.check.homes, shown)
         words = list(simple.words)
         while words and (words[0].assignment or (not words[0].quoted and words[0].text in RESERVED_WORDS)):
@@ -273,6 +292,7 @@ class CommandGuard:
 
     def _check_assignment(self, word: Word, state: _State, shown: str) -> None:
         name, _, value = word.text.partition("=")
+        _check_cdpath(name, shown)
         check_git_variable(
             name, value, dynamic=word.dynamic, cwd=state.cwd, workspace=self.workspace, shown=shown
         )
@@ -282,12 +302,20 @@ class CommandGuard:
 
     def _check_argv(self, argv: tuple[str, ...], state: _State, shown: str, words: list[Word] | None) -> None:
         program = program_name(argv)
-        for code in code_in_arguments(argv):
+        for code in [*code_in_arguments(argv), *tar_commands(argv)]:
             self._check_script(code, _child(state))
+        awk_runs, awk_writes, computed = awk_actions(argv)
+        if computed is not None:
+            deny(shown, computed)
+        for code in awk_runs:
+            self._check_script(code, _child(state))
+        for written in awk_writes:
+            check_write_path(written, state.cwd, self.workspace, shown, what="'awk'")
         if program in ("env", "export", "declare", "typeset", "local", "readonly"):
             for arg in argv[1:]:
                 name, equals, value = arg.partition("=")
                 if equals:
+                    _check_cdpath(name, shown)
                     check_git_variable(
                         name, value, dynamic=False, cwd=state.cwd, workspace=self.workspace, shown=shown
                     )
@@ -297,9 +325,18 @@ class CommandGuard:
         if program == "cd" or program == "pushd":
             self._change_directory(argv, state, shown, words)
             return
-        if one_liner(argv) is not None and not state.check.confirmed:
+        inline = one_liner(argv)
+        if inline is not None and not state.check.confirmed:
             needs_confirmation(shown, program)
-        reason = program_rule(argv, allow_network=self.allow_network) or git_config_reason(argv)
+        if inline is not None and not self.allow_network:
+            reason = network_code_reason(inline)
+            if reason:
+                deny(shown, f"{reason}; network access is disabled for this agent (allow_network=False)")
+        reason = (
+            program_rule(argv, allow_network=self.allow_network)
+            or git_config_reason(argv)
+            or environment_reason(argv)
+        )
         if reason:
             deny(shown, reason)
         if not self.allow_network:
@@ -323,6 +360,8 @@ class CommandGuard:
                 self._check_argv(inner_command, child, shlex.join(inner_command), None)
         if makes_outside_link(argv, words, state.cwd, self.workspace, shown):
             state.check.outside_link = shown
+        if state.check.read_files:
+            self._check_files_it_runs(argv, state, shown)
         wrapped = unwrap(argv)
         if wrapped is not None:
             kind, inner = wrapped
@@ -330,6 +369,9 @@ class CommandGuard:
                 self._check_script(" ".join(inner) if len(inner) != 1 else inner[0], _child(state))
             else:
                 child = _child(state)
+                directory = wrapper_directory(argv)  # env -C DIR
+                if directory is not None:
+                    child.cwd = resolve_path(directory, state.cwd)
                 child.dynamic_arguments = kind == "xargs"
                 child.unseen_operands = state.unseen_operands or program == "xargs"
                 if inner:
@@ -345,6 +387,20 @@ class CommandGuard:
             return
         if self.mode == "allow" and not any(_entry_matches(e, argv) for e in self.allow):
             deny(shown, self._allow_reason(program))
+
+    def _check_files_it_runs(self, argv: tuple[str, ...], state: _State, shown: str) -> None:
+        """``bash x.sh``, ``source x.sh``, ``./x.sh``, ``make``: the commands in those files."""
+        text = script_file_text(argv, state.cwd)
+        if text is not None:
+            try:
+                self._check_script(text, _child(state))
+            except CommandDenied as exc:
+                deny(shown, f"the script it runs holds a refused command: {exc.reason}")
+        for recipe in makefile_recipes(argv, state.cwd):
+            try:
+                self._check_script(recipe, _child(state))
+            except CommandDenied as exc:
+                deny(shown, f"the Makefile it reads holds a refused command: {exc.reason}")
 
     def _allow_reason(self, program: str) -> str:
         allowed = ", ".join(" ".join(e) for e in self.allow) or "nothing"
@@ -367,6 +423,15 @@ class CommandGuard:
 # ------------------------------------------------------------------------------------- helpers
 
 _TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
+
+
+def _check_cdpath(name: str, shown: str) -> None:
+    if name == "CDPATH":
+        deny(
+            shown,
+            "CDPATH makes 'cd DIR' go to directories the guard cannot follow; leave CDPATH unset and "
+            "give directories as paths",
+        )
 
 
 def _shown(simple: SimpleCommand) -> str:

@@ -316,6 +316,9 @@ def unwrap(argv: Sequence[str]) -> Unwrapped | None:
     if program == "timeout":
         rest = _after_options(args, {"-s", "--signal", "-k", "--kill-after"})
         return ("argv", rest[1:])
+    if program == "prlimit":  # prlimit --nofile=1 CMD: limits given attached; --pid is no command
+        return None if any(a in ("-p", "--pid") or a.startswith("--pid=") for a in args) else (
+            "argv", _after_options(args, {"-o", "--output"}))
     if program == "watch":
         rest = _after_options(args, {"-n", "--interval", "-d"})
         return ("script", (" ".join(rest),))

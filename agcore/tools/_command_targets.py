@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agcore.tools._command_code import check_not_secret
 from agcore.tools._command_denied import deny, program_name
+from agcore.tools._command_gaps import extra_write_targets
 from agcore.tools._command_reach import find_selects, option_deletions, option_write_targets
 from agcore.tools._command_rules import (
     ALLOWED_DEVICES,
@@ -69,7 +70,7 @@ def check_write_targets(
     removed = option_deletions(argv)  # cmake -E rm/remove_directory/rename
     if removed is not None:
         recursive, deleted = removed
-    written = write_targets(argv) + option_write_targets(argv)
+    written = write_targets(argv) + option_write_targets(argv) + extra_write_targets(argv)
     if recursive is not None or written:
         computed = (
             [w.text for w in words[1:] if w.dynamic] if words is not None else [a for a in argv if "$" in a]

@@ -25,16 +25,19 @@ from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
 from agcore.tools._errors import ToolDenied
+from agcore.tools._secrets import NOT_SECRET_NAME_PATTERNS, path_deny_patterns
 
-__all__ = ["DEFAULT_DENY", "DEFAULT_DENY_WRITE", "PathDenied", "PathGuard", "glob_match"]
+__all__ = [
+    "DEFAULT_DENY", "DEFAULT_DENY_EXCEPT", "DEFAULT_DENY_WRITE", "PathDenied", "PathGuard", "glob_match",
+]  # fmt: skip
 
 # Secrets: read or write both refused. A pattern without "/" matches a file or directory name at any
-# depth (gitignore style); a pattern with "/" is anchored at the root.
-DEFAULT_DENY: tuple[str, ...] = (
-    ".env", ".env.*", "**/*.pem", "**/*.key", "**/*.p12", "**/*.pfx", "**/id_rsa*", "**/id_dsa*",
-    "**/id_ecdsa*", "**/id_ed25519*", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials",
-    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker/config.json", ".config/gcloud", "credentials.json",
-)  # fmt: skip
+# depth (gitignore style); a pattern with "/" is anchored at the root. Built from ``_secrets``, the
+# list ``CommandGuard`` and the sandbox use too, so ``read_file`` and ``cat`` refuse the same files.
+DEFAULT_DENY: tuple[str, ...] = path_deny_patterns()
+# What the deny patterns catch but is not secret (public keys, ``.env.example``): matched against the
+# same path component the deny pattern matched, so ``.ssh/id_rsa.pub`` stays denied with ``.ssh``.
+DEFAULT_DENY_EXCEPT: tuple[str, ...] = NOT_SECRET_NAME_PATTERNS
 # Readable, but tools must not change them: git's own database.
 DEFAULT_DENY_WRITE: tuple[str, ...] = (".git/**",)
 
@@ -116,8 +119,9 @@ class PathGuard:
     """Resolves paths against ``root`` and refuses any that would leave it or that the deny-lists cover.
 
     ``deny`` patterns are refused for reading and writing, ``deny_write`` ones for writing only (see
-    ``glob_match`` for the pattern rules). Both are matched against the path as given (normalised)
-    and against the real path it resolves to, so a symlink cannot launder a denied name.
+    ``glob_match`` for the pattern rules); ``deny_except`` patterns lift a denial for the path or
+    directory they match (``*.pub``: public keys are not secrets). Both are matched against the path
+    as given (normalised) and against the real path it resolves to, so a symlink cannot launder a denied name.
     """
 
     def __init__(
@@ -126,6 +130,7 @@ class PathGuard:
         *,
         deny: Iterable[str] = DEFAULT_DENY,
         deny_write: Iterable[str] = DEFAULT_DENY_WRITE,
+        deny_except: Iterable[str] = DEFAULT_DENY_EXCEPT,
     ) -> None:
         resolved = Path(os.path.realpath(os.fspath(root)))
         if not resolved.is_dir():
@@ -135,6 +140,7 @@ class PathGuard:
         self.root = resolved
         self.deny = tuple(deny)
         self.deny_write = tuple(deny_write)
+        self.deny_except = tuple(deny_except)
 
     def __repr__(self) -> str:
         return f"PathGuard(root={str(self.root)!r}, deny={self.deny!r}, deny_write={self.deny_write!r})"
@@ -164,18 +170,15 @@ class PathGuard:
             checked.append(self.relative(lexical))
         patterns = self.deny + (self.deny_write if for_write else ())
         for rel in checked:
-            for pattern in patterns:
-                if rel != "." and glob_match(pattern, rel):
-                    kind = (
-                        "writing to"
-                        if pattern in self.deny_write and pattern not in self.deny
-                        else "access to"
-                    )
-                    self._deny(
-                        text,
-                        f"{kind} '{rel}' is denied by the workspace policy (pattern '{pattern}'); "
-                        "it may hold secrets or tool-internal state. Work with other files.",
-                    )
+            pattern = self._denying_pattern(rel, patterns)
+            if pattern is not None:
+                write_only = pattern in self.deny_write and pattern not in self.deny
+                kind = "writing to" if write_only else "access to"
+                self._deny(
+                    text,
+                    f"{kind} '{rel}' is denied by the workspace policy (pattern '{pattern}'); "
+                    "it may hold secrets or tool-internal state. Work with other files.",
+                )
         return real
 
     def contains(self, path: Path) -> bool:
@@ -190,7 +193,22 @@ class PathGuard:
     def is_denied(self, relative_path: str, *, for_write: bool = False) -> bool:
         """Whether a root-relative path falls under the deny-lists (used to filter listings)."""
         patterns = self.deny + (self.deny_write if for_write else ())
-        return relative_path != "." and any(glob_match(p, relative_path) for p in patterns)
+        return self._denying_pattern(relative_path, patterns) is not None
+
+    def _denying_pattern(self, relative_path: str, patterns: tuple[str, ...]) -> str | None:
+        """The pattern that denies a root-relative path (matching it or a directory above it), unless
+        an exception matches that same path or directory."""
+        if relative_path == ".":
+            return None
+        parts = relative_path.strip("/").split("/")
+        for end in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:end])
+            for pattern in patterns:
+                if _compile_glob(pattern).fullmatch(prefix) and not any(
+                    _compile_glob(e).fullmatch(prefix) for e in self.deny_except
+                ):
+                    return pattern
+        return None
 
     # ----------------------------------------------------------------------------------- checks
 

@@ -149,6 +149,14 @@ class ToolRegistry:
         """The tool called ``name``, or None (``registry[name]`` raises instead, suggesting close names)."""
         return self._tools.get(name)
 
+    def precheck(self, call: ToolUseBlock) -> str | None:
+        """The denial ``call`` would get from its tool (``Tool.precheck``), worded as the result the
+        model reads (``Denied: ...``), before anyone is asked to approve it; None when it may go on
+        (or the tool is unknown: running it says so)."""
+        tool = self._tools.get(call.name)
+        reason = None if tool is None else tool.precheck(call.input)
+        return None if reason is None else f"Denied: {reason}"  # worded as when running it is refused
+
     def __getitem__(self, name: str) -> Tool:
         try:
             return self._tools[name]

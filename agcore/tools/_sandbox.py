@@ -3,14 +3,18 @@
 ``CommandGuard`` reads what a command says; this is what holds when the guard misses something
 (a script, an interpreter one-liner, a quoting trick). Each process the workspace starts runs as
 
-    bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp      the machine, read-only; private /tmp
-          --bind WORKSPACE WORKSPACE                              the one writable tree
-          --ro-bind /tmp/VENV ...                                 agcore's own Python, if under /tmp
+    bwrap --dev /dev --proc /proc --tmpfs /tmp                    an empty root; private /tmp
+          --ro-bind /usr /usr --ro-bind /etc /etc ...             the system's programs and libraries
+          --ro-bind PYTHON PYTHON --ro-bind TOOLS TOOLS ...       agcore's Python, toolchains, readable=
+          --bind WORKSPACE WORKSPACE --bind HOME HOME              the writable trees (HOME: private)
           --ro-bind WORKSPACE/.git/config ...                     except what git runs later, unsandboxed
           --tmpfs ~/.ssh --ro-bind /dev/null ~/.netrc ...         credentials hidden
           --ro-bind /dev/null WORKSPACE/x.sock ...                Unix sockets in the workspace masked
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts [--unshare-net]
-          --die-with-parent --cap-drop ALL [--new-session] --chdir CWD -- argv
+          --cap-drop ALL --die-with-parent [--new-session] --remount-ro / --chdir CWD -- argv
+
+What is mounted, and why, is ``_sandbox_view``'s: nothing of the user's but the workspace and what
+``readable`` names, so a command cannot read (and send to the model vendor) files it was not given.
 
 The fresh PID namespace is what makes a timeout final: when bwrap is killed (or the command's main
 process exits) the kernel kills every process left in the namespace, background children included.
@@ -40,16 +44,18 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from agcore.tools._errors import ToolError
 from agcore.tools._git_traps import pinned_git_dir, protected_paths
+from agcore.tools._sandbox_view import SYSTEM_DIRS, SandboxView, system_mounts
 from agcore.tools._secrets import existing_secret_paths, homes
 
 __all__ = [
+    "GUARD_ONLY_GAPS",
     "SANDBOX_MODES",
     "BwrapSandbox",
     "SandboxMode",
@@ -66,10 +72,19 @@ _log = logging.getLogger("agcore.tools.sandbox")
 _warned: set[str] = set()
 
 _BASE_FLAGS = (
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
     "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-    "--die-with-parent", "--cap-drop", "ALL",
+    "--cap-drop", "ALL",
 )  # fmt: skip
+# What guard-only mode does not do that the sandbox does, said at start (``agcore run``).
+GUARD_ONLY_GAPS: tuple[str, ...] = (
+    "reads are not confined: a script or approved one-liner can read any file you can",
+    "writes by scripts and approved one-liners are not confined to the workspace",
+    "no network isolation: only the guard's reading of commands stands in the way",
+    "no PID namespace: the command's process group and the processes carrying its tag are killed "
+    "when it ends; one that leaves both survives",
+    "Unix sockets in the workspace are not masked",
+)
 _USER_NAMESPACE = ("--unshare-user", "--unshare-user-try")  # tried in this order
 
 
@@ -102,12 +117,12 @@ def probe_bwrap(executable: str | None = None) -> BwrapProbe:
     path = executable or shutil.which("bwrap")
     if path is None:
         return BwrapProbe(None, "bubblewrap (bwrap) is not installed")
-    true = shutil.which("true") or "/bin/true"
+    true = os.path.realpath(shutil.which("true") or "/bin/true")  # a PATH dir may be hidden inside
     message = ""
     for flag in _USER_NAMESPACE:
         try:
             done = subprocess.run(
-                [path, flag, *_BASE_FLAGS, "--unshare-net", "--", true],
+                [path, flag, *_BASE_FLAGS, *system_mounts(), "--unshare-net", "--", true],
                 capture_output=True,
                 timeout=10,
                 check=False,
@@ -146,9 +161,12 @@ def _namespace_hint() -> str:
 class BwrapSandbox:
     """Builds the bwrap command line that confines one process to a workspace (see the module doc)."""
 
-    def __init__(self, executable: str, user_namespace: str = "--unshare-user") -> None:
+    def __init__(
+        self, executable: str, user_namespace: str = "--unshare-user", view: SandboxView | None = None
+    ) -> None:
         self.executable = executable
         self.user_namespace = user_namespace
+        self.view = view or SandboxView()
 
     def __repr__(self) -> str:
         return f"BwrapSandbox({self.executable!r})"
@@ -162,24 +180,32 @@ class BwrapSandbox:
         allow_network: bool,
         home_dirs: Iterable[Path] = (),
         masked_sockets: Iterable[Path] = (),
+        private_home: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        parent_process: bool = False,
     ) -> list[str]:
         """The command line that runs ``argv`` in ``cwd`` inside the sandbox; ``masked_sockets``
-        (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them."""
-        args = [self.executable, self.user_namespace, *_BASE_FLAGS]
+        (Unix sockets in the workspace, see ``_sockets``) get ``/dev/null`` mounted over them;
+        ``private_home`` (the command's ``HOME``, agcore's own directory) is writable too; ``env`` (the
+        command's environment) names the toolchains and PATH directories it may read."""
+        args = [self.executable, self.user_namespace, *_BASE_FLAGS, *system_mounts(), "--die-with-parent"]
         if has_controlling_terminal():
             args.append("--new-session")
         if not allow_network:
             args.append("--unshare-net")
+        shown = [Path(d) for d in SYSTEM_DIRS if os.path.isdir(d)]
+        for readable in self.view.paths(env or {}, workspace):
+            args += ["--ro-bind", str(readable), str(readable)]
+            shown.append(readable)
         args += ["--bind", str(workspace), str(workspace)]
-        for installed in python_installation():
-            # The private /tmp would hide a virtualenv (or Python) living under the host's /tmp, so
-            # agcore's own interpreter could not run in its own sandbox: show it again, read-only.
-            if installed.is_relative_to("/tmp") and not installed.is_relative_to(workspace):
-                args += ["--ro-bind", str(installed), str(installed)]
-        for secret in existing_secret_paths([*homes(), *home_dirs]):
-            hidden_by_tmp = secret.is_relative_to("/tmp") and not secret.is_relative_to(workspace)
-            if workspace.is_relative_to(secret) or hidden_by_tmp:
-                continue  # the user chose to work in there / the private /tmp hides it already
+        shown.append(workspace)
+        if private_home is not None:
+            args += ["--bind", str(private_home), str(private_home)]
+        # a readable directory is searched for credentials as a home is (~/.aws, .netrc, ...)
+        for secret in existing_secret_paths([*homes(), *home_dirs, *self.view.readable]):
+            visible = any(secret == root or secret.is_relative_to(root) for root in shown)
+            if not visible or workspace.is_relative_to(secret):
+                continue  # absent from the sandbox anyway / the user chose to work in there
             if secret.is_dir():
                 args += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
             else:
@@ -191,19 +217,12 @@ class BwrapSandbox:
             args += ["--ro-bind", str(protected), str(protected)]
         for socket_path in masked_sockets:  # connect() then finds no socket: refused
             args += ["--ro-bind", os.devnull, str(socket_path)]
-        args += ["--chdir", str(cwd), "--", *argv]
+        # bwrap's root is a tmpfs holding the mount points: read-only too, or a write to a parent of
+        # the workspace would land there (harmless, gone at exit, but it looks like an escape).
+        args += ["--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
+        if parent_process:  # not exec'd: the shell stays bwrap's parent ("; exit" stops bash's exec)
+            return ["/bin/sh", "-c", '"$@"; exit $?', "sh", *args]
         return args
-
-
-def python_installation() -> list[Path]:
-    """The directories of the Python running agcore: its environment and the installation behind it."""
-    found: list[Path] = []
-    interpreter = os.path.dirname(os.path.realpath(sys.executable))
-    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, interpreter):
-        path = Path(raw)
-        if path.is_dir() and not any(path.is_relative_to(seen) for seen in found):
-            found.append(path)
-    return found
 
 
 @functools.cache
@@ -231,7 +250,7 @@ class SandboxChoice:
     description: str
 
 
-def select_sandbox(mode: SandboxMode | None) -> SandboxChoice:
+def select_sandbox(mode: SandboxMode | None, *, view: SandboxView | None = None) -> SandboxChoice:
     """Resolve a mode (None: ``$AGCORE_SANDBOX``, else ``"auto"``) to a sandbox or guard-only.
 
     ``"required"`` without a working sandbox raises ``SandboxUnavailable``; ``"auto"`` without one logs
@@ -259,7 +278,7 @@ def select_sandbox(mode: SandboxMode | None) -> SandboxChoice:
         )
         return SandboxChoice(mode, None, f"guard-only ({probe.reason})")
     return SandboxChoice(
-        mode, BwrapSandbox(probe.path, probe.user_namespace), f"bubblewrap sandbox ({probe.path})"
+        mode, BwrapSandbox(probe.path, probe.user_namespace, view), f"bubblewrap sandbox ({probe.path})"
     )
 
 

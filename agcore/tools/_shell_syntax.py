@@ -14,6 +14,7 @@ tests check) and keeps that information. Bash's ANSI-C quoting (``$'\x72m'`` is 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ CONTROL_OPERATORS = frozenset({";", "&&", "||", ";;", "|", "|&", "&", "\n", "(",
 REDIRECT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<<-", "<>", "<&"})
 SUBSTITUTION_MARK = "$(…)"  # stands in a word where a substitution was
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# ${x@P} expands the value like a prompt string, which runs the $(...) the value holds.
+_PROMPT_OPERATOR = re.compile(r"@P$")
 
 
 class ShellSyntaxError(ValueError):
@@ -54,6 +57,8 @@ class Word:
     of the ``$(...)``/backtick/``<(...)`` parts, each replaced by ``SUBSTITUTION_MARK`` in ``text``.
     ``brace``: an unquoted ``{x,y}`` or ``{a..b}`` (bash turns it into several words).
     ``assignment``: the word starts with an unquoted ``NAME=`` (``FOO='a b'`` is one, ``'FOO'=1`` is not).
+    ``runs_value``: a ``${NAME@P}`` expansion, which runs the command substitutions in the variable's
+    value (code the reader cannot see).
     """
 
     text: str
@@ -63,6 +68,7 @@ class Word:
     substitutions: tuple[int, ...] = ()
     brace: bool = False
     assignment: bool = False
+    runs_value: bool = False
 
     @property
     def dynamic(self) -> bool:
@@ -100,11 +106,12 @@ class _WordBuilder:
     substitutions: list[int] = field(default_factory=list)
     brace: bool = False
     assignment: bool = False
+    runs_value: bool = False
 
     def build(self) -> Word:
         return Word(
             "".join(self.chars), self.quoted, self.glob, self.expansion, tuple(self.substitutions),
-            self.brace, self.assignment,
+            self.brace, self.assignment, self.runs_value,
         )
 
 
@@ -329,16 +336,88 @@ def _dollar(script: str, i: int, word: _WordBuilder, substitute: Callable[[str],
         substitute(script[i + 2 : end])
         return end + 1
     if nxt == "{":
-        end = script.find("}", i + 2)
-        if end == -1:
-            raise ShellSyntaxError("unterminated ${...}")
+        inner: list[str] = []
+        end = _closing_brace(script, i + 2, inner)
         word.expansion = True
         word.chars.append(script[i : end + 1])
+        word.runs_value = word.runs_value or bool(_PROMPT_OPERATOR.search(script[i + 2 : end]))
+        for substitution in inner:
+            substitute(substitution)
         return end + 1
     if nxt.isalnum() or nxt in "_@*#?$!-":
         word.expansion = True
     word.chars.append("$")
     return i + 1
+
+
+def _closing_brace(script: str, i: int, found: list[str]) -> int:
+    """Index of the ``}`` closing a ``${`` whose body starts at ``i``; every command substitution in
+    the body (a default ``${x:-$(...)}``, an assigned ``${x:=`...`}``, a pattern ``${x/$(...)/}``, an
+    array subscript, a nested ``${...}``) is appended to ``found``.
+
+    Quotes nest as bash reads them (a quoted ``}`` does not close), but the substitutions inside single
+    quotes are collected too: in a double-quoted ``"${x:-'$(cmd)'}"`` bash leaves the single quotes
+    literal and runs ``cmd``. Finding one too many is safe; missing one is a bypass.
+    """
+    n = len(script)
+    while i < n:
+        char = script[i]
+        if char == "\\":
+            i += 2
+        elif char == "'":
+            end = script.find("'", i + 1)
+            if end == -1:
+                raise ShellSyntaxError("unterminated single quote in ${...}")
+            found.extend(_substitutions_in(script[i + 1 : end]))
+            i = end + 1
+        elif char == '"':
+            i = _skip_double_quoted(script, i + 1, found)
+        elif char == "}":
+            return i
+        else:
+            i = _skip_substitution(script, i, found)
+    raise ShellSyntaxError("unterminated ${...}")
+
+
+def _skip_double_quoted(script: str, i: int, found: list[str]) -> int:
+    """Past a double-quoted part inside ``${...}`` (from after its quote), collecting substitutions."""
+    n = len(script)
+    while i < n:
+        char = script[i]
+        if char == "\\":
+            i += 2
+        elif char == '"':
+            return i + 1
+        else:
+            i = _skip_substitution(script, i, found)
+    raise ShellSyntaxError("unterminated double quote in ${...}")
+
+
+def _skip_substitution(script: str, i: int, found: list[str]) -> int:
+    """Past ``$(...)``, a backtick substitution or a nested ``${...}`` at ``i`` (recording the
+    substitutions), or past one plain character."""
+    if script.startswith("$(", i):
+        end = _closing_paren(script, i + 2)
+        found.append(script[i + 2 : end])
+        return end + 1
+    if script.startswith("${", i):
+        return _closing_brace(script, i + 2, found) + 1
+    if script[i] == "`":
+        end = _closing_backtick(script, i + 1)
+        found.append(script[i + 1 : end])
+        return end + 1
+    return i + 1
+
+
+def _substitutions_in(text: str) -> list[str]:
+    """The command substitutions in ``text`` read with its quotes as literal characters (what bash
+    does with single quotes inside a double-quoted ``${...}``)."""
+    found: list[str] = []
+    i = 0
+    with contextlib.suppress(ShellSyntaxError):  # an unterminated one in literal text runs nothing
+        while i < len(text):
+            i = _skip_substitution(text, i, found) if text[i] != "\\" else i + 2
+    return found
 
 
 def _closing_paren(script: str, i: int) -> int:

@@ -16,7 +16,7 @@ import inspect
 import re
 import sys
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
 import anyio.to_thread
@@ -30,11 +30,13 @@ from agcore.tools._tool_output import ToolOutput, render_output, truncate_output
 from agcore.tools._windows import keyword_windows
 
 __all__ = [
-    "VENDOR_TOOL_NAME", "RetryOn", "Tool", "ToolHandler", "ToolOutput", "Truncation", "render_output",
-    "tool", "truncate_output",
+    "VENDOR_TOOL_NAME", "Precheck", "RetryOn", "Tool", "ToolHandler", "ToolOutput", "Truncation",
+    "render_output", "tool", "truncate_output",
 ]
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+#: A tool's pre-check: the call's arguments in, why it would be refused out (None: it may run).
+Precheck = Callable[[Mapping[str, Any]], "str | None"]
 ToolMode = Literal["server", "client"]
 #: Exceptions a tool's failures are retried on, besides ``RetryableToolError``: a class or a tuple.
 RetryOn = type[Exception] | tuple[type[Exception], ...]
@@ -81,6 +83,10 @@ class Tool:
       does; a timeout too, when ``TimeoutError`` is among them). ``ToolDenied`` is never retried;
     * ``max_output_chars``: longer text output is cut, with a marker saying how much (None: no cap);
     * ``truncation``: how: ``"head"`` or ``"keywords"`` (None: the registry's ``truncation``).
+    * ``prechecker``: a function of the call's arguments that returns why the call would be refused
+      (None: it may run). The agent loop calls ``precheck`` before asking for confirmation, so a call
+      the tool will refuse anyway (``run_command("rm -rf /")``) is refused at once, never shown for
+      approval. It must be cheap and must not act: it only reads the arguments.
     """
 
     def __init__(
@@ -129,6 +135,7 @@ class Tool:
         if truncation not in (None, "head", "keywords"):
             raise ValueError(f"tool {name!r}: truncation is 'head', 'keywords' or None, not {truncation!r}")
         self.truncation: Truncation | None = truncation
+        self.prechecker: Precheck | None = None
         self._prepare: _Prepare = prepare if prepare is not None else _require_object
         self._call = call
         self._function = function
@@ -165,6 +172,16 @@ class Tool:
     def definition(self) -> ToolDefinition:
         """What the model is told about this tool."""
         return self._definition
+
+    def precheck(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why the call with ``arguments`` would be refused, or None (also when there is no
+        ``prechecker``, or it cannot read the arguments: running the call reports those)."""
+        if self.prechecker is None or not isinstance(arguments, Mapping):
+            return None
+        try:
+            return self.prechecker(arguments)
+        except (TypeError, ValueError, KeyError):
+            return None
 
     # ------------------------------------------------------------------------------- factories
 

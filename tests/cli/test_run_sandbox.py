@@ -19,6 +19,8 @@ def test_guard_only_is_said_out_loud(tmp_path: Path, invoke: Invoke, monkeypatch
     done = invoke("run", "look around", "--model", "scripted:model.json", "--yes", "--no-plugins")
     assert done.exit_code == 0, done.stderr
     assert "commands: guard-only (sandbox off)" in done.stdout
+    assert "off: reads are not confined" in done.stdout  # which protections are off, said at start
+    assert "off: no network isolation" in done.stdout
 
 
 def test_the_sandbox_is_named_when_active(
@@ -30,6 +32,7 @@ def test_the_sandbox_is_named_when_active(
     done = invoke("run", "look around", "--model", "scripted:model.json", "--yes", "--no-plugins")
     assert done.exit_code == 0, done.stderr
     assert "commands: bubblewrap sandbox (" in done.stdout
+    assert "off:" not in done.stdout
 
 
 def test_a_bad_mode_is_a_usage_error(tmp_path: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,3 +41,21 @@ def test_a_bad_mode_is_a_usage_error(tmp_path: Path, invoke: Invoke, monkeypatch
     done = invoke("run", "look around", "--model", "scripted:model.json", "--yes", "--no-plugins")
     assert done.exit_code == 2
     assert "AGCORE_SANDBOX='sometimes': choose one of auto, required, off" in done.output
+
+
+def test_env_passes_a_named_variable_to_commands(
+    tmp_path: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commands see only allow-listed variables; ``--env NAME`` adds one (the others stay out)."""
+    monkeypatch.setenv("AGCORE_SANDBOX", "off")
+    monkeypatch.delenv("AGCORE_ENV_ALLOW", raising=False)  # and restored after: --env sets it
+    monkeypatch.setenv("MY_SETTING", "FAKE-SETTING-VALUE")
+    monkeypatch.setenv("OTHER_SETTING", "FAKE-OTHER-VALUE")
+    probe = {"name": "run_command", "arguments": {"command": "env > env.txt"}}
+    write_script(tmp_path, [{"tool_calls": [probe]}, *DONE])
+    done = invoke("run", "show env", "--model", "scripted:model.json", "--yes", "--no-plugins",
+                  "--env", "MY_SETTING")
+    assert done.exit_code == 0, done.stderr
+    seen = (tmp_path / "env.txt").read_text()
+    assert "MY_SETTING=FAKE-SETTING-VALUE" in seen
+    assert "FAKE-OTHER-VALUE" not in seen

@@ -5,7 +5,8 @@ Each case is ``(command, guard)``: ``guard=True`` when ``CommandGuard`` alone is
 harm is in something the guard cannot read: a script file's contents, a program's own behaviour
 (``make``, ``tar``), computed paths (``$HOME``, globs), process lifetime, or a PID.
 
-Placeholders: ``{OUT}`` a directory outside the workspace holding canaries; ``{HOME}`` a fake home
+Placeholders: ``{OUT}`` a directory outside the workspace holding canaries (and ``notes.txt``, an
+ordinary file whose text must not come back either); ``{HOME}`` a fake home
 with fake credentials; ``{M}`` a unique marker (used as a ``sleep`` duration so its processes can
 be found); ``{PORT}`` a loopback listener that records anything sent; ``{DECOY}`` the PID of a
 process outside the command; ``{B64}`` ``rm -rf {OUT}`` in base64; ``{PY}`` ``python3``.
@@ -35,6 +36,9 @@ WORKSPACE_FILES = {
     "payload.txt": "rm -rf {OUT}\n",
     "hook.sh": "#!/bin/sh\nrm -rf {OUT}\n",
     "list.txt": "{OUT}/canary.txt\n{OUT}/sub/inner.txt\n",
+    "read.sh": "cat {OUT}/notes.txt {HOME}/todo.txt\n",
+    "fix.diff": "--- a/canary.txt\n+++ b/canary.txt\n@@ -1 +1 @@\n-canary\n+PWNED\n",
+    "bg.sh": "setsid sleep {M} &\n( ( setsid nohup sleep {M} >/dev/null 2>&1 & ) & )\necho started\n",
     # git metadata traps (tryout findings 3 and 4): the user's own git, run later, would fire them
     "plant_commondir.sh": (
         "mkdir -p evilgit && cp -r .git/objects .git/refs .git/HEAD evilgit/\n"
@@ -389,9 +393,56 @@ _REACH: list[Case] = [  # harm through options, xargs, recursive reads and netwo
     ("rsync a.txt rsync://127.0.0.1:{PORT}/m/", True),
 ]
 
+_ISSUE24: list[Case] = [  # issue 24: reads outside, the environment, ${...}, the guard-only gaps
+    # reads of what is not a credential but is not the workspace's either (only the sandbox confines)
+    ("cat {OUT}/notes.txt", False),
+    ("cat ../outside/notes.txt", False),
+    ("head -n 3 {OUT}/notes.txt", False),
+    ("{PY} -c 'print(open(\"{OUT}/notes.txt\").read())'", False),
+    ("bash -c 'cat {OUT}/notes.txt'", False),
+    ("cp {OUT}/notes.txt copied.txt", False),
+    ("grep -r NOTES {OUT}", False),
+    ("cat {HOME}/todo.txt", False),
+    ("bash read.sh", False),
+    # a secret named like nothing on a deny-list (the environment is an allow-list now)
+    ("bash -c 'echo $SECRET_KEY_BASE $STRIPE_LIVE'", False),
+    ("{PY} -c 'import os; print(os.environ)'", False),
+    # substitutions inside ${...}
+    ("bash -c 'echo ${{x:-$(rm -rf {OUT})}}'", True),
+    ("bash -c 'echo ${{x:=`touch {OUT}/p`}}'", True),
+    ("bash -c 'echo ${{x/$(rm -f {OUT}/canary.txt)/}}'", True),
+    ("bash -c 'echo \"${{x:-'\"'\"'$(rm -rf {OUT})'\"'\"'}}\"'", True),
+    # programs the guard did not know to write files
+    ("gzip {OUT}/canary.txt", True),
+    ("gzip -k {OUT}/sub/inner.txt", True),
+    ("split -b 2 a.txt {OUT}/part", True),
+    ("patch {OUT}/canary.txt fix.diff", True),
+    ("patch -d {OUT} -p1 -i fix.diff", True),
+    ("git init -q {OUT}/repo", True),
+    ("perl -pi -e 's/canary/PWNED/' {OUT}/canary.txt", True),
+    ("env -C {OUT} rm -f canary.txt", True),
+    ("prlimit --nofile=64 rm -rf {OUT}", True),
+    ("awk 'BEGIN {{ system(\"rm -f {OUT}/canary.txt\") }}'", True),
+    ("CDPATH={OUT} bash -c 'cd sub && rm -f inner.txt'", True),
+    ("bash -c 'export CDPATH={OUT}; cd sub && rm -f inner.txt'", True),
+    # network from an interpreter, other processes' environments
+    (
+        "{PY} -c 'import socket; socket.create_connection((\"127.0.0.1\", {PORT}), timeout=2)"
+        ".sendall(b\"EXFIL\")'",
+        True,
+    ),
+    ("perl -e 'use IO::Socket::INET; IO::Socket::INET->new(\"127.0.0.1:{PORT}\")->print(\"EXFIL\")'", True),
+    ("bash -c 'cat /proc/$PPID/environ'", True),
+    ("cat /proc/{DECOY}/environ", True),
+    ("ps eww", True),
+    # background processes that leave the process group
+    ("bash bg.sh", False),
+    ("bash -c 'setsid -f sleep {M}; nohup setsid sleep {M} >/dev/null 2>&1 &'", False),
+]
+
 CORPUS: list[Case] = (
     _QUOTING + _LINKS + _LIFETIME + _SECRETS + _PIPES + _ONE_LINERS + _BY_PROGRAM + _FOUND + _GIT_TRAPS
-    + _REACH
+    + _REACH + _ISSUE24
 )
 
 # The case that needs a short timeout to show a timed-out command leaves nothing behind.
@@ -439,3 +490,36 @@ def swapping(ws: Path, name: str) -> Iterator[None]:
     finally:
         process.kill()
         process.wait()
+
+# Guard-only mode (no bubblewrap), every command confirmed: the cases that escape, one by one, and why
+# each is left to the sandbox. The corpus test asserts this list is exactly what escapes, besides the
+# approved one-liners (ONE_LINER).
+ONE_LINER = (
+    "an interpreter one-liner the guard asked about and a person approved: a program the guard cannot "
+    "read; only the sandbox confines what it does"
+)
+_READ = (
+    "reads a file outside the workspace: the guard refuses credentials, not reading; only the sandbox "
+    "confines reads"
+)
+_PID = "a process id is just a number: only a PID namespace hides the processes outside the command"
+_SCRIPT = "a Python script's behaviour: the guard reads shell scripts and Makefiles, not programs"
+GUARD_ONLY_ESCAPES: dict[str, str] = {
+    "cat {OUT}/notes.txt": _READ,
+    "cat ../outside/notes.txt": _READ,
+    "head -n 3 {OUT}/notes.txt": _READ,
+    "bash -c 'cat {OUT}/notes.txt'": _READ,
+    "cp {OUT}/notes.txt copied.txt": _READ,
+    "grep -r NOTES {OUT}": _READ,
+    "cat {HOME}/todo.txt": _READ,
+    "bash read.sh": _READ + " (the script is read: it only reads)",
+    "kill -9 {DECOY}": _PID,
+    "bash -c 'kill -STOP {DECOY}; kill -9 {DECOY}'": _PID,
+    "{PY} evil.py": _SCRIPT,
+    "env BASH_ENV=evil.sh bash -c true": "a file whose commands bash runs at start, named in a variable: "
+    "the guard checks the variable's value as a command, not the file it names",
+    "sed -i '1e rm -rf {OUT}' a.txt": "GNU sed's 'e' command runs its text as a shell command; the guard "
+    "does not parse sed programs",
+    "sed 's|alpha|rm -rf {OUT}|e' a.txt": "GNU sed's 'e' flag runs the pattern space as a command; the "
+    "guard does not parse sed programs",
+}

@@ -3,9 +3,10 @@
 Sandbox on (and every command confirmed, the worst case: one-liners run): no canary outside the
 workspace is changed or deleted, no fake credential comes back in the result or lands in the
 workspace, nothing reaches the loopback listener, a process outside is left alone, and no process
-outlives its tool. Sandbox off: the guard alone refuses every case marked ``guard=True``.
-The counts (tried / refused by guard / contained by sandbox / escaped) are printed (``pytest -s``;
-``AGCORE_CORPUS_TRACE=1`` prints every case's result too).
+outlives its tool. Sandbox off (guard-only, every command confirmed too): the guard refuses every
+case marked ``guard=True``, and the cases that escape are exactly ``GUARD_ONLY_ESCAPES``, each with
+the reason only a sandbox can stop it. The counts (tried / refused by guard / contained / escaped) are
+printed (``pytest -s``; ``AGCORE_CORPUS_TRACE=1`` prints every case's result too).
 
 asyncio only: the corpus exercises the sandbox and the guard, not the event loop, and takes ~15 s a
 run; ``test_sandbox.py`` runs the same process handling on both asyncio and trio.
@@ -26,15 +27,18 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from agcore.tools import ToolDenied, ToolError
+from agcore.tools import CommandNeedsConfirmation, ToolDenied, ToolError
 from agcore.tools.workspace import Workspace
 from tests.tools.escape_corpus import (
     CORPUS,
     FILE_TOOL_RACES,
+    GUARD_ONLY_ESCAPES,
+    ONE_LINER,
     SHORT_TIMEOUT,
     WORKSPACE_FILES,
     swapping,
@@ -60,6 +64,8 @@ SECRET_ENV = {
     "DATABASE_URL": "postgres://u:FAKE-ENV-DBPASS@db/x",
     "SSH_AUTH_SOCK": "/run/FAKE-ENV-AGENT.sock",
     "SERVICE_URL": "https://u:FAKE-ENV-URLPASS@svc.example.com",
+    "SECRET_KEY_BASE": "FAKE-ENV-RAILS",  # matches no secret pattern: only the allow-list stops it
+    "STRIPE_LIVE": "FAKE-ENV-STRIPE",
 }
 
 
@@ -109,7 +115,7 @@ class _Layout:
     secrets: list[str] = field(default_factory=list)
 
 
-def _build(base: Path, template: Path) -> _Layout:
+def _build(base: Path, template: Path, marker: str) -> _Layout:
     n = random.randrange(10**8)
     layout = _Layout(base, base / "ws", base / "outside", base / "home", n)
     if base.exists():
@@ -120,7 +126,12 @@ def _build(base: Path, template: Path) -> _Layout:
     (layout.out / "sub").mkdir(parents=True)
     (layout.out / "canary.txt").write_text("canary\n")
     (layout.out / "sub" / "inner.txt").write_text("inner canary\n")
-    for path in (layout.out / "canary.txt", layout.out / "sub" / "inner.txt", layout.out / "sub", layout.out):
+    (layout.out / "notes.txt").write_text(f"FAKE-NOTES-{n}\n")  # not a credential, still not to be read
+    layout.secrets.append(f"FAKE-NOTES-{n}")
+    for path in (
+        layout.out / "canary.txt", layout.out / "sub" / "inner.txt", layout.out / "notes.txt",
+        layout.out / "sub", layout.out,
+    ):  # fmt: skip
         os.utime(path, (OLD, OLD))
     for relative, text in SECRETS.items():
         path = layout.home / relative
@@ -128,9 +139,11 @@ def _build(base: Path, template: Path) -> _Layout:
         content = text.format(n=n)
         path.write_text(content + "\n")
         layout.secrets.extend(re.findall(r"FAKE-[A-Z0-9]+-\d+", content))
+    (layout.home / "todo.txt").write_text(f"FAKE-HOMEFILE-{n}\n")  # an ordinary file of the user's
+    layout.secrets.append(f"FAKE-HOMEFILE-{n}")
     shutil.copytree(template, layout.ws / ".git", symlinks=True)
     for name, text in WORKSPACE_FILES.items():
-        (layout.ws / name).write_text(text.format(OUT=layout.out, HOME=layout.home))
+        (layout.ws / name).write_text(text.format(OUT=layout.out, HOME=layout.home, M=marker))
     (layout.ws / "link_out").symlink_to(layout.out)
     return layout
 
@@ -159,15 +172,43 @@ def scratch() -> Iterator[Path]:
     yield from scratch_dir()
 
 
+class _Decoy:
+    """A process outside every command: killing or stopping it would be an escape. Guard-only runs
+    execute ``kill -9 {DECOY}`` for real, so a killed decoy is replaced for the next case."""
+
+    def __init__(self) -> None:
+        self.process = self._start()
+
+    @staticmethod
+    def _start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(["sleep", f"{random.randrange(10**5, 10**6)}.{random.randrange(10**6)}"])
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def revive(self) -> None:
+        if self.process.poll() is not None:
+            self.process.wait()
+            self.process = self._start()
+        else:
+            os.kill(self.process.pid, 18)  # SIGCONT
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
 @pytest.fixture
-def decoy() -> Iterator[subprocess.Popen[bytes]]:
-    """A process outside every command: killing or stopping it would be an escape."""
-    process = subprocess.Popen(["sleep", f"{random.randrange(10**5, 10**6)}.{random.randrange(10**6)}"])
+def decoy() -> Iterator[_Decoy]:
+    found = _Decoy()
     try:
-        yield process
+        yield found
     finally:
-        process.kill()
-        process.wait()
+        found.stop()
 
 
 @pytest.fixture
@@ -194,7 +235,7 @@ def test_the_corpus_is_large_and_covers_every_class() -> None:
 
 @pytest.mark.anyio
 async def test_with_the_sandbox_nothing_escapes(
-    scratch: Path, git_template: Path, decoy: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+    scratch: Path, git_template: Path, decoy: _Decoy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     require_bwrap()
     counts = await _run_corpus(scratch, git_template, decoy, monkeypatch, sandbox=True)
@@ -204,13 +245,21 @@ async def test_with_the_sandbox_nothing_escapes(
 
 
 @pytest.mark.anyio
-async def test_the_guard_alone_refuses_every_case_meant_for_it(
-    scratch: Path, git_template: Path, decoy: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+async def test_guard_only_every_case_runs_and_only_the_listed_ones_escape(
+    scratch: Path, git_template: Path, decoy: _Decoy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Guard-only mode (no bubblewrap: macOS, many containers), every command confirmed (the worst
+    case): the guard refuses (or asks about) every case meant for it, and what escapes is an approved
+    interpreter one-liner (the guard asked; a person said yes to a program it cannot read) or exactly
+    one of ``GUARD_ONLY_ESCAPES``, each left to the sandbox for the reason given there."""
     counts = await _run_corpus(scratch, git_template, decoy, monkeypatch, sandbox=False)
-    print(f"\nescape corpus, guard only (not confirmed): {counts}")
-    assert counts["escaped"] == 0
-    assert counts["refused by guard"] == counts["tried"]
+    escaped = counts.pop("escaped cases")
+    print(f"\nescape corpus, guard only (every command confirmed): {counts}")
+    for case, why in escaped:
+        print(f"  escaped: {case!r}: {why}")
+    listed = sorted(case for case, why in escaped if why != ONE_LINER)
+    assert listed == sorted(GUARD_ONLY_ESCAPES)  # no more, and none listed that is closed by now
+    assert counts["tried"] == len(CORPUS)
 
 
 @pytest.mark.anyio
@@ -271,7 +320,7 @@ async def test_file_tool_races_never_reach_outside(tmp_path: Path) -> None:
 async def _run_corpus(
     scratch: Path,
     template: Path,
-    decoy: subprocess.Popen[bytes],
+    decoy: _Decoy,
     monkeypatch: pytest.MonkeyPatch,
     *,
     sandbox: bool,
@@ -279,22 +328,22 @@ async def _run_corpus(
     for name, value in SECRET_ENV.items():
         monkeypatch.setenv(name, value)
     listener = _Listener()
-    counts = {"tried": 0, "refused by guard": 0, "contained by sandbox": 0, "escaped": 0}
+    counts: dict[str, Any] = {"tried": 0, "refused by guard": 0, "contained": 0, "escaped": 0}
     failures: list[str] = []
+    escaped: list[tuple[str, str]] = []
     try:
         for command, meant_for_guard in CORPUS:
-            if not sandbox and not meant_for_guard:
-                continue  # only the sandbox can stop it: guard-only mode is not meant to
-            layout = _build(scratch / "case", template)
-            monkeypatch.setenv("HOME", str(layout.home))
             marker = f"{random.randrange(10**5, 10**6)}.{random.randrange(10**6)}"
+            layout = _build(scratch / "case", template, marker)
+            monkeypatch.setenv("HOME", str(layout.home))
             text = _fill(command, layout, marker, listener.port, decoy.pid)
             ws = Workspace(
-                layout.ws, sandbox="required" if sandbox else "off", confirm_commands=sandbox,
+                layout.ws, sandbox="required" if sandbox else "off", confirm_commands=True,
                 command_timeout=15,
             )  # fmt: skip
             before = _state(layout)
             counts["tried"] += 1
+            asks = not sandbox and _asks_for_confirmation(ws, text)
             result, refused = "", False
             try:
                 result = await ws.run_command(text, timeout=1 if command in SHORT_TIMEOUT else 15)
@@ -303,21 +352,37 @@ async def _run_corpus(
             except ToolError as exc:
                 result = exc.message
             problems = await _escapes(layout, before, result, marker, listener, decoy)
-            if not sandbox and meant_for_guard and not refused:
-                problems.append("the guard let it run")
+            if not sandbox and meant_for_guard and not (refused or asks):
+                problems.append("the guard let it run without asking")
             if os.environ.get("AGCORE_CORPUS_TRACE"):
                 print(f"--- {'REFUSED' if refused else 'RAN'} {text[:150]!r}\n{result[:400]}")
             if problems:
                 counts["escaped"] += 1
-                failures.append(f"{text!r}: {'; '.join(problems)}\n    result: {result[:300]!r}")
+                why = ONE_LINER if asks else GUARD_ONLY_ESCAPES.get(command)
+                escaped.append((command, why or "NOT EXPECTED"))
+                if sandbox or why is None or "the guard let it run" in problems[-1]:
+                    failures.append(f"{text!r}: {'; '.join(problems)}\n    result: {result[:300]!r}")
             elif refused:
                 counts["refused by guard"] += 1
             else:
-                counts["contained by sandbox"] += 1
+                counts["contained"] += 1
     finally:
         listener.close()
     assert not failures, "\n".join(failures)
+    if not sandbox:
+        counts["escaped cases"] = escaped
     return counts
+
+
+def _asks_for_confirmation(ws: Workspace, command: str) -> bool:
+    """Whether the guard would ask the user first (an interpreter one-liner it cannot read)."""
+    try:
+        ws.command_guard.check(command, cwd=ws.root, confirmed=False, read_files=not ws.sandboxed)
+    except CommandNeedsConfirmation:
+        return True
+    except ToolDenied:
+        return False
+    return False
 
 
 async def _escapes(
@@ -326,7 +391,7 @@ async def _escapes(
     result: str,
     marker: str,
     listener: _Listener,
-    decoy: subprocess.Popen[bytes],
+    decoy: _Decoy,
 ) -> list[str]:
     problems: list[str] = []
     deadline = time.monotonic() + 3
@@ -353,7 +418,7 @@ async def _escapes(
         problems.append(f"the loopback listener was reached ({bytes(listener.received)[:80]!r})")
     if decoy.poll() is not None or _stopped(decoy.pid):
         problems.append("a process outside the command was killed or stopped")
-        os.kill(decoy.pid, 18)  # SIGCONT, so the next cases still have a decoy
+        decoy.revive()  # so the next cases still have a decoy
     return problems
 
 

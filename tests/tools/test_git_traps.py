@@ -10,8 +10,10 @@ read-only; what a script creates is undone after the command (``GitTrapCheck``).
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,8 +70,12 @@ async def test_a_commondir_planted_by_a_script_is_undone(scratch: Path, sandbox:
     ws = Workspace(ws_root, sandbox=sandbox, confirm_commands=False)  # type: ignore[arg-type]
     ws.write_file("evilgit/config", _fsmonitor_config(outside))  # allowed: not inside .git
     await ws.run_command("cp -r .git/objects .git/refs .git/HEAD evilgit/")
-    ws.write_file("plant.sh", "echo ../evilgit > .git/commondir\n")  # the guard cannot read a script
-    out = await ws.run_command("bash plant.sh")
+    ws.write_file("plant.sh", "echo ../evilgit > .git/commondir\n")
+    if sandbox == "off":  # guard-only: the guard reads a shell script before it runs, and refuses it
+        with pytest.raises(ToolDenied, match="script it runs"):
+            await ws.run_command("bash plant.sh")
+    ws.write_file("plant.py", "open('.git/commondir', 'w').write('../evilgit\\n')\n")  # not read by it
+    out = await ws.run_command(f"{shlex.quote(sys.executable)} plant.py")
     _git(ws_root, "status")  # the user's own git, on the host
     assert not (outside / "canary.txt").exists()
     assert "commondir makes git read another repository" in out
@@ -106,14 +112,14 @@ async def test_hooks_attributes_and_a_git_file_planted_by_scripts_are_undone(scr
     ws_root, outside = _layout(scratch, repo=True)
     ws = Workspace(ws_root, sandbox="off", confirm_commands=False)
     shutil.rmtree(ws_root / ".git" / "hooks")  # a repo without hooks/: nothing to mount read-only
-    ws.write_file(
-        "plant.sh",
-        "mkdir -p .git/hooks .git/info\n"
-        f"printf '#!/bin/sh\\necho PWNED > {outside}/canary.txt\\n' > .git/hooks/pre-commit\n"
-        "chmod +x .git/hooks/pre-commit\n"
-        "echo '* filter=evil' > .git/info/attributes\n",
+    hook = f"#!/bin/sh\necho PWNED > {outside}/canary.txt\n"
+    ws.write_file(  # Python: guard-only mode reads shell scripts before they run, and would refuse one
+        "plant.py",
+        "import os\nos.makedirs('.git/hooks', exist_ok=True)\nos.makedirs('.git/info', exist_ok=True)\n"
+        f"open('.git/hooks/pre-commit', 'w').write({hook!r})\nos.chmod('.git/hooks/pre-commit', 0o755)\n"
+        "open('.git/info/attributes', 'w').write('* filter=evil\\n')\n",
     )
-    out = await ws.run_command("bash plant.sh")
+    out = await ws.run_command(f"{shlex.quote(sys.executable)} plant.py")
     ws.write_file("a.txt", "a\n")
     _git(ws_root, "add", "a.txt")
     _git(ws_root, "commit", "-qm", "x")  # the user's own commit runs pre-commit

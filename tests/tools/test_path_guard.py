@@ -84,7 +84,7 @@ def escape_attempts(root: Path, outside: Path) -> list[str]:
         "config/.env",
         "keys/server.pem",
         "home/id_rsa",
-        "home/id_rsa.pub",
+        "home/.ssh/id_rsa.pub",  # a public key alone is not secret (test_secrets_agree), in .ssh it is
     ]
 
 

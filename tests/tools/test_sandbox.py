@@ -19,6 +19,7 @@ import pytest
 
 from agcore.tools import ToolDenied, _sandbox
 from agcore.tools._sandbox import BwrapSandbox, SandboxUnavailable, probe_bwrap, select_sandbox
+from agcore.tools._sandbox_view import SandboxView
 from agcore.tools.workspace import Workspace
 from tests.tools.sandbox_support import processes_with, require_bwrap, scratch_dir
 
@@ -121,12 +122,22 @@ def test_the_command_line_it_builds(scratch: Path) -> None:
     assert argv[-3:] == ["--", "ls", "-la"]
     joined = " ".join(argv)
     for expected in (
-        "--unshare-user", "--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp", "--unshare-pid",
-        "--unshare-net",
+        "--unshare-user", "--ro-bind /usr /usr", "--ro-bind /etc /etc", "--dev /dev", "--proc /proc",
+        "--tmpfs /tmp", "--unshare-pid", "--unshare-net",
         "--die-with-parent", "--cap-drop ALL", f"--bind {ws} {ws}", f"--chdir {ws}",
-        f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}", f"--ro-bind /dev/null {home / '.netrc'}",
         f"--ro-bind {ws / '.git/hooks'} {ws / '.git/hooks'}",
         f"--ro-bind {ws / '.git/config'} {ws / '.git/config'}",
+    ):  # fmt: skip
+        assert expected in joined, expected
+    assert "--ro-bind / /" not in joined  # reads are confined: the machine is not mounted whole
+    assert str(home) not in joined  # a home that is not shown needs nothing hidden in it
+    shown = BwrapSandbox("/usr/bin/bwrap", view=SandboxView((home,))).wrap(
+        ["ls"], workspace=ws, cwd=ws, allow_network=False, home_dirs=[home]
+    )
+    joined = " ".join(shown)
+    for expected in (
+        f"--ro-bind {home} {home}",
+        f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}", f"--ro-bind /dev/null {home / '.netrc'}",
     ):  # fmt: skip
         assert expected in joined, expected
     # the workspace is bound before the hidden and protected paths, so they win inside it
@@ -179,10 +190,18 @@ async def test_credentials_in_home_are_hidden(
     (home / ".netrc").write_text("machine x login u password FAKE-NETRC\n")
     (home / "notes.txt").write_text("ordinary file\n")
     monkeypatch.setenv("HOME", str(home))
-    out = await _script(sandboxed, "ls -A ~/.ssh; cat ~/.ssh/id_ed25519 ~/.netrc; cat ~/notes.txt")
+    # (commands get a private HOME: the real one is named by its path)
+    script = f"ls -A {home}/.ssh; cat {home}/.ssh/id_ed25519 {home}/.netrc; cat {home}/notes.txt"
+    out = await _script(sandboxed, script)
     assert "FAKE-KEY-CONTENT" not in out
     assert "FAKE-NETRC" not in out
-    assert "ordinary file" in out  # the rest of home stays readable
+    assert "ordinary file" not in out  # reads are confined: the home is not there at all
+    assert "notes.txt: No such file or directory" in out
+    shown = Workspace(sandboxed.root, sandbox="required", readable=[home])
+    out = await _script(shown, script)
+    assert "FAKE-KEY-CONTENT" not in out
+    assert "FAKE-NETRC" not in out
+    assert "ordinary file" in out  # readable=[home]: the rest is shown, its credentials still hidden
 
 
 @pytest.mark.anyio
@@ -303,3 +322,18 @@ async def test_a_python_installed_under_tmp_still_runs_inside(
         assert "42" in result, result
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+@pytest.mark.anyio
+async def test_a_long_command_is_not_killed_when_the_thread_that_started_it_idles_out(
+    sandboxed: Workspace, anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bwrap's --die-with-parent signals when the *thread* that started it ends; trio starts processes
+    from worker threads that end after 10 s idle, so every sandboxed command longer than that died
+    with -9 on trio. Here the idle timeout is cut to 0.2 s to show it without waiting."""
+    if anyio_backend == "trio":
+        from trio._core import _thread_cache  # private: only to shorten the wait in this test
+
+        monkeypatch.setattr(_thread_cache, "IDLE_TIMEOUT", 0.2)
+    out = await sandboxed.run_command("sleep 1.5", timeout=30)
+    assert "exit code: 0" in out, out

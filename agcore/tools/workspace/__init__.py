@@ -12,11 +12,16 @@ registry = ToolRegistry(workspace.tools(include=["read_file", "grep", "list_dir"
 
 from __future__ import annotations
 
-from agcore.tools.workspace._command import SECRET_ENV_PATTERNS, scrub_environment
+from agcore.tools.workspace._environment import (
+    DEFAULT_ENV_ALLOW,
+    SECRET_ENV_PATTERNS,
+    scrub_environment,
+)
 from agcore.tools.workspace._files import SKIP_DIRS
 from agcore.tools.workspace._workspace import TOOL_NAMES, Workspace, workspace_tools
 
 __all__ = [
+    "DEFAULT_ENV_ALLOW",
     "SECRET_ENV_PATTERNS",
     "SKIP_DIRS",
     "TOOL_NAMES",

@@ -12,8 +12,9 @@ checked by the guard too. An argv list runs as given.
 With a sandbox (``agcore.tools._sandbox``) every process runs inside bubblewrap, in its own PID
 namespace: when the process ends or is killed, everything it started dies with it. Without one (guard-
 only mode) each process starts in its own session and its whole process group is killed when it ends
-or times out; a process that leaves the group (``setsid``) is out of reach there. Output is capped
-(head and tail kept) and the environment is scrubbed of secrets. Standard input is empty
+or times out, and so is every process carrying the command's tag in its environment (``_leftovers``:
+a ``setsid`` child too). Output is capped
+(head and tail kept); the environment is the caller's (``_environment`` builds it). Standard input is empty
 (``/dev/null``): a command waiting for input ends instead of hanging.
 """
 
@@ -22,17 +23,17 @@ from __future__ import annotations
 import contextlib
 import glob as globbing
 import os
-import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import anyio.to_thread
 from anyio.abc import ByteReceiveStream, Process
 
 from agcore.tools._errors import ToolError
@@ -40,42 +41,13 @@ from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import BwrapSandbox
 from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
 from agcore.tools.workspace._fd_paths import open_redirection
+from agcore.tools.workspace._leftovers import TAG_VARIABLE, kill_tagged
 
-__all__ = ["SECRET_ENV_PATTERNS", "CommandResult", "plan_command", "run_plan", "scrub_environment"]
+__all__ = ["CommandResult", "plan_command", "run_plan"]
 
-# Case-insensitive glob patterns of environment variable names that never reach a command: keys,
-# tokens and passwords, connection strings (they embed passwords), and handles on credential agents
-# (SSH_AUTH_SOCK lets a command sign in as the user without ever seeing a key).
-SECRET_ENV_PATTERNS = (
-    "*_KEY", "*_KEYS", "*_APIKEY", "*_TOKEN", "*_TOKENS", "*_SECRET", "*_SECRETS", "*PASSWORD*", "*PASSWD*",
-    "*_CREDENTIALS", "*_CREDENTIAL",
-    "*_PASS", "*_PAT", "*_AUTH", "*_PRIVATE_KEY*", "*_DSN", "*DATABASE_URL*", "*_DB_URL", "*_URI_SECRET*",
-    "*CONNECTION_STRING*", "*_CONN_STR", "*COOKIE*", "*_SESSION_ID", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
-    "GPG_AGENT_INFO", "GNUPGHOME", "KUBECONFIG", "DOCKER_AUTH_CONFIG", "NETRC", "PGPASSFILE",
-    "AWS_SHARED_CREDENTIALS_FILE",
-)  # fmt: skip
-# A value holding a URL with a password (postgres://user:secret@host/db) is a secret whatever its name.
-_URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
 _SEQUENCE_OPERATORS = frozenset({"", ";", "&&", "||", "\n"})
 _SUPPORTED_REDIRECTS = frozenset({"<", "0<", ">", "1>", ">>", "1>>", ">|", "2>", "2>>", "&>", "&>>", "2>&"})
 _SHELL_HINT = "or run it through `bash -c '...'` (the guard checks that script too)"
-
-
-def scrub_environment(
-    environ: Mapping[str, str], allow: Iterable[str] = (), patterns: Iterable[str] = SECRET_ENV_PATTERNS
-) -> dict[str, str]:
-    """``environ`` without the variables whose names look like secrets or whose values are URLs with a
-    password, except those in ``allow`` (names or glob patterns, case-insensitive)."""
-    allowed = [a.upper() for a in allow]
-    secret = [p.upper() for p in patterns]
-    kept: dict[str, str] = {}
-    for name, value in environ.items():
-        upper = name.upper()
-        looks_secret = any(fnmatchcase(upper, p) for p in secret) or _URL_WITH_PASSWORD.search(value)
-        if looks_secret and not any(fnmatchcase(upper, a) for a in allowed):
-            continue
-        kept[name] = value
-    return kept
 
 
 # ------------------------------------------------------------------------------------- planning
@@ -214,6 +186,7 @@ class _Run:
     sandbox: BwrapSandbox | None = None
     allow_network: bool = False
     masked_sockets: tuple[Path, ...] = ()
+    private_home: Path | None = None
 
 
 async def run_plan(
@@ -227,6 +200,7 @@ async def run_plan(
     sandbox: BwrapSandbox | None = None,
     allow_network: bool = False,
     masked_sockets: Sequence[Path] = (),
+    private_home: Path | None = None,
 ) -> CommandResult:
     """Carry out ``steps``; with a ``sandbox`` each process runs inside it (see the module doc), with
     ``masked_sockets`` unreachable."""
@@ -239,6 +213,7 @@ async def run_plan(
         sandbox,
         allow_network,
         tuple(masked_sockets),
+        private_home,
     )
     status = 0
     timed_out = False
@@ -265,6 +240,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
     files: list[IO[bytes]] = []
     fds: set[int] = set()  # pipe ends the parent still holds
     processes: list[Process] = []
+    reaped = anyio.Event()  # set once _reap has killed what the stages left behind
     try:
         previous: int | None = None  # read end of the pipe from the stage before
         for index, stage in enumerate(step.stages):
@@ -294,8 +270,8 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     return missing[0]
                 argv = run.sandbox.wrap(
                     argv, workspace=run.guard.root, cwd=run.cwd, allow_network=run.allow_network,
-                    home_dirs=[Path(run.env["HOME"])] if run.env.get("HOME") else (),
-                    masked_sockets=run.masked_sockets,
+                    masked_sockets=run.masked_sockets, private_home=run.private_home, env=run.env,
+                    parent_process=_running_on_trio(),
                 )  # fmt: skip
             try:
                 # Guard-only: a session of its own, so the whole process group can be killed. In the
@@ -322,7 +298,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     group.start_soon(_drain, process.stderr, run.stderr)
             if processes[-1].stdout is not None:
                 group.start_soon(_drain, processes[-1].stdout, run.stdout)
-            group.start_soon(_reap, processes, run.sandbox is None)
+            group.start_soon(_reap, processes, run.sandbox is None, run.env.get(TAG_VARIABLE), reaped)
         codes = [await process.wait() for process in processes]
         return codes[-1]
     finally:
@@ -333,6 +309,8 @@ async def _run_step(run: _Run, step: _Step) -> int:
         with anyio.CancelScope(shield=True):
             for process in processes:
                 await _kill(process, run.sandbox is None)
+            if run.sandbox is None and TAG_VARIABLE in run.env and not reaped.is_set():
+                kill_tagged(run.env[TAG_VARIABLE])  # cancelled or failed before _reap got to it
 
 
 def _change_directory(run: _Run, stage: _Stage) -> int:
@@ -384,6 +362,19 @@ async def _drain(stream: ByteReceiveStream, sink: _Capped) -> None:
             sink.add(chunk)
 
 
+def _running_on_trio() -> bool:
+    """Whether this runs under trio, which starts processes from worker threads (see
+    ``BwrapSandbox.wrap``'s ``parent_process``)."""
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return False
+    try:
+        trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _not_runnable(program: str, run: _Run) -> tuple[int, str] | None:
     """Inside bwrap a missing program is bwrap's own error; say it the way a shell would, first."""
     if "/" in program:
@@ -398,15 +389,19 @@ def _not_runnable(program: str, run: _Run) -> tuple[int, str] | None:
     return None
 
 
-async def _reap(processes: list[Process], grouped: bool) -> None:
+async def _reap(processes: list[Process], grouped: bool, tag: str | None, reaped: anyio.Event) -> None:
     """Once every stage has exited, kill what they left behind (background children still holding
     the output pipes would otherwise keep the command running until its timeout). In the sandbox
-    the kernel already did: the PID namespace died with its first process."""
+    the kernel already did: the PID namespace died with its first process. Guard-only, the process
+    groups and then every process carrying the command's tag (``_leftovers``)."""
     for process in processes:
         await process.wait()
     if grouped:
         for process in processes:
             _kill_group(process)
+        if tag is not None:
+            await anyio.to_thread.run_sync(kill_tagged, tag)
+    reaped.set()
 
 
 def _kill_group(process: Process) -> None:

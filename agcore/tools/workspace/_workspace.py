@@ -4,7 +4,7 @@
 from agcore.tools import ToolRegistry
 from agcore.tools.workspace import Workspace
 
-workspace = Workspace("/path/to/project", env_allowlist=["GITHUB_TOKEN"])
+workspace = Workspace("/path/to/project", env_allow=["GITHUB_TOKEN"])
 registry = ToolRegistry(workspace.tools())
 ```
 
@@ -29,19 +29,28 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from agcore._clock import new_id
 from agcore.tools._command_guard import CommandGuard
-from agcore.tools._errors import ToolError
+from agcore.tools._errors import ToolDenied, ToolError
 from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
-from agcore.tools._sandbox import SandboxMode, select_sandbox
+from agcore.tools._sandbox import GUARD_ONLY_GAPS, SandboxMode, select_sandbox
+from agcore.tools._sandbox_view import SandboxView
 from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
-from agcore.tools.workspace._command import plan_command, run_plan, scrub_environment
+from agcore.tools.workspace._command import plan_command, run_plan
 from agcore.tools.workspace._edit import describe_edit, plan_edit
+from agcore.tools.workspace._environment import (
+    CommandEnvironment,
+    env_allow_from_environment,
+    make_private_home,
+)
 from agcore.tools.workspace._grep import GrepBackend, grep
+from agcore.tools.workspace._leftovers import TAG_VARIABLE
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
 from agcore.tools.workspace._read_record import ReadRecord
+from agcore.tools.workspace._readable import ReadableRoots
 
 __all__ = ["TOOL_NAMES", "Workspace", "workspace_tools"]
 
@@ -61,13 +70,18 @@ class Workspace:
     otherwise. Each method is also usable directly.
 
     Options: ``path_guard``/``command_guard`` replace the default guards (the path guard's root must
-    be ``root``); ``allow_network`` is passed to the default command guard; ``env`` adds variables to
-    commands; ``env_allowlist`` names (or globs) secret-looking variables commands may still see;
+    be ``root``); ``allow_network`` is passed to the default command guard; ``env`` sets variables for
+    commands; ``env_allow`` names (or globs, case-insensitive) the variables of agcore's environment
+    commands see besides ``DEFAULT_ENV_ALLOW`` (everything else is dropped; ``$AGCORE_ENV_ALLOW`` adds
+    more; ``env_allowlist`` is the old name); ``HOME`` is a private, empty directory of the workspace's;
     ``max_*`` cap what one call reads or returns; ``command_timeout`` is the default per command and
     ``max_command_timeout`` the most a model may ask for; ``grep_backend`` forces ``"ripgrep"`` or
     ``"python"``; ``undo_depth`` is how many patches ``undo_patch`` can take back.
     ``read_before_write`` (default True): ``write_file`` and ``edit_file`` refuse to replace an
     existing file whose current content this workspace has not read (or written): docs/tools.md.
+
+    ``readable`` names directories (or files) outside the workspace that commands and the file tools
+    may read (commands see nothing else of the user's; ``$AGCORE_READABLE`` adds more).
 
     ``sandbox`` chooses the command sandbox: ``"auto"`` (bubblewrap where it works, else guard-only,
     said once in the log), ``"required"`` (``SandboxUnavailable`` here if there is none), ``"off"``;
@@ -82,6 +96,7 @@ class Workspace:
         command_guard: CommandGuard | None = None,
         allow_network: bool = False,
         env: Mapping[str, str] | None = None,
+        env_allow: Iterable[str] = (),
         env_allowlist: Iterable[str] = (),
         confirm_writes: bool = True,
         confirm_commands: bool = True,
@@ -97,6 +112,7 @@ class Workspace:
         undo_depth: int = 20,
         sandbox: SandboxMode | None = None,
         read_before_write: bool = True,
+        readable: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self.path_guard = path_guard if path_guard is not None else PathGuard(root)
         if self.path_guard.root != Path(os.path.realpath(os.fspath(root))):
@@ -113,7 +129,9 @@ class Workspace:
         if not 0 < command_timeout <= max_command_timeout:
             raise ValueError("command_timeout must be positive and at most max_command_timeout")
         self.env = dict(env or {})
-        self.env_allowlist = tuple(env_allowlist)
+        self.env_allow = (*env_allow, *env_allowlist, *env_allow_from_environment())
+        self._environment = CommandEnvironment(self.env_allow, tuple(self.env.items()))
+        self._home: Path | None = None
         self.confirm_writes = confirm_writes
         self.confirm_commands = confirm_commands
         self.read_limits = _files.ReadLimits(max_read_bytes, max_read_lines)
@@ -124,7 +142,8 @@ class Workspace:
         self.command_timeout = command_timeout
         self.max_command_timeout = max_command_timeout
         self.grep_backend: GrepBackend = grep_backend
-        self._sandbox = select_sandbox(sandbox)
+        self.readable = ReadableRoots(readable, self.path_guard)
+        self._sandbox = select_sandbox(sandbox, view=SandboxView(self.readable.roots))
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._reads = ReadRecord(enabled=read_before_write)
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
@@ -139,10 +158,24 @@ class Workspace:
         return self._sandbox.sandbox is not None
 
     @property
+    def protections_off(self) -> list[str]:
+        """What guard-only mode does not do that the sandbox does, for saying so at start (empty when
+        sandboxed)."""
+        return [] if self.sandboxed else list(GUARD_ONLY_GAPS)
+
+    @property
     def sandbox_description(self) -> str:
         """Which command layer is active, for humans: ``"bubblewrap sandbox (/usr/bin/bwrap)"`` or
         ``"guard-only (...why...)"``."""
         return self._sandbox.description
+
+    def private_home(self) -> Path:
+        """The directory commands get as ``HOME``: this workspace's own, made on first use (holding only
+        a ``.gitconfig`` with the user's git name and email, so ``git commit`` works), removed when
+        the workspace is garbage-collected or the process exits."""
+        if self._home is None:
+            self._home = make_private_home(self)
+        return self._home
 
     def tools(self, *, include: Iterable[str] | None = None) -> list[Tool]:
         """The workspace tools (all of ``TOOL_NAMES``, or those named in ``include``), ready to register."""
@@ -160,7 +193,29 @@ class Workspace:
             "undo_patch": {"requires_confirmation": self.confirm_writes},
             "run_command": {"requires_confirmation": self.confirm_commands, "max_output_chars": output_cap},
         }
-        return [Tool.from_function(getattr(self, n), name=n, **options.get(n, {})) for n in names]
+        tools = [Tool.from_function(getattr(self, n), name=n, **options.get(n, {})) for n in names]
+        for made in tools:
+            if made.name == "run_command":
+                made.prechecker = self.precheck_command
+        return tools
+
+    def precheck_command(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why ``run_command`` would refuse these arguments (the ``CommandGuard``'s reason), or None:
+        the agent loop asks this before asking the user, so a refused command is never shown for
+        approval. Programs the guard cannot read are let through to the question (that is what
+        approval is for)."""
+        command = arguments.get("command")
+        cwd = arguments.get("cwd", ".")
+        if not isinstance(command, (str, list)) or not isinstance(cwd, str):
+            return None  # running it reports what is wrong with the arguments
+        try:
+            directory = self.path_guard.resolve(cwd)
+            self.command_guard.check(command, cwd=directory, confirmed=True, read_files=not self.sandboxed)
+        except ToolDenied as exc:
+            return exc.reason
+        except (OSError, ValueError):
+            return None
+        return None
 
     # ------------------------------------------------------------------------------------ tools
 
@@ -175,8 +230,9 @@ class Workspace:
             start_line: First line to show (1-based). Default: 1.
             end_line: Last line to show (inclusive). Default: the end of the file.
         """
+        guard = self.readable.guard_for(path)
         return _files.read_text_file(
-            self.path_guard, path, start_line, end_line, self.read_limits, seen=self._reads.saw
+            guard, path, start_line, end_line, self.read_limits, seen=self._reads.saw
         )
 
     def write_file(self, path: str, content: str) -> str:
@@ -222,7 +278,7 @@ class Workspace:
             path: Directory relative to the workspace root. Default: the root.
             depth: How many levels to show; 1 lists only the directory's own entries.
         """
-        return _files.list_dir(self.path_guard, path, depth, self.max_list_entries)
+        return _files.list_dir(self.readable.guard_for(path), path, depth, self.max_list_entries)
 
     def glob(self, pattern: str) -> str:
         """Find files and directories by glob pattern, relative to the workspace root; sorted paths,
@@ -255,7 +311,8 @@ class Workspace:
             max_results: At most this many matching lines are printed.
         """
         limit = min(max_results, self.max_grep_results)
-        return await grep(self.path_guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
+        guard = self.readable.guard_for(path)
+        return await grep(guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
 
     def apply_patch(self, patch: str, dry_run: bool = False) -> str:
         """Apply a unified diff (the format of `diff -u` / `git diff`) to workspace files. It may touch
@@ -329,20 +386,25 @@ class Workspace:
         if isinstance(command, list) and not command:
             raise ToolError("the command is empty; give the program to run and its arguments")
         try:
-            self.command_guard.check(command, cwd=directory, confirmed=self.confirm_commands)
+            self.command_guard.check(
+                command, cwd=directory, confirmed=self.confirm_commands, read_files=not self.sandboxed
+            )
         except OSError as exc:  # a path the guard resolved changed under it (a racing command)
             raise ToolError(
                 f"a path in the command changed while it was being checked ({exc.strerror}: "
                 f"'{exc.filename}'); something else is changing it, try again"
             ) from exc
         steps = plan_command(command)
-        env = scrub_environment(os.environ, self.env_allowlist)
-        env.setdefault("PYTHONUNBUFFERED", "1")  # so a killed Python process still shows its output
-        env.update(self.env)
-        env["PWD"] = str(directory)
         sandbox = self._sandbox.sandbox
-        if sandbox is not None:
-            env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp; the host's TMPDIR may be read-only there
+        env = self._environment.build(
+            os.environ,
+            home=str(self.private_home()),
+            # the sandbox's private /tmp; the host's TMPDIR may be hidden or read-only there
+            tmpdir="/tmp" if sandbox is not None else os.environ.get("TMPDIR"),
+            cwd=str(directory),
+        )
+        if sandbox is None:  # guard-only: how the command's stray processes are found afterwards
+            env[TAG_VARIABLE] = new_id()
         traps = await anyio.to_thread.run_sync(GitTrapCheck, self.root)  # what .git holds before
         sockets = await anyio.to_thread.run_sync(self._socket_scan.sockets) if sandbox is not None else []
         result = await run_plan(
@@ -355,6 +417,7 @@ class Workspace:
             sandbox=sandbox,
             allow_network=self.command_guard.allow_network,
             masked_sockets=sockets,
+            private_home=self.private_home(),
         )
         shown = command if isinstance(command, str) else shlex.join(command)
         where = "" if cwd in (".", "") else f" (in {self.path_guard.relative(directory)})"
@@ -362,8 +425,7 @@ class Workspace:
             killed = (
                 "the command and every process it started were killed"
                 if sandbox is not None
-                else "its process group was killed (guard-only mode: a process that left the group "
-                "is not tracked)"
+                else "its process group and every process carrying its tag were killed (guard-only mode)"
             )
             status = f"timed out after {limit:g}s; {killed}. Output so far:"
         else:
