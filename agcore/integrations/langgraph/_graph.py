@@ -1,7 +1,7 @@
 """``compile_agent``: an agcore agent and its bundle as a LangGraph ``StateGraph``.
 
 ```
-START -> start -> model --(tool calls)--> tools --Send--> tool (one task per call) --> tools
+START -> model --(tool calls)--> tools --Send--> tool (one task per call) --> tools
                     ^  |                   |  ^                                          |
                     |  +--(no calls)-> END |  +-- confirm (interrupt) <------------------+
                     +----------------------+--- client (interrupt; after client_tools)
@@ -85,13 +85,12 @@ def build_graph(
     model = ModelNodes(threads)
     tools = ToolNodes(threads)
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(AgentState, input_schema=GraphInput)
-    graph.add_node("start", model.start, destinations=("model", END))
     graph.add_node("model", model.model, destinations=("model", "tools", END))
     graph.add_node("tools", tools.tools, destinations=("tool", "confirm", "client", "model", END))
     graph.add_node("confirm", tools.confirm, destinations=("tool", "tools", END))
     graph.add_node("tool", cast(Any, tools.tool))  # its input is a ToolTask (Send), not the state
     graph.add_node("client", tools.client, destinations=("model", END))
-    graph.add_edge(START, "start")
+    graph.add_edge(START, "model")
     graph.add_edge("tool", "tools")
     if checkpointer is not None:
         checkpointer = typed_checkpointer(checkpointer)

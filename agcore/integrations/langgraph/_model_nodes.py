@@ -1,7 +1,8 @@
-"""The ``start`` and ``model`` nodes: a turn's input, and one model call with what follows it.
+"""The ``model`` node: a turn's start, and one model call with what follows it.
 
-``start`` is ``TurnSteps.start`` (``on_session_start`` once, ``on_turn_start``, the input recorded, a
-history left mid-batch repaired). ``model`` is one round of the same steps the loop drives:
+With input in the state it first starts the turn (``TurnSteps.start``: ``on_session_start`` once,
+``on_turn_start``, the input recorded, a history left mid-batch repaired). Then one round of the same
+steps the loop drives:
 ``prepare`` (limits, provider, request, capabilities, ``on_llm_request``), the model call (streamed
 when someone reads the events), ``read_reply`` and ``decide``; then the next node: ``tools`` for a
 batch, ``model`` again, or the end.
@@ -47,44 +48,43 @@ class ModelNodes:
     def __init__(self, threads: ThreadSessions) -> None:
         self._threads = threads
 
-    async def start(self, state: AgentState, config: RunnableConfig) -> Command[str]:
-        """A new turn: the input recorded, the hooks told; then the first model call."""
+    async def model(self, state: AgentState, config: RunnableConfig) -> Command[str]:
+        """A new turn's start when the state holds input, then one model call and the decision that
+        follows it (see the module docstring)."""
         step = Step(self._threads, state, config)
         raw = state.get("input")
-        if raw is None:
+        if raw is None and step.session.state.turn is None:
             raise ValueError(
                 "the graph needs the turn's input: invoke it with {'input': 'your message'} (or a "
                 "UserMessage); to continue a run that stopped, invoke it with None or Command(resume=...)"
             )
+        started: dict[str, Any] = {}
+        try:
+            if raw is not None:
+                await self._start(step, state, raw)
+                started = {"input": None, "stop": None, "error": None, "phase": None, "outcomes": {}}
+            return await self._call(step, started)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return await step.fail(exc)
+
+    async def _start(self, step: Step, state: AgentState, raw: UserMessage | str) -> None:
+        """The turn's start: calls a stopped run left open answered, the hooks told, the input recorded.
+        In the same graph step as the first model call (a step fewer per turn); a crash during that
+        call runs the step again from its start, input and ``on_turn_start`` included."""
         message = raw if isinstance(raw, UserMessage) else UserMessage(content=raw)
-        try:
-            _keep_finished_calls(step.session, state)
-            await step.steps.start(message, step.thread.output)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return await step.fail(exc)
-        return Command(update=step.update(input=None, stop=None, error=None, phase=None, outcomes={}),
-                       goto="model")
+        _keep_finished_calls(step.session, state)
+        await step.steps.start(message, step.thread.output)
 
-    async def model(self, state: AgentState, config: RunnableConfig) -> Command[str]:
-        """One model call and the decision that follows it (see the module docstring)."""
-        step = Step(self._threads, state, config)
-        try:
-            return await self._call(step)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return await step.fail(exc)
-
-    async def _call(self, step: Step) -> Command[str]:
+    async def _call(self, step: Step, started: dict[str, Any]) -> Command[str]:
         steps = step.steps
         turn = steps.turn
         if turn.output is None:  # the output type is code, not state: the thread's, else the agent's
             turn.output = step.thread.output or resolve_output(None, step.session.agent)
         call = await steps.prepare()
         if isinstance(call, Finish):
-            return await step.end(call.stop, call.error)
+            return await step.end(call.stop, call.error, also=started)
         step.send_events()
         message: AssistantMessage | None = None
         async with aclosing(steps.call_model(call, reads_deltas=step.emit)) as calling:
@@ -97,9 +97,9 @@ class ModelNodes:
         next_step = await steps.decide(await steps.read_reply(call, message))
         step.send_events()
         if isinstance(next_step, Finish):
-            return await step.end(next_step.stop, next_step.error)
+            return await step.end(next_step.stop, next_step.error, also=started)
         if isinstance(next_step, RunTools):
             phase: dict[str, Any] = {"cursor": 0, "vetted": False, "runnable": [], "dispatched": False,
                                      "confirm": None}
-            return Command(update=step.update(phase=phase, outcomes={}), goto="tools")
-        return Command(update=step.update(), goto="model")
+            return Command(update=step.update(**{**started, "phase": phase, "outcomes": {}}), goto="tools")
+        return Command(update=step.update(**started), goto="model")

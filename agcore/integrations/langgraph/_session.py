@@ -134,7 +134,7 @@ class GraphSession:
         self.agent = agent
         self.bundle = bundle
         self._busy = False
-        self._last_progress: tuple[Any, ...] = ()
+        self._last_progress: tuple[Any, ...] | None = None
         if graph is None:
             graph = AgentGraph.shared(agent, bundle, checkpointer)
         elif graph.agent is not agent or graph.bundle is not bundle:
@@ -301,7 +301,7 @@ class GraphSession:
         self._check_idle()
         self._busy = True
         self._thread.output = resolve_output(output_type, self.agent)
-        self._last_progress = await self._progress()
+        self._last_progress = None
         try:
             yield
         except BaseException:
@@ -358,8 +358,9 @@ class GraphSession:
 
     async def _went_on(self, exc: GraphRecursionError) -> bool:
         """LangGraph's step cap was hit: whether the run goes on from its checkpoint. It does while
-        it makes progress (a batch of sequential calls takes two steps a call; the turn's own limits
-        bound the work, as on the loop); a whole run without progress ends the turn."""
+        it makes progress between two hits (a batch of sequential calls takes two steps a call; the
+        turn's own limits bound the work, as on the loop); a whole run without progress ends the turn.
+        (Read only then: a turn that never hits the cap never reads its checkpoint back.)"""
         progress = await self._progress()
         if progress != self._last_progress:
             self._last_progress = progress
@@ -400,7 +401,7 @@ class GraphSession:
         state = self._thread.written = session.state.to_json(running_turn=True)
         update = {"messages": [m for m in session.messages if m.id not in saved], "session_state": state,
                   "phase": None, "outcomes": {}, "stop": "cancelled", "error": str(result.error)}
-        await self.graph.aupdate_state(config, update, as_node="start")
+        await self.graph.aupdate_state(config, update, as_node="model")
         await steps.report(result, shielded=True)
 
     async def _answer(self, interrupts: Any) -> Command[Any] | None:

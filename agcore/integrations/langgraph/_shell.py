@@ -133,16 +133,19 @@ class Step:
             update["messages"] = added
         return update
 
-    async def end(self, stop: TurnStop, error: AgentError | None = None, *, goto: str = END) -> Command[str]:
-        """End the turn as the loop does (``TurnSteps.finish``)."""
+    async def end(
+        self, stop: TurnStop, error: AgentError | None = None, *, goto: str = END,
+        also: dict[str, Any] | None = None,
+    ) -> Command[str]:
+        """End the turn as the loop does (``TurnSteps.finish``); ``also`` goes into the update too."""
         await self.steps.finish(stop, error)
         self.send_events()
         paused = stop == "client_tools"
         return Command(
-            update=self.update(
-                stop=stop, error=str(error) if error is not None else None,
+            update=self.update(**{
+                **(also or {}), "stop": stop, "error": str(error) if error is not None else None,
                 **({} if paused else {"phase": None, "outcomes": {}}),
-            ),
+            }),
             goto=goto,
         )
 
@@ -151,7 +154,8 @@ class Step:
         result = await self.steps.fail(exc)
         self.send_events()
         return Command(
-            update=self.update(stop="error", error=str(result.error), phase=None, outcomes={}), goto=END
+            update=self.update(input=None, stop="error", error=str(result.error), phase=None, outcomes={}),
+            goto=END
         )
 
 

@@ -10,10 +10,11 @@ The phase is the loop's tool steps cut where a graph must cut it:
   node: LangGraph re-runs an interrupted node from its start on resume, and here that repeats no
   hook and no tool (the lesson of LangGraph's own ToolNode, whose parallel tools each interrupted
   inside one node and re-ran together).
-* Each approved server call runs as its own ``tool`` task (``Send``): all at once with
-  ``parallel_tool_calls``, else one after another between vetting steps. A finished task's result
-  is a pending write in the checkpoint, so after a crash only the calls that had not finished run
-  again.
+* Each approved server call of a batch of several runs as its own ``tool`` task (``Send``): all at
+  once with ``parallel_tool_calls``, else one after another between vetting steps. A batch of one
+  call runs inside ``tools`` (one graph step instead of three; its result is checkpointed with the
+  batch, as a task's would be). A finished task's result is a pending write in the checkpoint, so
+  after a crash only the calls that had not finished run again.
 * Back in ``tools`` once everything ran: ``TurnSteps.end_batch`` (``after_tool_call``, the
   capabilities, the batch recorded as one ``ToolResults``, steering read), and back to ``model``.
   The tasks' progress lines are recorded then, in the order they were reported across tasks. Client calls end
@@ -121,6 +122,11 @@ class ToolNodes:
                     return Command(update=step.update(phase=phase), goto="confirm")
                 vetting = await steps.confirmed(batch, call, vetting, "unavailable")
             i += 1
+            if vetting.action == "run" and len(calls) == 1:
+                # A batch of one call runs here: its result is checkpointed with the batch, as a task's
+                # would be, in one graph step instead of three.
+                await steps.run_call(batch, call, vetting.call)
+                continue
             sent = _place(step, phase, call, vetting)
             if sent is not None:
                 phase["cursor"] = i
