@@ -13,17 +13,8 @@ from pathlib import Path
 
 from agcore.tools._code_carriers import CODE_VARIABLES, git_inline_code, reads_program_from_stdin
 from agcore.tools._command_denied import deny, needs_confirmation, program_name
-from agcore.tools._command_rules import (
-    DOWNLOADERS,
-    is_inside,
-    is_interpreter,
-    is_system_path,
-    is_vital,
-    link_sources,
-    resolve_glob,
-    resolve_path,
-    unwrap,
-)
+from agcore.tools._command_paths import is_inside, is_system_path, is_vital, resolve_glob, resolve_path
+from agcore.tools._command_rules import DOWNLOADERS, is_interpreter, link_sources, unwrap
 from agcore.tools._secrets import is_secret_path
 from agcore.tools._shell_syntax import ParsedScript, ShellSyntaxError, SimpleCommand, Word, parse_script
 

@@ -20,7 +20,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from agcore.tools._command_rules import SHELLS, operands, resolve_path, subcommand
+from agcore.tools._command_paths import resolve_path
+from agcore.tools._command_rules import SHELLS, operands, subcommand
 
 __all__ = [
     "MAX_SCRIPT_BYTES", "awk_actions", "environment_reason", "extra_write_targets", "makefile_recipes",

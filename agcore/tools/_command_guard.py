@@ -47,8 +47,7 @@ import os
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
 
 from agcore.tools._code_carriers import (
@@ -86,6 +85,7 @@ from agcore.tools._command_gaps import (
     tar_commands,
     wrapper_directory,
 )
+from agcore.tools._command_paths import resolve_path
 from agcore.tools._command_reach import (
     check_git_directories,
     check_git_variable,
@@ -95,15 +95,9 @@ from agcore.tools._command_reach import (
     cmake_runs,
     find_exec_commands,
 )
-from agcore.tools._command_rules import (
-    DOWNLOADERS,
-    is_interpreter,
-    network_reason,
-    program_rule,
-    resolve_path,
-    unwrap,
-)
+from agcore.tools._command_rules import DOWNLOADERS, is_interpreter, network_reason, program_rule, unwrap
 from agcore.tools._command_targets import check_redirects, check_write_path, check_write_targets
+from agcore.tools._command_words import check_cdpath, entry_matches, not_code, parse_entry, shown_text
 from agcore.tools._secrets import homes
 from agcore.tools._shell_syntax import (
     ParsedScript,
@@ -161,8 +155,8 @@ class CommandGuard:
         if mode not in ("deny", "allow"):
             raise ValueError(f"mode must be 'deny' or 'allow', got {mode!r}")
         self.mode = mode
-        self.allow = tuple(_entry(e) for e in allow)
-        self.deny = tuple(_entry(e) for e in deny)
+        self.allow = tuple(parse_entry(e) for e in allow)
+        self.deny = tuple(parse_entry(e) for e in deny)
         self.allow_network = allow_network
         self.workspace = Path(os.path.realpath(os.fspath(workspace))) if workspace is not None else None
         # Whose credentials to protect besides $HOME's and the account's own (read at each check).
@@ -232,28 +226,28 @@ class CommandGuard:
             argv = effective_argv(without_reserved(simple.argv))
             program = program_name(argv)
             if program == "xargs" and lister:
-                check_listing_piped_to_xargs(lister, state.cwd, state.check.homes, _shown(simple))
+                check_listing_piped_to_xargs(lister, state.cwd, state.check.homes, shown_text(simple))
             lister = argv if program == "find" else lister
             if in_download_pipe and (is_interpreter(program) or program in ("eval", "source", ".")):
                 deny(
-                    _shown(simple),
+                    shown_text(simple),
                     "piping a download into an interpreter runs code nobody reviewed; download the file, "
                     "read it, then run it",
                 )
             if simple.joiner in ("|", "|&") and reads_program_from_stdin(argv):
                 deny(
-                    _shown(simple),
+                    shown_text(simple),
                     f"piping into '{program}' runs whatever the commands before it print as a program, "
                     "which the guard cannot read; write the program to a file in the workspace, then run it",
                 )
-            check_substituted_download(simple, program, parsed, _shown(simple))
+            check_substituted_download(simple, program, parsed, shown_text(simple))
             self._check_simple(simple, state, parsed)
             in_download_pipe = in_download_pipe or program in DOWNLOADERS
 
     # ---------------------------------------------------------------------------- one command
 
     def _check_simple(self, simple: SimpleCommand, state: _State, parsed: ParsedScript | None) -> None:
-        shown = _shown(simple)
+        shown = shown_text(simple)
         made = state.check.outside_link
         if made is not None:
             deny(
@@ -284,7 +278,7 @@ class CommandGuard:
                 f"the program name '{words[0].text}' is computed at run time (a variable, substitution, "
                 "brace or glob pattern), so it cannot be checked; write the program name literally",
             )
-        check_secret_operands(_not_code(words), state.cwd, state.check.homes, shown)
+        check_secret_operands(not_code(words), state.cwd, state.check.homes, shown)
         check_computed_program(words, shown)
         argv = effective_argv(tuple(w.text for w in words))
         check_inline_input(simple, argv, confirmed=state.check.confirmed, shown=shown)
@@ -292,7 +286,7 @@ class CommandGuard:
 
     def _check_assignment(self, word: Word, state: _State, shown: str) -> None:
         name, _, value = word.text.partition("=")
-        _check_cdpath(name, shown)
+        check_cdpath(name, shown)
         check_git_variable(
             name, value, dynamic=word.dynamic, cwd=state.cwd, workspace=self.workspace, shown=shown
         )
@@ -315,12 +309,12 @@ class CommandGuard:
             for arg in argv[1:]:
                 name, equals, value = arg.partition("=")
                 if equals:
-                    _check_cdpath(name, shown)
+                    check_cdpath(name, shown)
                     check_git_variable(
                         name, value, dynamic=False, cwd=state.cwd, workspace=self.workspace, shown=shown
                     )
         for entry in self.deny:
-            if _entry_matches(entry, argv):
+            if entry_matches(entry, argv):
                 deny(shown, f"'{' '.join(entry)}' is on this agent's deny-list; do the task another way")
         if program == "cd" or program == "pushd":
             self._change_directory(argv, state, shown, words)
@@ -381,11 +375,11 @@ class CommandGuard:
             if (
                 self.mode == "allow"
                 and program not in _TRANSPARENT
-                and not any(_entry_matches(e, argv) for e in self.allow)
+                and not any(entry_matches(e, argv) for e in self.allow)
             ):
                 deny(shown, self._allow_reason(program))
             return
-        if self.mode == "allow" and not any(_entry_matches(e, argv) for e in self.allow):
+        if self.mode == "allow" and not any(entry_matches(e, argv) for e in self.allow):
             deny(shown, self._allow_reason(program))
 
     def _check_files_it_runs(self, argv: tuple[str, ...], state: _State, shown: str) -> None:
@@ -425,22 +419,6 @@ class CommandGuard:
 _TRANSPARENT = frozenset({"env", "timeout", "nice", "nohup", "time", "command", "stdbuf", "ionice", "setsid"})
 
 
-def _check_cdpath(name: str, shown: str) -> None:
-    if name == "CDPATH":
-        deny(
-            shown,
-            "CDPATH makes 'cd DIR' go to directories the guard cannot follow; leave CDPATH unset and "
-            "give directories as paths",
-        )
-
-
-def _shown(simple: SimpleCommand) -> str:
-    text = " ".join(w.text for w in simple.words)
-    for operator, target in simple.redirects:
-        text += f" {operator} {target.text}"
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
 def _child(state: _State) -> _State:
     return _State(
         cwd=state.cwd,
@@ -449,28 +427,3 @@ def _child(state: _State) -> _State:
         dynamic_arguments=state.dynamic_arguments,
         unseen_operands=state.unseen_operands,
     )
-
-
-def _not_code(words: list[Word]) -> list[Word]:
-    """The operands, without program text (``sh -c TEXT``, ``python3 -c TEXT``): that is checked as
-    a script, or needs confirmation, rather than read as a path."""
-    argv = tuple(w.text for w in words)
-    wrapped = unwrap(argv)
-    code = set(wrapped[1]) if wrapped is not None and wrapped[0] == "script" else set()
-    inline = one_liner(argv)
-    if inline is not None:
-        code.add(inline)
-    return [w for w in words[1:] if w.text not in code]
-
-
-def _entry(entry: str) -> tuple[str, ...]:
-    parts = tuple(shlex.split(entry))
-    if not parts:
-        raise ValueError("allow/deny entries must name a program, e.g. 'pytest' or 'git status'")
-    return parts
-
-
-def _entry_matches(entry: tuple[str, ...], argv: tuple[str, ...]) -> bool:
-    if len(argv) < len(entry) or not fnmatchcase(program_name(argv), PurePosixPath(entry[0]).name):
-        return False
-    return all(fnmatchcase(a, e) for a, e in zip(argv[1 : len(entry)], entry[1:], strict=True))

@@ -12,15 +12,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from agcore.tools._command_denied import deny, program_name
-from agcore.tools._command_rules import (
-    _short_flags,
-    is_inside,
-    operands,
-    resolve_glob,
-    resolve_path,
-    rm_like_targets,
-    write_targets,
-)
+from agcore.tools._command_paths import is_inside, resolve_glob, resolve_path
+from agcore.tools._command_rules import _short_flags, operands, rm_like_targets, write_targets
 from agcore.tools._secrets import SECRET_HOME_PATHS, SECRET_SYSTEM_PATHS
 from agcore.tools._shell_syntax import Word
 

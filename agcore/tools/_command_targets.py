@@ -11,17 +11,16 @@ from pathlib import Path
 from agcore.tools._command_code import check_not_secret
 from agcore.tools._command_denied import deny, program_name
 from agcore.tools._command_gaps import extra_write_targets
-from agcore.tools._command_reach import find_selects, option_deletions, option_write_targets
-from agcore.tools._command_rules import (
+from agcore.tools._command_paths import (
     ALLOWED_DEVICES,
     is_inside,
     is_system_path,
     is_vital,
     resolve_glob,
     resolve_path,
-    rm_like_targets,
-    write_targets,
 )
+from agcore.tools._command_reach import find_selects, option_deletions, option_write_targets
+from agcore.tools._command_rules import rm_like_targets, write_targets
 from agcore.tools._shell_syntax import SimpleCommand, Word
 
 __all__ = ["check_deletion", "check_redirects", "check_write_path", "check_write_targets"]
