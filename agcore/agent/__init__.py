@@ -27,6 +27,7 @@ from agcore.agent._batch import (
     CallOutcome,
     answer_open_calls,
     check_client_results,
+    error_result,
 )
 from agcore.agent._builder import AgentBuilder
 from agcore.agent._config import AgentConfig
@@ -269,6 +270,7 @@ __all__ = [
     "TurnState",
     "answer_open_calls",
     "check_client_results",
+    "error_result",
     # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",
     "PERSONAS",

@@ -37,6 +37,7 @@ UNANSWERED_CLIENT = (
 
 
 def error_result(call_id: str, message: str) -> ToolResultBlock:
+    """An error result answering the call ``call_id`` with ``message`` (what the model reads)."""
     return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
 
 

@@ -74,6 +74,9 @@ class TurnState:
     #: How many replies in a row held only text-mode calls that could not be read and were asked
     #: again (bounded: ``_text_capability``).
     rereads: int = 0
+    #: What capabilities keep for the turn, JSON-able, by a name of their choosing (saved with the
+    #: turn wherever the turn is saved): ``steps.turn.capabilities.get("mine", 0)``.
+    capabilities: dict[str, Any] = field(default_factory=dict)
 
     @property
     def paused(self) -> bool:
@@ -91,6 +94,7 @@ class TurnState:
             "batch": self.batch.to_state() if self.batch is not None else None,
             "output_retries": self.output_retries,
             "rereads": self.rereads,
+            "capabilities": self.capabilities,
         }
 
     @classmethod
@@ -113,6 +117,7 @@ class TurnState:
         turn.repetition.key, turn.repetition.count = data["repetition"]
         turn.output_retries = data.get("output_retries", 0)
         turn.rereads = data.get("rereads", 0)
+        turn.capabilities = dict(data.get("capabilities") or {})
         return turn
 
 

@@ -120,6 +120,13 @@ class Finish:
     stop: TurnStop
     error: AgentError | None = None
 
+    def __post_init__(self) -> None:
+        if self.stop in ("error", "limit") and self.error is None:
+            raise ValueError(
+                f"Finish({self.stop!r}) needs the error that ended the turn: Finish({self.stop!r}, "
+                "AgentError('what happened and what to do'))"
+            )
+
 
 Next = CallModel | RunTools | Finish
 

@@ -84,8 +84,10 @@ class TurnSteps(ToolSteps):
 
     # ------------------------------------------------------------------------------ start
 
-    async def start(self, message: UserMessage, output: StructuredOutput | None = None) -> Next:
+    async def start(self, message: UserMessage | str, output: StructuredOutput | None = None) -> Next:
         """A new turn: calls a stopped turn left open answered, the hooks told, the input recorded."""
+        if isinstance(message, str):
+            message = UserMessage(content=message)
         session = self.session
         prior = session.state.turn
         if prior is not None and prior.paused:  # a new message instead of the client results

@@ -112,3 +112,48 @@ async def test_cancelled_worked_runtime_leaves_a_history_the_next_turn_repairs()
         await run_turn(session, UserMessage(content="go"))
     assert (await session.submit_turn("next")).text == "after"
     assert_history_valid(session)
+
+
+def test_a_finish_that_fails_needs_its_error() -> None:
+    from agcore.agent.capability import Finish
+
+    with pytest.raises(ValueError, match="needs the error"):
+        Finish("error")
+    with pytest.raises(ValueError, match="needs the error"):
+        Finish("limit")
+    assert Finish("done").error is None
+
+
+async def test_a_capabilitys_turn_state_is_kept_and_saved_with_the_turn() -> None:
+    import json
+
+    from agcore.agent import Capability, TurnState, UserInput
+    from agcore.agent.capability import CallModel, Reply, TurnView
+
+    class AtLeastTen(Capability):
+        async def before_finish(self, steps: TurnView, reply: Reply) -> CallModel | None:
+            asked = steps.turn.capabilities.get("asked", 0)
+            if len(reply.message.text) >= 10 or asked >= 2:
+                return None
+            steps.turn.capabilities["asked"] = asked + 1
+            await steps.record(UserInput(content="Answer in a full sentence."))
+            return CallModel()
+
+    model = ScriptedProvider(["ok", "fine", "A full sentence, at last."])
+    bundle = AgentBuilder().provider(model).capabilities(AtLeastTen()).build()
+    session = AgentSession(BasicAgent(name="t"), "s", bundle)
+    result = await session.submit_turn("hi")
+    assert result.text == "A full sentence, at last."
+    assert result.turns == 3
+    turn = TurnState(start=0)
+    turn.capabilities["asked"] = 2
+    assert TurnState.from_json(json.loads(json.dumps(turn.to_json())), 0).capabilities == {"asked": 2}
+
+
+async def test_the_steps_start_takes_a_string() -> None:
+    from agcore.agent.steps import TurnSteps
+
+    bundle = AgentBuilder().provider(ScriptedProvider(["x"])).build()
+    session = AgentSession(BasicAgent(name="t"), "s", bundle)
+    await TurnSteps(session).start("hello")
+    assert session.messages[0].text == "hello"

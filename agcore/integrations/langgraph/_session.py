@@ -134,6 +134,9 @@ class GraphSession:
         self.agent = agent
         self.bundle = bundle
         self._busy = False
+        #: The stream of the turn running, if it runs as one (a plain weak reference: a dropped
+        #: stream is closed by the event loop, and the next turn waits for that).
+        self._streaming: weakref.ref[AsyncGenerator[AgentEvent, None]] | None = None
         self._last_progress: tuple[Any, ...] | None = None
         if graph is None:
             graph = AgentGraph.shared(agent, bundle, checkpointer)
@@ -163,9 +166,22 @@ class GraphSession:
         return await self._run({"input": _user_message(input)}, output_type)
 
     def stream_turn(self, input: str | UserMessage, *, output_type: Any = None) -> AsyncIterator[AgentEvent]:
-        """The turn's ``AgentEvent``s (LangGraph's custom stream); the result is ``last_result``."""
+        """The turn's ``AgentEvent``s (LangGraph's custom stream); the result is ``last_result``.
+        Leaving it early ends the turn as on ``AgentSession`` (``turn()`` is the lexical form)."""
         self._check_idle()
-        return self._stream({"input": _user_message(input)}, output_type)
+        stream = self._stream({"input": _user_message(input)}, output_type)
+        self._streaming = weakref.ref(stream)
+        return stream
+
+    @asynccontextmanager
+    async def turn(
+        self, input: str | UserMessage, *, output_type: Any = None
+    ) -> AsyncIterator[AsyncIterator[AgentEvent]]:
+        """The turn's events for as long as the ``async with`` lasts (``AgentSession.turn``): leaving
+        the block early ends the turn there, in this task."""
+        self._check_idle()
+        async with aclosing(self._stream({"input": _user_message(input)}, output_type)) as stream:
+            yield stream
 
     async def resume(self, tool_results: Iterable[ToolResultBlock], *, output_type: Any = None) -> TurnResult:
         """Continue a turn paused for client tools with their results (one per pending call)."""
@@ -255,8 +271,9 @@ class GraphSession:
 
     @property
     def running(self) -> bool:
-        """Whether a turn is running now (a second one meanwhile is refused)."""
-        return self._busy
+        """Whether a turn is running now (a second one meanwhile is refused); one whose stream was
+        dropped is not: it is being closed, and the next turn waits for that."""
+        return self._busy and not self._dropped
 
     @property
     def last_result(self) -> TurnResult | None:
@@ -286,19 +303,37 @@ class GraphSession:
 
     # ---------------------------------------------------------------------------- driving
 
-    def _check_idle(self) -> None:
-        if self._busy:
+    def _check_idle(self, *, closing: bool = True) -> None:
+        """Refuse a second turn while one runs (``closing``: not one whose stream was dropped, which
+        the event loop is closing; the next turn waits for that, as on ``AgentSession``)."""
+        if self._busy and not (closing and self._dropped):
             raise RuntimeError(
-                "a turn is already running in this session: wait for it, or add input to it with "
-                "session.steer() or session.follow_up()"
+                "a turn is already running in this session: wait for it, add input to it with "
+                "session.steer() or session.follow_up(), or, if you left its stream_turn() early and "
+                "still hold the stream, close it with `await stream.aclose()`"
             )
+
+    @property
+    def _dropped(self) -> bool:
+        stream = self._streaming
+        return stream is not None and stream() is None
+
+    async def settle(self) -> None:
+        """Let a turn whose stream was dropped (a ``break`` without ``aclose()``) finish closing, as
+        ``AgentSession.settle``; returns at once when there is none."""
+        for step in range(_CLOSING_STEPS):
+            if not (self._busy and self._dropped):
+                return
+            await anyio.sleep(0 if step < 100 else 0.01)
 
     @asynccontextmanager
     async def _turn(self, output_type: Any) -> AsyncIterator[None]:
         """One run of the graph for a turn: refused while another runs; left early (cancelled, a
         stream closed), the turn is ended at once as the loop ends it: every call answered, in the
         history and in the checkpoint."""
-        self._check_idle()
+        _check_asyncio()
+        await self.settle()
+        self._check_idle(closing=False)
         self._busy = True
         self._thread.output = resolve_output(output_type, self.agent)
         self._last_progress = None
@@ -311,6 +346,7 @@ class GraphSession:
         finally:
             self._thread.output = None
             self._busy = False
+            self._streaming = None
 
     async def _run(self, payload: _Payload, output_type: Any = None) -> TurnResult:
         config = cast(Any, self._config)
@@ -329,7 +365,7 @@ class GraphSession:
                 payload = answer
         return self._result()
 
-    async def _stream(self, payload: _Payload, output_type: Any) -> AsyncIterator[AgentEvent]:
+    async def _stream(self, payload: _Payload, output_type: Any) -> AsyncGenerator[AgentEvent, None]:
         config = cast(Any, self._stream_config)
         async with self._turn(output_type):
             while True:
@@ -441,6 +477,19 @@ class GraphSession:
         self.session.last_result = result
         await TurnSteps(self.session).report(result)  # as the loop does
         return result
+
+
+#: How many scheduling steps the next turn waits for a dropped stream's turn to close (as on
+#: ``AgentSession``: the first 100 at once, then 10 ms apart).
+_CLOSING_STEPS = 500
+
+
+def _check_asyncio() -> None:
+    if not anyio.get_cancelled_exc_class().__module__.startswith("asyncio"):  # the running backend
+        raise RuntimeError(
+            "the LangGraph backend runs on asyncio only (LangGraph does): run this with "
+            "anyio.run(main, backend='asyncio'), or use AgentSession, which runs on trio too"
+        )
 
 
 def _user_message(value: str | UserMessage) -> UserMessage:

@@ -147,3 +147,50 @@ def test_sessions_of_one_agent_and_bundle_share_one_compiled_graph() -> None:
     other = open_session(_agent(), "three", bundle)
     assert isinstance(other, GraphSession)
     assert other.graph is not first.graph  # another agent: its own graph
+
+
+async def test_a_dropped_stream_does_not_block_the_next_turn_as_on_agent_session() -> None:
+    from agcore.agent import ToolCallRequested
+
+    model = ScriptedProvider([tool_call_reply("add", {"a": 1, "b": 1}, id="c1"), "unused", "next"])
+    session = GraphSession(_agent(), "dropped", AgentBuilder().provider(model).tools(add).build())
+    async for event in session.stream_turn("go"):
+        if isinstance(event, ToolCallRequested):
+            break  # dropped, not closed
+    assert not session.running
+    again = await session.submit_turn("again")  # waits for the event loop to close the dropped run
+    assert again.stop == "done"
+    history = await session.history()
+    assert [m.kind for m in history] == ["user", "assistant", "tool_results", "user", "assistant"]
+
+
+async def test_the_turn_block_ends_the_turn_when_left() -> None:
+    gate = anyio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait for the gate."""
+        await gate.wait()
+        return "opened"
+
+    model = ScriptedProvider([tool_call_reply("wait", id="w1"), "after"])
+    session = GraphSession(_agent(), "block", AgentBuilder().provider(model).tools(wait).build())
+    with anyio.move_on_after(0.3):
+        async with session.turn("go") as events:
+            async for _ in events:
+                pass
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
+    assert not session.running
+    history = await session.history()
+    assert "Cancelled" in history[-1].results[0].text
+
+
+def test_the_langgraph_backend_says_it_needs_asyncio_on_trio() -> None:
+    session = GraphSession(_agent(), "trio", AgentBuilder().provider(ScriptedProvider(["x"])).build())
+
+    async def main() -> None:
+        await session.submit_turn("hi")
+
+    with pytest.raises(RuntimeError, match="asyncio only"):
+        anyio.run(main, backend="trio")
