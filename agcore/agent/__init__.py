@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         remember_tool,
         retrieve_tool,
     )
+    from agcore.agent._persistence import INTERRUPTED
     from agcore.agent._plan import Plan, Step, StepError, StepStatus
     from agcore.agent._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent._step_check import DefaultStepVerifier, StepVerifier
@@ -114,6 +115,7 @@ _LAZY = {
     "register_memory_tools": "agcore.agent._bundle",
     "remember_tool": "agcore.agent._bundle",
     "retrieve_tool": "agcore.agent._bundle",
+    "INTERRUPTED": "agcore.agent._persistence",
     "Plan": "agcore.agent._plan",
     "Step": "agcore.agent._plan",
     "StepError": "agcore.agent._plan",
@@ -139,6 +141,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "INTERRUPTED",
     "DEFAULT_PLAN_PROMPT",
     "DEFAULT_REASK_PROMPT",
     "DEFAULT_SAFETY_RULES",

