@@ -34,3 +34,12 @@ def test_an_unknown_backend_is_a_config_error_naming_the_installed_ones(
     assert result.exit_code == 3
     assert "No session backend named 'nope'" in result.output
     assert "loop, langgraph" in result.output
+
+
+def test_plan_run_on_langgraph_is_refused_with_what_to_do_instead(tmp_path: Path, invoke: Invoke) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("goal: g\nsteps:\n  - id: a\n    description: say a\n")
+    for command in (("plan", "run", str(plan)), ("plan", "resume", "some-session")):
+        result = invoke(*command, "--backend", "langgraph")
+        assert result.exit_code == 2
+        assert "the 'langgraph' backend cannot run plans yet: use --backend loop" in result.output

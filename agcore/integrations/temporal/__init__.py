@@ -30,6 +30,15 @@ from agcore.integrations.temporal._client import DurableSession, assemble_text, 
 from agcore.integrations.temporal._clock import RecordingClock, WorkflowClock
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._status import (
+    MEMO_KEY,
+    PendingCall,
+    StepProgress,
+    WorkflowProgress,
+    WorkflowStatus,
+    workers_polling,
+    workflow_status,
+)
 from agcore.integrations.temporal._storage import FileStorageDriver
 from agcore.integrations.temporal._types import (
     ActivityOptions,
@@ -62,6 +71,7 @@ from agcore.integrations.temporal._workflow_parts import (
 __all__ = [
     "DATA_CONVERTER",
     "DEFAULT_TASK_QUEUE",
+    "MEMO_KEY",
     "WORKFLOWS",
     "ActivityOptions",
     "ActivityProvider",
@@ -72,6 +82,12 @@ __all__ = [
     "BundleFactory",
     "CompactionOptions",
     "ConfirmationInput",
+    "PendingCall",
+    "StepProgress",
+    "WorkflowProgress",
+    "WorkflowStatus",
+    "workers_polling",
+    "workflow_status",
     "DurableSession",
     "FileStorageDriver",
     "PlanInput",

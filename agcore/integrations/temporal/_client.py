@@ -28,6 +28,7 @@ from temporalio.service import RPCError
 from agcore.agent import AgentMessage, Plan
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._status import WorkflowProgress, plan_progress, status_memo
 from agcore.integrations.temporal._types import (
     TEXT_TOPIC,
     ActivityOptions,
@@ -115,6 +116,7 @@ class DurableSession:
                          stream_text=stream_text, compaction=compaction),
             id=session_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            memo=status_memo(WorkflowProgress(kind="session")),  # readable before any worker runs it
         )
         return cls(client, handle)
 
@@ -207,14 +209,19 @@ async def start_plan(
     max_history_events: int = 10_000,
     stream_text: bool = False,
     compaction: CompactionOptions | None = None,
+    attach: bool = False,
 ) -> WorkflowHandle[PlanWorkflow, Plan]:
-    """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress and
-    await ``result()`` for the executed plan; with ``stream_text``, read the steps' text as it is
-    generated with ``text_chunks(client, workflow_id)``."""
+    """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress (or
+    read ``workflow_status``, which needs no worker) and await ``result()`` for the executed plan;
+    with ``stream_text``, read the steps' text as it is generated with ``text_chunks(client,
+    workflow_id)``. ``attach``: if ``workflow_id`` is running already, the handle on it (else that
+    is an error: ``WorkflowAlreadyStartedError``)."""
     return await client.start_workflow(
         PlanWorkflow.run,
         PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
                   options=options or ActivityOptions(), max_history_events=max_history_events,
                   stream_text=stream_text, compaction=compaction),
         id=workflow_id, task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING if attach else WorkflowIDConflictPolicy.FAIL,
+        memo=status_memo(plan_progress(plan)),  # the steps are readable before any worker runs it
     )

@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from agcore.integrations.temporal._clock import WorkflowClock
     from agcore.integrations.temporal._session_workflow import WORKFLOW_FAILURES, describe_agent
     from agcore.integrations.temporal._sessions import open_session, snapshot
+    from agcore.integrations.temporal._status import plan_progress, publish_status
     from agcore.integrations.temporal._types import AgentSpec, PlanInput
 
 __all__ = ["PlanWorkflow"]
@@ -76,6 +77,7 @@ class PlanWorkflow:
                 stream_text=input.stream_text, compaction=input.compaction,
             )
             agent = _DurableTaskAgent(self, input, spec)
+            self._updated(self._plan)
             try:
                 await agent.execute_plan(session, self._plan, on_update=self._updated)
             except _ContinueAsNew:
@@ -111,6 +113,7 @@ class PlanWorkflow:
 
     def _updated(self, plan: Plan) -> None:
         self._plan = plan
+        publish_status(plan_progress(plan, generation=self._input.generation))
 
     @workflow.query
     def status(self) -> Plan:

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from agcore.agent import AgentMessage, AgentSession, ConfigError
     from agcore.integrations.temporal._clock import WorkflowClock
     from agcore.integrations.temporal._sessions import open_session, outcome, snapshot
+    from agcore.integrations.temporal._status import WorkflowProgress, publish_status
     from agcore.integrations.temporal._types import (
         ActivityOptions,
         AgentSpec,
@@ -104,6 +105,7 @@ class AgentSessionWorkflow:
         self._input = input
         self._session: AgentSession | None = None
         self._failure: ApplicationError | None = None
+        self._progress = WorkflowProgress(kind="session", generation=input.generation)
         self._busy = False
         self._closing = False
         self._waiting: dict[str, ToolUseBlock] = {}
@@ -135,11 +137,18 @@ class AgentSessionWorkflow:
             # completed before the update"), then the workflow does.
             failure = exc if isinstance(exc, ApplicationError) else startup_failure(exc)
             self._failure = failure
+            if self._stream is not None:
+                self._stream.detach_pollers()  # a text subscriber's long poll would hold the run open
             await workflow.wait_condition(workflow.all_handlers_finished)
             if failure is exc:
                 raise
             raise failure from exc
         session = self._session
+        self._progress = WorkflowProgress(
+            kind="session", activity="idle", generation=input.generation,
+            turns=input.snapshot.record.turn_index if input.snapshot is not None else 0,
+        )
+        publish_status(self._progress)
         try:
             while True:
                 await workflow.wait_condition(
@@ -194,7 +203,7 @@ class AgentSessionWorkflow:
                 await session.submit_turn(input.text)
             self._turns_here += 1
             assert session.last_result is not None  # also when the workflow's cancellation ended it
-            return outcome(session.last_result)
+            return self._ended(outcome(session.last_result))
         finally:
             self._turn_scope = None
             self._busy = False
@@ -220,10 +229,11 @@ class AgentSessionWorkflow:
                 try:
                     await session.resume(results)
                 except ValueError as exc:  # a result for no pending call: the session is unchanged
+                    self._publish(activity="client_tools")
                     raise ApplicationError(str(exc), non_retryable=True) from exc
             self._turns_here += 1
             assert session.last_result is not None
-            return outcome(session.last_result)
+            return self._ended(outcome(session.last_result))
         finally:
             self._turn_scope = None
             self._busy = False
@@ -242,7 +252,19 @@ class AgentSessionWorkflow:
         if self._closing:
             raise ApplicationError("this session is closed: start a new session workflow", non_retryable=True)
         self._busy = True
+        self._publish(activity="busy")
         return self._session
+
+    def _ended(self, result: TurnOutcome) -> TurnOutcome:
+        self._publish(
+            activity="client_tools" if result.stop == "client_tools" else "idle",
+            turns=self._progress.turns + 1, last_stop=result.stop, last_error=result.error,
+        )
+        return result
+
+    def _publish(self, **changes: object) -> None:
+        self._progress = self._progress.model_copy(update=changes)
+        publish_status(self._progress)
 
     # ------------------------------------------------------------------------- input and views
 
@@ -298,8 +320,14 @@ class AgentSessionWorkflow:
 
     async def _confirm(self, call: ToolUseBlock, tool: Tool) -> ConfirmAnswer:
         self._waiting[call.id] = call
+        self._publish_waiting()
         try:
             await workflow.wait_condition(lambda: call.id in self._answers)
             return self._answers.pop(call.id)
         finally:
             self._waiting.pop(call.id, None)
+            self._publish_waiting()
+
+    def _publish_waiting(self) -> None:
+        names = [call.name for call in self._waiting.values()]
+        self._publish(activity="approval" if names else "busy", awaiting=names)
