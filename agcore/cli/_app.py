@@ -465,6 +465,26 @@ def worker(
                                        workflow_observers=workflow_observers))
 
 
+@app.command("dev-server")
+def dev_server(
+    port: Annotated[int, typer.Option("--port", metavar="PORT", help="The frontend's port.")] = 7233,
+    ui_port: Annotated[int | None, typer.Option(
+        "--ui-port", metavar="PORT", help="The web UI's port (default: PORT + 1000).")] = None,
+    db_filename: Annotated[str | None, typer.Option(
+        "--db-filename", metavar="FILE", help="Keep the server's state in this SQLite file "
+                                              "(default: in memory, lost when it stops).")] = None,
+) -> None:
+    """Run a local Temporal dev server for durable runs (temporal server start-dev, from the temporal
+    extra), tuned so a tool-call turn does not wait on the dev server's dispatch rate. Runs until
+    interrupted."""
+    import os
+
+    from agcore.cli._durable import dev_server_argv
+
+    argv = dev_server_argv(port=port, ui_port=ui_port, db_filename=db_filename)
+    os.execv(argv[0], argv)  # the server takes over this process (and its Ctrl-C)
+
+
 @plan_app.command("status", epilog=EXIT_CODES_HELP)
 def plan_status(
     workflow_id: Annotated[str, typer.Argument(metavar="ID", help="The plan workflow's id.")],

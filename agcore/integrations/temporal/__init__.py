@@ -28,6 +28,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
 from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan, text_chunks
 from agcore.integrations.temporal._clock import RecordingClock, WorkflowClock
+from agcore.integrations.temporal._dev_server import DEV_SERVER_ARGS, dev_server_command, temporal_binary
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 from agcore.integrations.temporal._status import (
@@ -71,6 +72,7 @@ from agcore.integrations.temporal._workflow_parts import (
 __all__ = [
     "DATA_CONVERTER",
     "DEFAULT_TASK_QUEUE",
+    "DEV_SERVER_ARGS",
     "MEMO_KEY",
     "WORKFLOWS",
     "ActivityOptions",
@@ -105,7 +107,9 @@ __all__ = [
     "create_replayer",
     "create_worker",
     "data_converter",
+    "dev_server_command",
     "start_plan",
+    "temporal_binary",
     "text_chunks",
     "workflow_runner",
 ]

