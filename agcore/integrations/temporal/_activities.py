@@ -9,7 +9,7 @@ bundle). Real providers, tools, MCP servers and their dependencies live here onl
   as data (``ErrorEvent``) so the workflow rebuilds the same typed error;
 * ``agcore.tool_call``: one tool call in, one result out (``ToolRegistry.execute_detailed``: every
   tool-side failure is already a result the model reads), heartbeating while the tool runs and with
-  each progress line it reports.
+  each progress line it reports; the lines travel back with the result, and the session records them.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from temporalio.exceptions import ApplicationError
 from agcore.agent import Agent, BasicAgent, ConfigError, RuntimeBundle, bundle_resolve_provider
 from agcore.integrations.temporal._types import (
     BUNDLE_ERROR,
+    MAX_PROGRESS_LINES,
     TEXT_TOPIC,
     AgentSpec,
     LLMCallInput,
@@ -175,8 +176,13 @@ class AgentActivities:
             if part is not None:
                 dependencies[name] = part
 
+        reported: list[ToolProgress] = []
+
         async def progress(update: ToolProgress) -> None:
             activity.heartbeat(update.message)
+            if len(reported) >= MAX_PROGRESS_LINES:  # a chatty tool: keep the first lines and the last
+                del reported[MAX_PROGRESS_LINES // 2]
+            reported.append(update)
 
         context = ToolContext(session_id=call.session_id, dependencies=dependencies, progress=progress)
         async with anyio.create_task_group() as group:
@@ -189,6 +195,7 @@ class AgentActivities:
         return ToolCallOutput(
             result=execution.result, status=execution.status, attempts=execution.attempts,
             duration=execution.duration, error=f"{type(error).__name__}: {error}" if error else None,
+            progress=reported,
         )
 
 

@@ -11,7 +11,7 @@ from temporalio.contrib.workflow_streams import WorkflowStreamState
 from agcore.agent import AgentConfig, AgentMessage, FailurePolicy, Plan, TurnStop
 from agcore.llm.types import LLMRequest, ToolDefinition, ToolResultBlock, ToolUseBlock, Usage
 from agcore.memory import SessionRecord
-from agcore.tools import ToolStatus
+from agcore.tools import ToolProgress, ToolStatus
 
 __all__ = [
     "BUNDLE_ERROR",
@@ -20,6 +20,7 @@ __all__ = [
     "CompactionOptions",
     "ConfirmationInput",
     "LLMCallInput",
+    "MAX_PROGRESS_LINES",
     "PlanInput",
     "SessionInput",
     "SessionSnapshot",
@@ -137,12 +138,18 @@ class ToolCallInput(_Data):
     default_timeout: float | None = None
 
 
+#: The progress lines a tool activity carries back to the session (the first ones, then the last).
+MAX_PROGRESS_LINES = 200
+
+
 class ToolCallOutput(_Data):
     result: ToolResultBlock
     status: ToolStatus
     attempts: int = 0
     duration: float = 0.0
     error: str | None = None
+    #: What the tool reported while it ran: recorded in the session as ``ToolLog`` messages.
+    progress: list[ToolProgress] = Field(default_factory=list)
 
 
 class SessionSnapshot(_Data):

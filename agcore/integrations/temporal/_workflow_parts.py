@@ -211,6 +211,9 @@ class ActivityToolRegistry(ToolRegistry):
                 text = INTERRUPTED
             result = ToolResultBlock(tool_use_id=call.id, content=text, is_error=True)
             return ToolExecution(result, "error", 1, 0.0, exc)
+        call_context = ctx.for_call(call)
+        for update in output.progress:  # recorded as in-process (ToolLog messages), from the history
+            await call_context.report_progress(update.message, fraction=update.fraction)
         return ToolExecution(output.result, output.status, output.attempts, output.duration)
 
 

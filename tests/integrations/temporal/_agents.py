@@ -30,7 +30,7 @@ from agcore.llm.types import (
     UserMessage,
 )
 from agcore.testing import FunctionProvider, text_reply, tool_calls_reply
-from agcore.tools import Tool, tool
+from agcore.tools import Tool, ToolContext, tool
 
 _STEP_MARK = "Now carry out step "
 
@@ -110,6 +110,14 @@ async def slow(seconds: float, label: str = "") -> str:
     return f"slept {seconds}"
 
 
+@tool
+async def chatty(lines: int, ctx: ToolContext) -> str:
+    """Report progress lines while working."""
+    for i in range(lines):
+        await ctx.report_progress(f"line {i}", fraction=(i + 1) / lines)
+    return f"said {lines} lines"
+
+
 @tool(requires_confirmation=True)
 async def delete_file(path: str) -> str:
     """Delete a file (needs the user's approval)."""
@@ -119,7 +127,7 @@ async def delete_file(path: str) -> str:
 
 def make_bundle() -> RuntimeBundle:
     """The worker's bundle (a fresh provider and registry per worker)."""
-    bundle = AgentBuilder().provider(FunctionProvider(model)).tools(echo, slow, delete_file).build()
+    bundle = AgentBuilder().provider(FunctionProvider(model)).tools(echo, slow, chatty, delete_file).build()
     bundle.tool_registry().register_client_tool(Tool.client("ask_user", "Ask the user a question.", {
         "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"],
     }))
