@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Literal
 
+from pydantic import TypeAdapter
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -25,7 +26,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError
 
-from agcore.agent import AgentMessage, Plan
+from agcore.agent import AgentMessage, OutputMode, Plan
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 from agcore.integrations.temporal._status import WorkflowProgress, plan_progress, status_memo
@@ -46,6 +47,20 @@ from agcore.llm.types import ToolResultBlock, ToolUseBlock
 
 #: How many times a turn that reached a run as it continued as new is sent again.
 _RESENDS = 3
+
+
+def import_path(output_type: Any) -> str:
+    """``output_type`` as ``module:QualName``, how a workflow finds it; ``ValueError`` for a type
+    defined where no worker can import it (in a function, ``list[...]`` forms)."""
+    module = getattr(output_type, "__module__", None)
+    qualname = getattr(output_type, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
+            or not isinstance(output_type, type):
+        raise ValueError(
+            f"a durable turn's output_type must be a class defined at a module's top level (the worker "
+            f"imports it by name), not {output_type!r}: wrap it in a pydantic model"
+        )
+    return f"{module}:{qualname}"
 
 
 def _closed_run(cause: BaseException | None) -> bool:
@@ -125,16 +140,27 @@ class DurableSession:
         """The running session ``session_id`` (across continue-as-new: the latest run)."""
         return cls(client, client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
 
-    async def turn(self, text: str) -> TurnOutcome:
-        """Run a turn and wait for its outcome."""
-        running = await self.start_turn(text)
-        return await running.result()
+    async def turn(
+        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto"
+    ) -> TurnOutcome:
+        """Run a turn and wait for its outcome. ``output_type`` (a pydantic model, dataclass...
+        importable by the worker as ``module:QualName``) makes it a typed turn: ``outcome.output`` is
+        the answer validated into that type (see ``AgentSession.submit_turn``)."""
+        running = await self.start_turn(text, output_type=output_type, output_mode=output_mode)
+        done = await running.result()
+        if output_type is None or done.output is None:
+            return done
+        return done.model_copy(update={"output": TypeAdapter(output_type).validate_python(done.output)})
 
-    async def start_turn(self, text: str) -> WorkflowUpdateHandle[TurnOutcome]:
+    async def start_turn(
+        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto"
+    ) -> WorkflowUpdateHandle[TurnOutcome]:
         """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
-        outcome (meanwhile answer confirmations, steer, query). A turn sent while the session
-        continues as new is sent again to the new run."""
-        return await self._accepted(AgentSessionWorkflow.turn, TurnInput(text=text))
+        outcome (meanwhile answer confirmations, steer, query; a typed turn's ``output`` is JSON
+        data there). A turn sent while the session continues as new is sent again to the new run."""
+        path = import_path(output_type) if output_type is not None else None
+        turn = TurnInput(text=text, output_type=path, output_mode=output_mode)
+        return await self._accepted(AgentSessionWorkflow.turn, turn)
 
     async def _accepted(self, update: Any, arg: Any) -> WorkflowUpdateHandle[TurnOutcome]:
         for attempt in range(_RESENDS + 1):

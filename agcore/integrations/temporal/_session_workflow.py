@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from agcore._clock import use_clock
     from agcore.agent import AgentMessage, AgentSession, ConfigError
     from agcore.integrations.temporal._clock import WorkflowClock
-    from agcore.integrations.temporal._sessions import open_session, outcome, snapshot
+    from agcore.integrations.temporal._sessions import open_session, outcome, output_type_named, snapshot
     from agcore.integrations.temporal._status import WorkflowProgress, publish_status
     from agcore.integrations.temporal._types import (
         ActivityOptions,
@@ -199,11 +199,18 @@ class AgentSessionWorkflow:
         """Run one turn with the user's ``text``; wait for an earlier one to finish first."""
         session = await self._take()
         try:
+            output = None
+            if input.output_type is not None:
+                try:
+                    with workflow.unsafe.imports_passed_through():  # the user's types: plain definitions
+                        output = output_type_named(input.output_type, input.output_mode)
+                except ConfigError as exc:  # this turn cannot run; the session can
+                    raise ApplicationError(str(exc), type="ConfigError", non_retryable=True) from exc
             with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
-                await session.submit_turn(input.text)
+                await session.submit_turn(input.text, output_type=output)
             self._turns_here += 1
             assert session.last_result is not None  # also when the workflow's cancellation ended it
-            return self._ended(outcome(session.last_result))
+            return self._ended(outcome(session.last_result, output))
         finally:
             self._turn_scope = None
             self._busy = False

@@ -3,12 +3,12 @@ Temporal's pydantic data converter carries them (and agcore's own types inside t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
-from agcore.agent import AgentConfig, AgentMessage, FailurePolicy, Plan, TurnStop
+from agcore.agent import AgentConfig, AgentMessage, FailurePolicy, OutputMode, Plan, TurnStop
 from agcore.llm.types import LLMRequest, ToolDefinition, ToolResultBlock, ToolUseBlock, Usage
 from agcore.memory import SessionRecord
 from agcore.tools import ToolProgress, ToolStatus
@@ -180,6 +180,10 @@ class SessionInput(_Data):
 
 class TurnInput(_Data):
     text: str
+    #: A typed turn: the answer's type by import path (``module:QualName``, importable on the worker)
+    #: and how to ask for it (``StructuredOutput.mode``).
+    output_type: str | None = None
+    output_mode: OutputMode = "auto"
 
 
 class ConfirmationInput(_Data):
@@ -202,6 +206,8 @@ class TurnOutcome(_Data):
     error: str | None = None
     error_type: str | None = None
     recoverable: bool = False
+    #: A typed turn's answer: JSON data in the workflow, the ``output_type`` itself from ``turn``.
+    output: Any = None
 
 
 class PlanInput(_Data):

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
+from pydantic import BaseModel
 
 from agcore.agent import AgentBuilder, RuntimeBundle
 from agcore.llm import BaseProvider, StreamAssembler, message_to_events
@@ -64,6 +65,9 @@ def model(messages: list[Message], tools: list[ToolDefinition]) -> object:
             _failed_once.add(text)
             raise RateLimitError("slow down", retry_after=0.05, provider="function", model="function-model")
         return text_reply("recovered")
+    if text.startswith("ticket ") and any(t.name == "final_result" for t in tools):
+        title, _, priority = text.removeprefix("ticket ").rpartition(" ")
+        return tool_calls_reply([("final_result", {"title": title, "priority": int(priority)})])
     if text.startswith("slow-model "):
         return _slowly(float(text.split()[1]))
     if text.startswith("fail-hard"):
@@ -132,6 +136,13 @@ def make_bundle() -> RuntimeBundle:
         "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"],
     }))
     return bundle
+
+
+class Ticket(BaseModel):
+    """A typed answer (for durable turns with ``output_type``)."""
+
+    title: str
+    priority: int
 
 
 class MissingKeyError(RuntimeError):
