@@ -74,7 +74,7 @@ class PlanWorkflow:
             spec = await describe_agent(input.spec, input.options)
             session = await open_session(
                 spec, input.options, info.workflow_id, input.snapshot, None,
-                stream_text=input.stream_text, compaction=input.compaction,
+                stream_text=input.stream_text, compaction=input.compaction, run_id=info.run_id,
             )
             agent = _DurableTaskAgent(self, input, spec)
             self._updated(self._plan)

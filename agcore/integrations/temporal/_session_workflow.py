@@ -130,7 +130,7 @@ class AgentSessionWorkflow:
                 self._spec = spec
                 self._session = await open_session(
                     spec, input.options, info.workflow_id, input.snapshot, self._confirm,
-                    stream_text=input.stream_text, compaction=input.compaction,
+                    stream_text=input.stream_text, compaction=input.compaction, run_id=info.run_id,
                 )
         except _STARTUP_FAILURES as exc:
             # The turns waiting for the session fail with this error too (not with "the workflow

@@ -32,11 +32,13 @@ async def open_session(
     *,
     stream_text: bool = False,
     compaction: CompactionOptions | None = None,
+    run_id: str | None = None,
 ) -> AgentSession:
     """The session ``session_id``: new, or continued from ``previous`` (calls a lost run left open
     get the loop's "interrupted" results, as after any crash); with ``compaction``, what the model
-    sees is compacted (its summaries are model calls: activities)."""
-    plugins = plugins_for(spec.plugins_key)
+    sees is compacted (its summaries are model calls: activities); ``run_id``: the workflow run, whose
+    observers outlive its eviction from the worker's cache (see ``plugins_for``)."""
+    plugins = plugins_for(spec.plugins_key, run_id)
     bundle = workflow_bundle(
         spec, options, session_id, plugins.plugins, stream_text=stream_text, observers=plugins.observers
     )

@@ -1,19 +1,31 @@
 """What a durable session does as an in-process one does (real dev server, real worker): a tool's
 progress lines are recorded in the session as ``ToolLog`` messages, once, even when every workflow
-task replays; a turn with an ``output_type`` answers with that type.
+task replays; a turn with an ``output_type`` answers with that type; the logging and OpenTelemetry
+plugins, as workflow observers, log and trace what they would in-process, once.
 
 Temporal's SDK is asyncio-only: these tests run on asyncio only (see conftest.py).
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections import Counter
+from collections.abc import Callable
 
 import pytest
 from pydantic import BaseModel
 from temporalio.client import Client, WorkflowUpdateFailedError
 
-from agcore.agent import AgentMessage, AssistantReply, ToolLog, ToolResults, UserInput
+from agcore.agent import (
+    AgentMessage,
+    AgentSession,
+    AssistantReply,
+    BasicAgent,
+    ToolLog,
+    ToolResults,
+    UserInput,
+)
 from agcore.integrations.temporal import DurableSession, create_worker
 from agcore.integrations.temporal._types import TurnInput
 from tests.integrations.temporal._agents import Ticket, make_bundle
@@ -76,3 +88,60 @@ async def test_a_typed_turn_refuses_a_type_no_worker_can_import(client: Client) 
         assert "cannot be imported by the worker" in str(failed.value.cause)
         assert (await session.turn("still here")).text == "echo: still here"  # the session goes on
         await session.close()
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.events.append(getattr(record, "agcore_event", "?"))
+
+
+async def _observed_in_process(plugins: list[object]) -> None:
+    bundle = make_bundle()
+    for plugin in plugins:
+        bundle.hook_executor().register(plugin)
+    session = AgentSession(BasicAgent("agent"), None, bundle)
+    for word in ("one", "two"):
+        assert (await session.submit_turn(f'call echo {{"text": "{word}"}}')).text == f"done: echoed {word}"
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["cached", "replaying"])
+async def test_logging_and_opentelemetry_observe_a_durable_session_as_an_in_process_one(
+    client: Client, cached: bool
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agcore.integrations.otel import OpenTelemetryPlugin
+    from agcore.plugins import LoggingPlugin
+
+    def observers(name: str) -> tuple[_Records, InMemorySpanExporter, Callable[[], list[object]]]:
+        records, exporter = _Records(), InMemorySpanExporter()
+        logger = logging.getLogger(f"agcore.test.{name}.{uuid.uuid4().hex[:6]}")
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(records)
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        # Fresh plugins each time, as a worker's factory makes them (one set per workflow instance).
+        return records, exporter, lambda: [LoggingPlugin(logger), OpenTelemetryPlugin(provider)]
+
+    local_records, local_spans, local_plugins = observers("local")
+    await _observed_in_process(local_plugins())
+    durable_records, durable_spans, durable_plugins = observers("durable")
+    queue = f"par-{uuid.uuid4().hex[:8]}"
+    options = {} if cached else {"max_cached_workflows": 0}
+    async with create_worker(client, make_bundle, task_queue=queue,
+                             workflow_observers=durable_plugins, **options):
+        session = await DurableSession.start(client, f"s-{queue}", task_queue=queue)
+        for word in ("one", "two"):
+            assert (await session.turn(f'call echo {{"text": "{word}"}}')).text == f"done: echoed {word}"
+        await session.close()
+    # The same log lines and the same ended spans as in-process: once each, none left open.
+    assert Counter(durable_records.events) == Counter(local_records.events)
+    names = Counter(span.name for span in durable_spans.get_finished_spans())
+    assert names == Counter(span.name for span in local_spans.get_finished_spans())
+    assert sum(names.values()) >= 8
