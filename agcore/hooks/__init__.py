@@ -50,9 +50,11 @@ even through a wrapper that tries to swallow it, and is never logged as a failur
 
 from __future__ import annotations
 
+from agcore.hooks._calling import multicall
 from agcore.hooks._context import HookContext, ToolCallDecision
 from agcore.hooks._errors import HookFailure
 from agcore.hooks._executor import HookExecutor, PluginInfo
+from agcore.hooks._folds import Fold, Ignore
 from agcore.hooks._markers import ENTRYPOINT_GROUP, PROJECT_NAME, hookimpl, hookspec
 from agcore.hooks._specs import (
     HOOK_KINDS,
@@ -71,6 +73,7 @@ __all__ = [
     "PROJECT_NAME",
     "AgcoreHookSpecs",
     "ConfirmationAnswer",
+    "Fold",
     "HookContext",
     "HookExecutor",
     "HookFailure",
@@ -79,6 +82,8 @@ __all__ = [
     "ToolCallStatus",
     "PluginInfo",
     "ToolCallDecision",
+    "Ignore",
     "hookimpl",
+    "multicall",
     "hookspec",
 ]

@@ -28,8 +28,18 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
 from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan, text_chunks
 from agcore.integrations.temporal._clock import RecordingClock, WorkflowClock
+from agcore.integrations.temporal._dev_server import DEV_SERVER_ARGS, dev_server_command, temporal_binary
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._status import (
+    MEMO_KEY,
+    PendingCall,
+    StepProgress,
+    WorkflowProgress,
+    WorkflowStatus,
+    workers_polling,
+    workflow_status,
+)
 from agcore.integrations.temporal._storage import FileStorageDriver
 from agcore.integrations.temporal._types import (
     ActivityOptions,
@@ -62,6 +72,8 @@ from agcore.integrations.temporal._workflow_parts import (
 __all__ = [
     "DATA_CONVERTER",
     "DEFAULT_TASK_QUEUE",
+    "DEV_SERVER_ARGS",
+    "MEMO_KEY",
     "WORKFLOWS",
     "ActivityOptions",
     "ActivityProvider",
@@ -72,6 +84,12 @@ __all__ = [
     "BundleFactory",
     "CompactionOptions",
     "ConfirmationInput",
+    "PendingCall",
+    "StepProgress",
+    "WorkflowProgress",
+    "WorkflowStatus",
+    "workers_polling",
+    "workflow_status",
     "DurableSession",
     "FileStorageDriver",
     "PlanInput",
@@ -89,7 +107,9 @@ __all__ = [
     "create_replayer",
     "create_worker",
     "data_converter",
+    "dev_server_command",
     "start_plan",
+    "temporal_binary",
     "text_chunks",
     "workflow_runner",
 ]

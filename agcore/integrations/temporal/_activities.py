@@ -9,7 +9,7 @@ bundle). Real providers, tools, MCP servers and their dependencies live here onl
   as data (``ErrorEvent``) so the workflow rebuilds the same typed error;
 * ``agcore.tool_call``: one tool call in, one result out (``ToolRegistry.execute_detailed``: every
   tool-side failure is already a result the model reads), heartbeating while the tool runs and with
-  each progress line it reports.
+  each progress line it reports; the lines travel back with the result, and the session records them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Collection
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from temporalio import activity
@@ -26,6 +26,8 @@ from temporalio.exceptions import ApplicationError
 
 from agcore.agent import Agent, BasicAgent, ConfigError, RuntimeBundle, bundle_resolve_provider
 from agcore.integrations.temporal._types import (
+    BUNDLE_ERROR,
+    MAX_PROGRESS_LINES,
     TEXT_TOPIC,
     AgentSpec,
     LLMCallInput,
@@ -40,10 +42,12 @@ from agcore.llm.retry import NO_RETRY
 from agcore.llm.types import LLMRequest, LLMResponse
 from agcore.tools import ToolContext, ToolProgress
 
-__all__ = ["AgentActivities", "BundleFactory"]
+__all__ = ["AgentActivities", "BundleFactory", "bundle_failure"]
 
 #: Builds the worker's bundle (sync or async); called once per worker, on the first activity.
 BundleFactory = Callable[[], "RuntimeBundle | Awaitable[RuntimeBundle]"]
+
+ResultT = TypeVar("ResultT")
 
 #: Seconds between heartbeats while a tool runs (the workflow's heartbeat timeout is several times this).
 HEARTBEAT_INTERVAL = 1.0
@@ -96,6 +100,12 @@ class AgentActivities:
                 self._bundle = made
             return self._bundle
 
+    async def _bundle_or_fail(self) -> RuntimeBundle:
+        try:
+            return await self.bundle()
+        except Exception as exc:
+            raise bundle_failure(exc) from exc
+
     def _count(self, name: str) -> None:
         self.calls[name] = self.calls.get(name, 0) + 1
 
@@ -105,8 +115,8 @@ class AgentActivities:
     async def describe_agent(self) -> AgentSpec:
         """The agent, its tools and config as this worker defines them."""
         self._count("describe_agent")
+        bundle = await self._bundle_or_fail()
         try:
-            bundle = await self.bundle()
             registry = bundle.tool_registry()
             specs: list[ToolSpec] = []
             for definition in self._agent.tool_definitions(bundle):
@@ -128,21 +138,22 @@ class AgentActivities:
                 model_id=provider.model_id if provider is not None else "resolved per call",
                 plugins_key=activity.info().task_queue,
             )
-        except ConfigError as exc:
-            # A broken bundle does not mend itself: fail the workflow with the message, do not retry.
-            raise ApplicationError(str(exc), type="ConfigError", non_retryable=True) from exc
+        except Exception as exc:  # a broken bundle does not mend itself: fail with its message
+            raise bundle_failure(exc) from exc
 
     @activity.defn(name="agcore.llm_call")
     async def llm_call(self, call: LLMCallInput) -> LLMResponse:
         """One model call through the worker's provider."""
         self._count("llm_call")
+        bundle = await self._bundle_or_fail()
         try:
-            bundle = await self.bundle()  # a broken factory is a ConfigError: not retried, below
             provider = await bundle_resolve_provider(bundle, None, call.request)
             _without_retries(provider)
+            # Heartbeats while the model answers: a call lost with its worker is retried after the
+            # heartbeat timeout (seconds), not after the whole call's timeout.
             if call.stream_key is None:
-                return await provider.complete(call.request)
-            return await _streamed(provider, call.request, call.stream_key)
+                return await _heartbeating(provider.complete(call.request))
+            return await _heartbeating(_streamed(provider, call.request, call.stream_key))
         except LLMError as exc:
             event = ErrorEvent.from_exception(exc)
             delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
@@ -158,18 +169,20 @@ class AgentActivities:
         """One server tool call; heartbeats every ``HEARTBEAT_INTERVAL`` seconds and per progress line."""
         self._count("tool_call")
         self._count(f"tool:{call.call.name}")
-        try:
-            bundle = await self.bundle()
-        except ConfigError as exc:  # not "interrupted": the worker cannot build its tools at all
-            raise ApplicationError(str(exc), type="ConfigError", non_retryable=True) from exc
+        bundle = await self._bundle_or_fail()  # not "interrupted": the worker cannot build its tools
         dependencies: dict[str, Any] = {}
         for name in ("memory_store", "retriever"):
             part = getattr(bundle, name)()
             if part is not None:
                 dependencies[name] = part
 
+        reported: list[ToolProgress] = []
+
         async def progress(update: ToolProgress) -> None:
             activity.heartbeat(update.message)
+            if len(reported) >= MAX_PROGRESS_LINES:  # a chatty tool: keep the first lines and the last
+                del reported[MAX_PROGRESS_LINES // 2]
+            reported.append(update)
 
         context = ToolContext(session_id=call.session_id, dependencies=dependencies, progress=progress)
         async with anyio.create_task_group() as group:
@@ -182,6 +195,7 @@ class AgentActivities:
         return ToolCallOutput(
             result=execution.result, status=execution.status, attempts=execution.attempts,
             duration=execution.duration, error=f"{type(error).__name__}: {error}" if error else None,
+            progress=reported,
         )
 
 
@@ -204,10 +218,37 @@ async def _streamed(provider: LLMProvider, request: LLMRequest, key: str) -> LLM
     raise LLMError(f"{provider!r} ended its stream without a reply; this is a provider bug")
 
 
+async def _heartbeating(call: Awaitable[ResultT]) -> ResultT:
+    """``call``'s result (or its error, unwrapped), heartbeating every ``HEARTBEAT_INTERVAL`` meanwhile."""
+    outcome: list[ResultT] = []
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(_heartbeat_forever)
+        try:
+            outcome.append(await call)
+        except Exception as exc:  # raised below, not wrapped in the task group's ExceptionGroup
+            failure.append(exc)
+        group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
 async def _heartbeat_forever() -> None:
     while True:
         activity.heartbeat()
         await anyio.sleep(HEARTBEAT_INTERVAL)
+
+
+def bundle_failure(exc: Exception) -> ApplicationError:
+    """A bundle the worker cannot build or describe, as a non-retryable activity failure that names the
+    error's type and says its message (a missing key or a broken import does not mend itself);
+    ``details`` mark it, so the workflow tells it from a lost worker."""
+    name = type(exc).__name__
+    return ApplicationError(
+        f"the worker's bundle factory failed: {name}: {exc}", {BUNDLE_ERROR: name}, type=name,
+        non_retryable=True,
+    )
 
 
 def _without_retries(provider: LLMProvider | None) -> None:

@@ -11,15 +11,25 @@ await session.close()
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
-from typing import Literal
+from typing import Any, Literal
 
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateHandle, WorkflowUpdateStage
+from pydantic import TypeAdapter
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
+    WorkflowUpdateStage,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio.service import RPCError
 
-from agcore.agent import AgentMessage, Plan
+from agcore.agent import AgentMessage, OutputMode, Plan
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._status import WorkflowProgress, plan_progress, status_memo
 from agcore.integrations.temporal._types import (
     TEXT_TOPIC,
     ActivityOptions,
@@ -34,6 +44,29 @@ from agcore.integrations.temporal._types import (
 )
 from agcore.integrations.temporal._worker import DEFAULT_TASK_QUEUE
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
+
+#: How many times a turn that reached a run as it continued as new is sent again.
+_RESENDS = 3
+
+
+def import_path(output_type: Any) -> str:
+    """``output_type`` as ``module:QualName``, how a workflow finds it; ``ValueError`` for a type
+    defined where no worker can import it (in a function, ``list[...]`` forms)."""
+    module = getattr(output_type, "__module__", None)
+    qualname = getattr(output_type, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname \
+            or not isinstance(output_type, type):
+        raise ValueError(
+            f"a durable turn's output_type must be a class defined at a module's top level (the worker "
+            f"imports it by name), not {output_type!r}: wrap it in a pydantic model"
+        )
+    return f"{module}:{qualname}"
+
+
+def _closed_run(cause: BaseException | None) -> bool:
+    """Whether an update failed because its run closed before accepting it (not by the workflow)."""
+    text = str(cause).lower() if cause is not None else ""
+    return "completed before" in text or "continued as new" in text or "closing" in text
 
 __all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks"]
 
@@ -98,6 +131,7 @@ class DurableSession:
                          stream_text=stream_text, compaction=compaction),
             id=session_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            memo=status_memo(WorkflowProgress(kind="session")),  # readable before any worker runs it
         )
         return cls(client, handle)
 
@@ -106,16 +140,47 @@ class DurableSession:
         """The running session ``session_id`` (across continue-as-new: the latest run)."""
         return cls(client, client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
 
-    async def turn(self, text: str) -> TurnOutcome:
-        """Run a turn and wait for its outcome."""
-        return await self.handle.execute_update(AgentSessionWorkflow.turn, TurnInput(text=text))
+    async def turn(
+        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto"
+    ) -> TurnOutcome:
+        """Run a turn and wait for its outcome. ``output_type`` (a pydantic model, dataclass...
+        importable by the worker as ``module:QualName``) makes it a typed turn: ``outcome.output`` is
+        the answer validated into that type (see ``AgentSession.submit_turn``)."""
+        running = await self.start_turn(text, output_type=output_type, output_mode=output_mode)
+        done = await running.result()
+        if output_type is None or done.output is None:
+            return done
+        return done.model_copy(update={"output": TypeAdapter(output_type).validate_python(done.output)})
 
-    async def start_turn(self, text: str) -> WorkflowUpdateHandle[TurnOutcome]:
+    async def start_turn(
+        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto"
+    ) -> WorkflowUpdateHandle[TurnOutcome]:
         """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
-        outcome (meanwhile answer confirmations, steer, query)."""
-        return await self.handle.start_update(
-            AgentSessionWorkflow.turn, TurnInput(text=text), wait_for_stage=WorkflowUpdateStage.ACCEPTED
-        )
+        outcome (meanwhile answer confirmations, steer, query; a typed turn's ``output`` is JSON
+        data there). A turn sent while the session continues as new is sent again to the new run."""
+        path = import_path(output_type) if output_type is not None else None
+        turn = TurnInput(text=text, output_type=path, output_mode=output_mode)
+        return await self._accepted(AgentSessionWorkflow.turn, turn)
+
+    async def _accepted(self, update: Any, arg: Any) -> WorkflowUpdateHandle[TurnOutcome]:
+        for attempt in range(_RESENDS + 1):
+            try:
+                running: WorkflowUpdateHandle[TurnOutcome] = await self.handle.start_update(
+                    update, arg, wait_for_stage=WorkflowUpdateStage.ACCEPTED
+                )
+                return running
+            except (RPCError, WorkflowUpdateFailedError) as exc:
+                if attempt == _RESENDS or not await self._continued_as_new(exc):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _continued_as_new(self, error: Exception) -> bool:
+        # Not accepted: the run it reached was closing (it continues as new only once no turn is
+        # accepted or running, so nothing ran). Sent again, it reaches the latest run.
+        if isinstance(error, WorkflowUpdateFailedError) and not _closed_run(error.cause):
+            return False  # the workflow refused the turn itself (validation): not a race
+        description = await self.handle.describe()
+        return description.status == WorkflowExecutionStatus.RUNNING
 
     def text_chunks(self) -> AsyncIterator[TextChunk]:
         """The model's text as it streams, from a session started with ``stream_text=True`` (see
@@ -124,7 +189,8 @@ class DurableSession:
 
     async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""
-        return await self.handle.execute_update(AgentSessionWorkflow.resume, list(results))
+        running = await self._accepted(AgentSessionWorkflow.resume, list(results))
+        return await running.result()
 
     async def steer(self, text: str) -> None:
         """Signal ``steer``: input the running turn reads before its next model call."""
@@ -169,14 +235,19 @@ async def start_plan(
     max_history_events: int = 10_000,
     stream_text: bool = False,
     compaction: CompactionOptions | None = None,
+    attach: bool = False,
 ) -> WorkflowHandle[PlanWorkflow, Plan]:
-    """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress and
-    await ``result()`` for the executed plan; with ``stream_text``, read the steps' text as it is
-    generated with ``text_chunks(client, workflow_id)``."""
+    """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress (or
+    read ``workflow_status``, which needs no worker) and await ``result()`` for the executed plan;
+    with ``stream_text``, read the steps' text as it is generated with ``text_chunks(client,
+    workflow_id)``. ``attach``: if ``workflow_id`` is running already, the handle on it (else that
+    is an error: ``WorkflowAlreadyStartedError``)."""
     return await client.start_workflow(
         PlanWorkflow.run,
         PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
                   options=options or ActivityOptions(), max_history_events=max_history_events,
                   stream_text=stream_text, compaction=compaction),
         id=workflow_id, task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING if attach else WorkflowIDConflictPolicy.FAIL,
+        memo=status_memo(plan_progress(plan)),  # the steps are readable before any worker runs it
     )

@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from agcore.integrations.temporal._clock import WorkflowClock
     from agcore.integrations.temporal._session_workflow import WORKFLOW_FAILURES, describe_agent
     from agcore.integrations.temporal._sessions import open_session, snapshot
+    from agcore.integrations.temporal._status import plan_progress, publish_status
     from agcore.integrations.temporal._types import AgentSpec, PlanInput
 
 __all__ = ["PlanWorkflow"]
@@ -70,12 +71,13 @@ class PlanWorkflow:
         """Execute the plan with ``DefaultTaskAgent.execute_plan``; returns the executed plan."""
         info = workflow.info()
         with use_clock(WorkflowClock()):
-            spec = await describe_agent(input.spec, input.options.describe_timeout)
+            spec = await describe_agent(input.spec, input.options)
             session = await open_session(
                 spec, input.options, info.workflow_id, input.snapshot, None,
-                stream_text=input.stream_text, compaction=input.compaction,
+                stream_text=input.stream_text, compaction=input.compaction, run_id=info.run_id,
             )
             agent = _DurableTaskAgent(self, input, spec)
+            self._updated(self._plan)
             try:
                 await agent.execute_plan(session, self._plan, on_update=self._updated)
             except _ContinueAsNew:
@@ -111,6 +113,7 @@ class PlanWorkflow:
 
     def _updated(self, plan: Plan) -> None:
         self._plan = plan
+        publish_status(plan_progress(plan, generation=self._input.generation))
 
     @workflow.query
     def status(self) -> Plan:

@@ -14,6 +14,7 @@ recorded once.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -42,9 +43,25 @@ def set_plugins(
         _factories[task_queue] = (plugins, observers)
 
 
-def plugins_for(task_queue: str) -> WorkflowPlugins:
-    """Fresh plugins and observers for a workflow of ``task_queue`` (none if nothing is recorded)."""
+def plugins_for(task_queue: str, run_id: str | None = None) -> WorkflowPlugins:
+    """Plugins and observers for a workflow of ``task_queue`` (none if nothing is recorded): fresh
+    plugins; the observers of workflow run ``run_id`` made once per worker process, so that a run
+    evicted from the worker's cache and rebuilt here keeps them (a tracer's open spans, say: they
+    never run during the replay that rebuilds it, so they would otherwise never be ended)."""
     plugins, observers = _factories.get(task_queue) or _factories.get(None) or (None, None)
-    return WorkflowPlugins(
-        list(plugins()) if plugins is not None else [], list(observers()) if observers is not None else []
-    )
+    made = list(plugins()) if plugins is not None else []
+    if observers is None:
+        return WorkflowPlugins(made, [])
+    if run_id is None:
+        return WorkflowPlugins(made, list(observers()))
+    kept = _observers_of_runs.get(run_id)
+    if kept is None:
+        kept = _observers_of_runs[run_id] = list(observers())
+        if len(_observers_of_runs) > MAX_KEPT_RUNS:
+            _observers_of_runs.popitem(last=False)  # the oldest run: long over, or on another worker
+    return WorkflowPlugins(made, kept)
+
+
+#: How many workflow runs' observers a worker process keeps (oldest dropped first).
+MAX_KEPT_RUNS = 10_000
+_observers_of_runs: OrderedDict[str, list[object]] = OrderedDict()

@@ -24,8 +24,9 @@ from typing import Literal
 
 import anyio
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.contrib.workflow_streams import WorkflowStream
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
@@ -33,8 +34,10 @@ with workflow.unsafe.imports_passed_through():
     from agcore._clock import use_clock
     from agcore.agent import AgentMessage, AgentSession, ConfigError
     from agcore.integrations.temporal._clock import WorkflowClock
-    from agcore.integrations.temporal._sessions import open_session, outcome, snapshot
+    from agcore.integrations.temporal._sessions import open_session, outcome, output_type_named, snapshot
+    from agcore.integrations.temporal._status import WorkflowProgress, publish_status
     from agcore.integrations.temporal._types import (
+        ActivityOptions,
         AgentSpec,
         ConfirmationInput,
         SessionInput,
@@ -46,25 +49,46 @@ with workflow.unsafe.imports_passed_through():
     from agcore.memory import MemoryStoreError
     from agcore.tools import Tool
 
-__all__ = ["WORKFLOW_FAILURES", "AgentSessionWorkflow", "describe_agent"]
+__all__ = ["WORKFLOW_FAILURES", "AgentSessionWorkflow", "describe_agent", "startup_failure"]
 
 #: Errors that fail the workflow with their message instead of failing the workflow task (which
 #: Temporal retries until the code changes): a broken configuration, data that does not validate, a
 #: snapshot that cannot be read back. The loop itself turns every other failure into a turn result.
 WORKFLOW_FAILURES: tuple[type[Exception], ...] = (ConfigError, ValidationError, MemoryStoreError)
 
+#: What fails a session before its first turn: the worker's bundle (``startup_failure``), a snapshot.
+_STARTUP_FAILURES: tuple[type[Exception], ...] = (ApplicationError, *WORKFLOW_FAILURES)
+
 ConfirmAnswer = bool | Literal["always"]
 
 
-async def describe_agent(input_spec: AgentSpec | None, describe_timeout: float) -> AgentSpec:
-    """The spec carried over from a previous run, or the worker's answer to ``agcore.describe_agent``."""
+async def describe_agent(input_spec: AgentSpec | None, options: ActivityOptions) -> AgentSpec:
+    """The spec carried over from a previous run, or the worker's answer to ``agcore.describe_agent``;
+    a worker that cannot build its bundle raises ``startup_failure``'s error (never retried)."""
     if input_spec is not None:
         return input_spec
-    spec: AgentSpec = await workflow.execute_activity(
-        "agcore.describe_agent", result_type=AgentSpec,
-        start_to_close_timeout=timedelta(seconds=describe_timeout),
-    )
+    try:
+        spec: AgentSpec = await workflow.execute_activity(
+            "agcore.describe_agent", result_type=AgentSpec,
+            start_to_close_timeout=timedelta(seconds=options.describe_timeout),
+            retry_policy=RetryPolicy(maximum_attempts=options.describe_max_attempts),
+        )
+    except ActivityError as exc:
+        raise startup_failure(exc) from exc
     return spec
+
+
+def startup_failure(exc: BaseException) -> ApplicationError:
+    """Why a workflow could not open its session, as the error that fails it (and the turns sent to
+    it): the worker's own error type and message, not Temporal's wrapping of it."""
+    cause = exc.cause if isinstance(exc, ActivityError) and exc.cause is not None else exc
+    if isinstance(cause, ApplicationError):
+        return ApplicationError(cause.message, *cause.details, type=cause.type, non_retryable=True)
+    if isinstance(exc, ActivityError):  # timed out, or its attempts ran out: no worker answered
+        message = (f"no worker described the agent ({type(cause).__name__}: {cause}): check the workers "
+                   f"of task queue {workflow.info().task_queue!r} and their logs")
+        return ApplicationError(message, type=type(cause).__name__, non_retryable=True)
+    return ApplicationError(str(cause), type=type(cause).__name__, non_retryable=True)
 
 
 @workflow.defn(name="agcore.AgentSession", failure_exception_types=list(WORKFLOW_FAILURES))
@@ -80,6 +104,8 @@ class AgentSessionWorkflow:
         self._clock = WorkflowClock()
         self._input = input
         self._session: AgentSession | None = None
+        self._failure: ApplicationError | None = None
+        self._progress = WorkflowProgress(kind="session", generation=input.generation)
         self._busy = False
         self._closing = False
         self._waiting: dict[str, ToolUseBlock] = {}
@@ -98,14 +124,31 @@ class AgentSessionWorkflow:
         """Serve turns until the Signal ``close``; returns the session's final snapshot (or continues
         as new with it)."""
         info = workflow.info()
-        with use_clock(self._clock):
-            spec = await describe_agent(input.spec, input.options.describe_timeout)
-            self._spec = spec
-            self._session = await open_session(
-                spec, input.options, info.workflow_id, input.snapshot, self._confirm,
-                stream_text=input.stream_text, compaction=input.compaction,
-            )
+        try:
+            with use_clock(self._clock):
+                spec = await describe_agent(input.spec, input.options)
+                self._spec = spec
+                self._session = await open_session(
+                    spec, input.options, info.workflow_id, input.snapshot, self._confirm,
+                    stream_text=input.stream_text, compaction=input.compaction, run_id=info.run_id,
+                )
+        except _STARTUP_FAILURES as exc:
+            # The turns waiting for the session fail with this error too (not with "the workflow
+            # completed before the update"), then the workflow does.
+            failure = exc if isinstance(exc, ApplicationError) else startup_failure(exc)
+            self._failure = failure
+            if self._stream is not None:
+                self._stream.detach_pollers()  # a text subscriber's long poll would hold the run open
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            if failure is exc:
+                raise
+            raise failure from exc
         session = self._session
+        self._progress = WorkflowProgress(
+            kind="session", activity="idle", generation=input.generation,
+            turns=input.snapshot.record.turn_index if input.snapshot is not None else 0,
+        )
+        publish_status(self._progress)
         try:
             while True:
                 await workflow.wait_condition(
@@ -156,11 +199,18 @@ class AgentSessionWorkflow:
         """Run one turn with the user's ``text``; wait for an earlier one to finish first."""
         session = await self._take()
         try:
+            output = None
+            if input.output_type is not None:
+                try:
+                    with workflow.unsafe.imports_passed_through():  # the user's types: plain definitions
+                        output = output_type_named(input.output_type, input.output_mode)
+                except ConfigError as exc:  # this turn cannot run; the session can
+                    raise ApplicationError(str(exc), type="ConfigError", non_retryable=True) from exc
             with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
-                await session.submit_turn(input.text)
+                await session.submit_turn(input.text, output_type=output)
             self._turns_here += 1
             assert session.last_result is not None  # also when the workflow's cancellation ended it
-            return outcome(session.last_result)
+            return self._ended(outcome(session.last_result, output))
         finally:
             self._turn_scope = None
             self._busy = False
@@ -186,21 +236,42 @@ class AgentSessionWorkflow:
                 try:
                     await session.resume(results)
                 except ValueError as exc:  # a result for no pending call: the session is unchanged
+                    self._publish(activity="client_tools")
                     raise ApplicationError(str(exc), non_retryable=True) from exc
             self._turns_here += 1
             assert session.last_result is not None
-            return outcome(session.last_result)
+            return self._ended(outcome(session.last_result))
         finally:
             self._turn_scope = None
             self._busy = False
 
     async def _take(self) -> AgentSession:
-        await workflow.wait_condition(lambda: self._session is not None and not self._busy)
+        # Several waiting turns may wake in one activation: only the first to run takes the session,
+        # the others (seeing it busy again) wait for the next turn to end.
+        while self._failure is None and (self._session is None or self._busy):
+            await workflow.wait_condition(
+                lambda: self._failure is not None or (self._session is not None and not self._busy)
+            )
+        if self._failure is not None:
+            failure = self._failure
+            raise ApplicationError(failure.message, *failure.details, type=failure.type, non_retryable=True)
         assert self._session is not None
         if self._closing:
             raise ApplicationError("this session is closed: start a new session workflow", non_retryable=True)
         self._busy = True
+        self._publish(activity="busy")
         return self._session
+
+    def _ended(self, result: TurnOutcome) -> TurnOutcome:
+        self._publish(
+            activity="client_tools" if result.stop == "client_tools" else "idle",
+            turns=self._progress.turns + 1, last_stop=result.stop, last_error=result.error,
+        )
+        return result
+
+    def _publish(self, **changes: object) -> None:
+        self._progress = self._progress.model_copy(update=changes)
+        publish_status(self._progress)
 
     # ------------------------------------------------------------------------- input and views
 
@@ -256,8 +327,14 @@ class AgentSessionWorkflow:
 
     async def _confirm(self, call: ToolUseBlock, tool: Tool) -> ConfirmAnswer:
         self._waiting[call.id] = call
+        self._publish_waiting()
         try:
             await workflow.wait_condition(lambda: call.id in self._answers)
             return self._answers.pop(call.id)
         finally:
             self._waiting.pop(call.id, None)
+            self._publish_waiting()
+
+    def _publish_waiting(self) -> None:
+        names = [call.name for call in self._waiting.values()]
+        self._publish(activity="approval" if names else "busy", awaiting=names)

@@ -4,7 +4,10 @@ and messages, and its turns' results turned into data for the client."""
 
 from __future__ import annotations
 
-from agcore.agent import AgentSession, ConfirmCallback, TurnResult
+import importlib
+from typing import Any
+
+from agcore.agent import AgentSession, ConfigError, ConfirmCallback, OutputMode, StructuredOutput, TurnResult
 from agcore.context import create_context_transform
 from agcore.integrations.temporal._plugins import plugins_for
 from agcore.integrations.temporal._types import (
@@ -17,7 +20,7 @@ from agcore.integrations.temporal._types import (
 from agcore.integrations.temporal._workflow_parts import SpecAgent, workflow_bundle
 from agcore.memory import InMemorySessionStore
 
-__all__ = ["open_session", "outcome", "snapshot"]
+__all__ = ["open_session", "outcome", "output_type_named", "snapshot"]
 
 
 async def open_session(
@@ -29,11 +32,13 @@ async def open_session(
     *,
     stream_text: bool = False,
     compaction: CompactionOptions | None = None,
+    run_id: str | None = None,
 ) -> AgentSession:
     """The session ``session_id``: new, or continued from ``previous`` (calls a lost run left open
     get the loop's "interrupted" results, as after any crash); with ``compaction``, what the model
-    sees is compacted (its summaries are model calls: activities)."""
-    plugins = plugins_for(spec.plugins_key)
+    sees is compacted (its summaries are model calls: activities); ``run_id``: the workflow run, whose
+    observers outlive its eviction from the worker's cache (see ``plugins_for``)."""
+    plugins = plugins_for(spec.plugins_key, run_id)
     bundle = workflow_bundle(
         spec, options, session_id, plugins.plugins, stream_text=stream_text, observers=plugins.observers
     )
@@ -67,10 +72,30 @@ async def snapshot(session: AgentSession) -> SessionSnapshot:
     return SessionSnapshot(record=record.model_copy(update={"message_count": 0}), messages=messages)
 
 
-def outcome(result: TurnResult) -> TurnOutcome:
-    """``result`` as data."""
+def output_type_named(path: str, mode: OutputMode) -> StructuredOutput:
+    """The ``StructuredOutput`` for the type ``path`` names (``module:QualName``). ``ConfigError`` if
+    it cannot be imported here (where the workflow runs)."""
+    module_name, _, qualname = path.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"the output type {path!r} cannot be imported by the worker ({exc}): define it in a module "
+            "the worker can import", piece="output_type",
+        ) from exc
+    return StructuredOutput(found, mode=mode)
+
+
+def outcome(result: TurnResult, output: StructuredOutput | None = None) -> TurnOutcome:
+    """``result`` as data (a typed answer as JSON data)."""
     error = result.error
+    answer = None
+    if output is not None and result.output is not None:
+        answer = output.adapter.dump_python(result.output, mode="json")
     return TurnOutcome(
+        output=answer,
         text=result.text, stop=result.stop, pending_tool_calls=list(result.pending_tool_calls),
         turns=result.turns, usage=result.usage, cost_usd=result.cost_usd, messages=list(result.messages),
         error=str(error) if error is not None else None,

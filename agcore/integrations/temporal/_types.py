@@ -3,22 +3,24 @@ Temporal's pydantic data converter carries them (and agcore's own types inside t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
-from agcore.agent import AgentConfig, AgentMessage, FailurePolicy, Plan, TurnStop
+from agcore.agent import AgentConfig, AgentMessage, FailurePolicy, OutputMode, Plan, TurnStop
 from agcore.llm.types import LLMRequest, ToolDefinition, ToolResultBlock, ToolUseBlock, Usage
 from agcore.memory import SessionRecord
-from agcore.tools import ToolStatus
+from agcore.tools import ToolProgress, ToolStatus
 
 __all__ = [
+    "BUNDLE_ERROR",
     "ActivityOptions",
     "AgentSpec",
     "CompactionOptions",
     "ConfirmationInput",
     "LLMCallInput",
+    "MAX_PROGRESS_LINES",
     "PlanInput",
     "SessionInput",
     "SessionSnapshot",
@@ -31,6 +33,10 @@ __all__ = [
 ]
 
 
+#: The key in a failed activity's details that marks a worker's bundle factory failing.
+BUNDLE_ERROR = "agcore_bundle_error"
+
+
 class _Data(BaseModel):
     # Unknown fields are ignored, not refused: a client or worker one version ahead (a rolling
     # upgrade) must not fail a workflow task it cannot finish, which Temporal would retry forever.
@@ -40,21 +46,27 @@ class _Data(BaseModel):
 class ActivityOptions(_Data):
     """How the workflow schedules its activities (seconds).
 
-    * ``llm_timeout``: one model call, start to close; ``llm_max_attempts``: tries of a model call
+    * ``llm_timeout``: one model call, start to close; ``llm_heartbeat_timeout``: a model call whose
+      worker stops heartbeating (it heartbeats every second while the model answers) for this long
+      is lost with its worker and tried again; ``llm_max_attempts``: tries of a model call
       whose error is retryable (the provider's own retries are off on the worker: Temporal retries);
     * ``tool_timeout_margin``: added to a tool's own timeout for its activity's start-to-close
       timeout; ``tool_heartbeat_timeout``: a tool activity whose worker stops heartbeating for this
       long is declared lost (a non-idempotent tool is then answered "interrupted", never re-run);
-    * ``idempotent_tool_attempts``: tries of a tool the worker declared idempotent.
+    * ``idempotent_tool_attempts``: tries of a tool the worker declared idempotent;
+    * ``describe_timeout``, ``describe_max_attempts``: reading the agent from a worker when the
+      workflow starts (a bundle factory that raises is not retried: the workflow fails with its error).
     """
 
     llm_timeout: float = Field(default=300.0, gt=0)
+    llm_heartbeat_timeout: float = Field(default=10.0, gt=0)
     llm_max_attempts: int = Field(default=5, ge=1)
     llm_initial_retry_interval: float = Field(default=1.0, gt=0)
     tool_timeout_margin: float = Field(default=30.0, ge=0)
     tool_heartbeat_timeout: float = Field(default=10.0, gt=0)
     idempotent_tool_attempts: int = Field(default=3, ge=1)
     describe_timeout: float = Field(default=60.0, gt=0)
+    describe_max_attempts: int = Field(default=3, ge=1)
 
 
 class CompactionOptions(_Data):
@@ -126,12 +138,18 @@ class ToolCallInput(_Data):
     default_timeout: float | None = None
 
 
+#: The progress lines a tool activity carries back to the session (the first ones, then the last).
+MAX_PROGRESS_LINES = 200
+
+
 class ToolCallOutput(_Data):
     result: ToolResultBlock
     status: ToolStatus
     attempts: int = 0
     duration: float = 0.0
     error: str | None = None
+    #: What the tool reported while it ran: recorded in the session as ``ToolLog`` messages.
+    progress: list[ToolProgress] = Field(default_factory=list)
 
 
 class SessionSnapshot(_Data):
@@ -162,6 +180,10 @@ class SessionInput(_Data):
 
 class TurnInput(_Data):
     text: str
+    #: A typed turn: the answer's type by import path (``module:QualName``, importable on the worker)
+    #: and how to ask for it (``StructuredOutput.mode``).
+    output_type: str | None = None
+    output_mode: OutputMode = "auto"
 
 
 class ConfirmationInput(_Data):
@@ -184,6 +206,8 @@ class TurnOutcome(_Data):
     error: str | None = None
     error_type: str | None = None
     recoverable: bool = False
+    #: A typed turn's answer: JSON data in the workflow, the ``output_type`` itself from ``turn``.
+    output: Any = None
 
 
 class PlanInput(_Data):

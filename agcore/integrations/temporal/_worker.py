@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection, Sequence
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client, TLSConfig
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 DEFAULT_TASK_QUEUE = "agcore"
+#: How long a workflow task waits for the worker that cached its workflow before any worker takes it.
+STICKY_TIMEOUT = timedelta(seconds=3)
 #: Temporal's pydantic converter: agcore's messages, requests and plans travel as their own JSON.
 DATA_CONVERTER: DataConverter = pydantic_data_converter
 WORKFLOWS: tuple[type, ...] = (AgentSessionWorkflow, PlanWorkflow)
@@ -100,7 +103,8 @@ def create_worker(
     observer hooks do not), ``workflow_observers()`` the plugins that only record (audit log,
     tracing, logging: never run during a replay). ``worker_options`` go to
     ``temporalio.worker.Worker`` (e.g.
-    ``max_cached_workflows``, ``max_concurrent_activities``).
+    ``max_cached_workflows``, ``max_concurrent_activities``; ``sticky_queue_schedule_to_start_timeout``
+    defaults to ``STICKY_TIMEOUT``, 3 s, so a killed worker's sessions move on sooner).
     """
     _check_converter(client)
     acts = activities if activities is not None else AgentActivities(
@@ -108,6 +112,10 @@ def create_worker(
     )
     set_plugins(task_queue, workflow_plugins, workflow_observers)
     worker_options.setdefault("workflow_runner", workflow_runner())
+    # A session's next workflow task goes to the worker that cached it; if that worker was killed,
+    # Temporal waits this long before giving the task to another (SDK default 10 s, on top of the
+    # heartbeat timeout that noticed the loss).
+    worker_options.setdefault("sticky_queue_schedule_to_start_timeout", STICKY_TIMEOUT)
     return Worker(
         client, task_queue=task_queue, workflows=list(WORKFLOWS), activities=acts.activities, **worker_options
     )

@@ -24,13 +24,11 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agcore._clock import new_id, use_clock
-from agcore.agent import RuntimeBundle
-from agcore.agent._persistence import INTERRUPTED
-from agcore.hooks import HOOK_KINDS, HOOK_RULES, HookExecutor
-from agcore.hooks._calling import multicall
-from agcore.hooks._folds import Ignore
+from agcore.agent import INTERRUPTED, RuntimeBundle
+from agcore.hooks import HOOK_KINDS, HOOK_RULES, HookExecutor, Ignore, multicall
 from agcore.integrations.temporal._clock import RecordingClock
 from agcore.integrations.temporal._types import (
+    BUNDLE_ERROR,
     ActivityOptions,
     AgentSpec,
     LLMCallInput,
@@ -43,7 +41,8 @@ from agcore.llm.types import LLMRequest, LLMResponse, ToolDefinition, ToolResult
 from agcore.tools import Tool, ToolContext, ToolExecution, ToolRegistry
 
 __all__ = [
-    "ActivityProvider", "ActivityToolRegistry", "ReplaySafeHookExecutor", "SpecAgent", "workflow_bundle"
+    "ActivityProvider", "ActivityToolRegistry", "ReplaySafeHookExecutor", "SpecAgent", "is_bundle_failure",
+    "workflow_bundle",
 ]
 
 #: Observers whose result nobody reads: safe to skip on replay. ``after_tool_call`` is an observer
@@ -104,6 +103,7 @@ class ActivityProvider:
                 LLMCallInput(request=request, stream_key=key),
                 result_type=LLMResponse,
                 start_to_close_timeout=timedelta(seconds=options.llm_timeout),
+                heartbeat_timeout=timedelta(seconds=options.llm_heartbeat_timeout),
                 retry_policy=RetryPolicy(
                     initial_interval=timedelta(seconds=options.llm_initial_retry_interval),
                     maximum_attempts=options.llm_max_attempts,
@@ -139,11 +139,21 @@ def _llm_error(exc: ActivityError, provider: str, model: str) -> LLMError:
         detail = cause.details[0]
         if isinstance(detail, dict) and "error_type" in detail:
             return ErrorEvent.model_validate(detail).to_exception()
+        if is_bundle_failure(cause):
+            return LLMError(f"Not called: {cause.message}; fix the worker.", provider=provider, model=model)
     reason = str(cause) if cause is not None else str(exc)
     return LLMError(
         f"The model call activity failed ({reason}); check that a worker serves this task queue.",
         provider=provider, model=model,
     )
+
+
+def is_bundle_failure(error: BaseException | None) -> bool:
+    """Whether ``error`` (an activity's cause) is a worker's bundle factory failing (``bundle_failure``)."""
+    if not isinstance(error, ApplicationError) or not error.details:
+        return False
+    detail = error.details[0]
+    return isinstance(detail, dict) and BUNDLE_ERROR in detail
 
 
 class ActivityToolRegistry(ToolRegistry):
@@ -192,14 +202,18 @@ class ActivityToolRegistry(ToolRegistry):
             )
         except ActivityError as exc:
             cause = exc.cause
-            if isinstance(cause, ApplicationError) and cause.type == "ConfigError":
-                text = f"Not run: the worker cannot build its tools ({cause.message}); fix the worker."
+            if is_bundle_failure(cause):
+                assert isinstance(cause, ApplicationError)
+                text = f"Not run: {cause.message}; fix the worker."
             else:
                 # Lost with its worker, or timed out: whether it took effect is unknown, so it is not
                 # run again (unless declared idempotent, and then Temporal already retried it).
                 text = INTERRUPTED
             result = ToolResultBlock(tool_use_id=call.id, content=text, is_error=True)
             return ToolExecution(result, "error", 1, 0.0, exc)
+        call_context = ctx.for_call(call)
+        for update in output.progress:  # recorded as in-process (ToolLog messages), from the history
+            await call_context.report_progress(update.message, fraction=update.fraction)
         return ToolExecution(output.result, output.status, output.attempts, output.duration)
 
 

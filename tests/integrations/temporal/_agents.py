@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
+from pydantic import BaseModel
 
 from agcore.agent import AgentBuilder, RuntimeBundle
 from agcore.llm import BaseProvider, StreamAssembler, message_to_events
@@ -30,7 +31,7 @@ from agcore.llm.types import (
     UserMessage,
 )
 from agcore.testing import FunctionProvider, text_reply, tool_calls_reply
-from agcore.tools import Tool, tool
+from agcore.tools import Tool, ToolContext, tool
 
 _STEP_MARK = "Now carry out step "
 
@@ -64,6 +65,11 @@ def model(messages: list[Message], tools: list[ToolDefinition]) -> object:
             _failed_once.add(text)
             raise RateLimitError("slow down", retry_after=0.05, provider="function", model="function-model")
         return text_reply("recovered")
+    if text.startswith("ticket ") and any(t.name == "final_result" for t in tools):
+        title, _, priority = text.removeprefix("ticket ").rpartition(" ")
+        return tool_calls_reply([("final_result", {"title": title, "priority": int(priority)})])
+    if text.startswith("slow-model "):
+        return _slowly(float(text.split()[1]))
     if text.startswith("fail-hard"):
         raise InvalidRequestError("the request is malformed: fix it", status_code=400)
     if text.startswith("call "):
@@ -73,6 +79,11 @@ def model(messages: list[Message], tools: list[ToolDefinition]) -> object:
             calls.append((name, json.loads(args or "{}")))
         return tool_calls_reply(calls)
     return text_reply(f"echo: {text}")
+
+
+async def _slowly(seconds: float) -> object:
+    await anyio.sleep(seconds)
+    return text_reply(f"thought for {seconds}")
 
 
 def _log_call(name: str) -> None:
@@ -103,6 +114,14 @@ async def slow(seconds: float, label: str = "") -> str:
     return f"slept {seconds}"
 
 
+@tool
+async def chatty(lines: int, ctx: ToolContext) -> str:
+    """Report progress lines while working."""
+    for i in range(lines):
+        await ctx.report_progress(f"line {i}", fraction=(i + 1) / lines)
+    return f"said {lines} lines"
+
+
 @tool(requires_confirmation=True)
 async def delete_file(path: str) -> str:
     """Delete a file (needs the user's approval)."""
@@ -112,11 +131,34 @@ async def delete_file(path: str) -> str:
 
 def make_bundle() -> RuntimeBundle:
     """The worker's bundle (a fresh provider and registry per worker)."""
-    bundle = AgentBuilder().provider(FunctionProvider(model)).tools(echo, slow, delete_file).build()
+    bundle = AgentBuilder().provider(FunctionProvider(model)).tools(echo, slow, chatty, delete_file).build()
     bundle.tool_registry().register_client_tool(Tool.client("ask_user", "Ask the user a question.", {
         "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"],
     }))
     return bundle
+
+
+class Ticket(BaseModel):
+    """A typed answer (for durable turns with ``output_type``)."""
+
+    title: str
+    priority: int
+
+
+class MissingKeyError(RuntimeError):
+    """What a factory reading its secrets might raise (any exception type, not only ConfigError)."""
+
+
+def make_bundle_without_key() -> RuntimeBundle:
+    """A worker factory that fails the way a missing secret does."""
+    raise MissingKeyError("AGCORE_TEST_KEY is not set: export it before starting the worker")
+
+
+def make_misconfigured_bundle() -> RuntimeBundle:
+    """A worker factory that refuses its configuration."""
+    from agcore.agent import ConfigError
+
+    raise ConfigError("max_turns must be positive: fix agents.yaml", piece="config")
 
 
 class FlakyStreamer(BaseProvider):

@@ -50,12 +50,12 @@ def anyio_backend() -> str:
 # with "Already running asyncio in this thread". A dev server starts in about a second per module.
 @pytest.fixture(scope="module")
 async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]:
-    from agcore.integrations.temporal import DATA_CONVERTER
+    from agcore.integrations.temporal import DATA_CONVERTER, DEV_SERVER_ARGS
 
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary("temporal"),
         data_converter=DATA_CONVERTER,
-        dev_server_extra_args=["--log-level", "error"],
+        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
     )
     try:
         yield env

@@ -71,7 +71,7 @@ async def test_plan_run_with_temporal_and_plan_status(
     assert code == 0, err
     assert "step a: completed" in out
     assert "done: echoed A" in out
-    workflow_id = re.search(r"workflow (plan-\w+)", out)
+    workflow_id = re.search(r"workflow (\w+)", out)  # the plan file has no id: a new one
     assert workflow_id is not None
     code, out, err = await _agcore("plan", "status", workflow_id.group(1), "--address", address)
     assert code == 0, err
@@ -115,3 +115,161 @@ async def test_worker_takes_workflow_observers_and_refuses_a_bad_factory(
     code, _, err = await _agcore("worker", "no_such_module:make", "--address", address)
     assert code == 2
     assert "cannot import 'no_such_module'" in err
+
+
+async def _read_until(stream: object, text: bytes, seconds: float = 30) -> bytes:
+    said = b""
+    with anyio.fail_after(seconds):
+        async for chunk in stream:  # type: ignore[attr-defined]
+            said += chunk
+            if text in said:
+                return said
+    raise AssertionError(f"{text!r} never came; said {said!r}")
+
+
+async def test_plan_run_waits_for_a_worker_and_status_needs_none(client: Client, tmp_path: Path) -> None:
+    address = client.service_client.config.target_host
+    queue = f"cli-{uuid.uuid4().hex[:8]}"
+    plan_id = f"release-{queue}"
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"id: {plan_id}\ngoal: cli\nsteps:\n"
+                    '  - id: a\n    description: \'call echo {"text": "A"}\'\n'
+                    "  - id: b\n    description: say b\n")
+    running = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "plan", "run", str(plan), "--temporal", address,
+         "--task-queue", queue],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )
+    try:
+        assert running.stdout is not None
+        said = await _read_until(running.stdout, b"agcore worker MODULE:FUNCTION")
+        # One clear line, the plan file's id naming the workflow, no traceback.
+        assert f"no worker is polling task queue '{queue}'".encode() in said
+        assert f"workflow {plan_id}".encode() in said
+        code, out, err = await _agcore("plan", "status", plan_id, "--address", address)
+        assert code == 0, err
+        assert f"plan {plan_id}: waiting for a worker; 0 of 2 steps done" in out
+        async with create_worker(client, make_bundle, task_queue=queue):
+            with anyio.fail_after(60):
+                await running.wait()
+            rest = await running.stdout.receive() if running.returncode is None else b""
+        assert running.returncode == 0, rest
+    finally:
+        if running.returncode is None:
+            running.kill()
+            await running.wait()
+    # No worker now: the status comes from Temporal itself, at once.
+    code, out, err = await _agcore("plan", "status", plan_id, "--address", address)
+    assert code == 0, err
+    assert f"plan {plan_id}: done; 2 of 2 steps done" in out
+    assert "done: echoed A" in out
+    # The same command again: the plan completed, so nothing runs twice.
+    code, out, err = await _agcore("plan", "run", str(plan), "--temporal", address, "--task-queue", queue)
+    assert code == 0, err
+    assert "completed earlier" in out
+    runs = [e async for e in client.list_workflows(f"WorkflowId = '{plan_id}'")]
+    assert len(runs) == 1
+
+
+async def test_session_status_says_idle_and_waiting_for_approval(client: Client, task_queue: str) -> None:
+    address = client.service_client.config.target_host
+    session_id = f"desk-{task_queue}"
+    for text in ("first", "second"):
+        code, out, err = await _agcore("run", "--temporal", address, "--task-queue", task_queue,
+                                       "--session", session_id, text)
+        assert code == 0, err
+        assert out.count(f"echo: {text}") == 1
+    code, out, err = await _agcore("session", "status", session_id, "--address", address)
+    assert code == 0, err
+    assert f"session {session_id}: idle; 2 turns" in out
+    assert "last turn: done" in out
+    session = DurableSession.attach(client, session_id)
+    running = await session.start_turn('call delete_file {"path": "x"}')
+    with anyio.fail_after(30):
+        while not await session.awaiting_confirmation():  # noqa: ASYNC110 - the workflow's state
+            await anyio.sleep(0.05)
+    code, out, err = await _agcore("session", "status", session_id, "--address", address)
+    assert f"session {session_id}: waiting for approval (delete_file)" in out, err
+    [call] = await session.awaiting_confirmation()
+    await session.confirm(call.id, True)
+    assert (await running.result()).text == "done: deleted x"
+    code, _, err = await _agcore("plan", "status", session_id, "--address", address)
+    assert code == 2
+    assert f"'{session_id}' is a session workflow: run `agcore session status {session_id}`" in err
+
+
+async def test_a_broken_worker_fails_run_and_plan_run_with_its_message(
+    client: Client, tmp_path: Path
+) -> None:
+    from tests.integrations.temporal._agents import make_bundle_without_key
+
+    address = client.service_client.config.target_host
+    queue = f"cli-{uuid.uuid4().hex[:8]}"
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("goal: cli\nsteps:\n  - id: a\n    description: say a\n")
+    async with create_worker(client, make_bundle_without_key, task_queue=queue):
+        code, _, err = await _agcore("run", "--temporal", address, "--task-queue", queue, "--session",
+                                     f"broken-{queue}", "hello")
+        assert code == 1
+        assert "MissingKeyError: AGCORE_TEST_KEY is not set" in err
+        assert "Traceback" not in err
+        code, _, err = await _agcore("plan", "run", str(plan), "--temporal", address, "--task-queue", queue)
+        assert code == 1
+        assert "MissingKeyError: AGCORE_TEST_KEY is not set" in err
+        assert "Traceback" not in err
+    code, out, err = await _agcore("session", "status", f"broken-{queue}", "--address", address)
+    assert code == 0, err
+    assert "failed: the worker's bundle factory failed: MissingKeyError" in out
+
+
+async def test_worker_imports_the_factory_from_the_current_directory(client: Client, tmp_path: Path) -> None:
+    address = client.service_client.config.target_host
+    queue = f"cli-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "myagents.py").write_text(
+        "from tests.integrations.temporal._agents import make_bundle as base\n\n"
+        "def make_bundle():\n    return base()\n"
+    )
+    console_script = Path(sys.executable).parent / "agcore"  # not `python -m`, which adds the cwd itself
+    process = await anyio.open_process(
+        [str(console_script), "worker", "myagents:make_bundle", "--address", address, "--task-queue", queue],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert process.stdout is not None
+        await _read_until(process.stdout, b"worker ready")
+        session = await DurableSession.start(client, f"cwd-{queue}", task_queue=queue)
+        assert (await session.turn("from the cwd")).text == "echo: from the cwd"
+        await session.close()
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def test_dev_server_serves_durable_runs_with_the_dispatch_knob(tmp_path: Path) -> None:
+    from agcore.integrations.temporal import connect
+
+    port = 17000 + uuid.uuid4().int % 2000
+    process = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "dev-server", "--port", str(port), "--ui-port", str(port + 1),
+         "--db-filename", str(tmp_path / "temporal.db")],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    client = await connect(f"127.0.0.1:{port}")
+                    break
+                except RuntimeError:  # not listening yet
+                    await anyio.sleep(0.2)
+        queue = f"dev-{uuid.uuid4().hex[:8]}"
+        async with create_worker(client, make_bundle, task_queue=queue):
+            session = await DurableSession.start(client, f"dev-{queue}", task_queue=queue)
+            assert (await session.turn('call echo {"text": "d"}')).text == "done: echoed d"
+            await session.close()
+        command_line = (await anyio.Path(f"/proc/{process.pid}/cmdline").read_bytes()).split(b"\0")
+        assert b"history.transferProcessorMaxPollRPS=10000" in command_line  # the server it became
+    finally:
+        process.terminate()
+        await process.wait()
+    assert (tmp_path / "temporal.db").exists()

@@ -363,7 +363,7 @@ async def test_a_broken_bundle_fails_the_workflow_with_its_message_instead_of_re
         with anyio.fail_after(20), pytest.raises(WorkflowFailureError) as failed:
             await session.handle.result()
     assert activities.calls["describe_agent"] == 1  # not retried
-    message = str(failed.value.cause.cause)
+    message = str(failed.value.cause)  # the worker's error itself, not Temporal's wrapping of it
     assert "not a RuntimeBundle" in message
     assert "AgentBuilder()" in message
 

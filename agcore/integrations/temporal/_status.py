@@ -1,0 +1,186 @@
+"""A workflow's state read from Temporal itself, with no worker: what the session and plan workflows
+publish in their memo (``publish_status``, in the workflow), the workflow's own description, and
+whether any worker polls its task queue (``workflow_status``, on the client).
+
+A query needs a live worker (it runs workflow code); a memo and a description are the server's, so
+``agcore plan status`` and ``agcore session status`` answer when every worker is down, which is
+exactly when people run them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import workflow
+from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+
+from agcore._clock import now_datetime
+from agcore.agent import Plan, StepStatus
+
+__all__ = [
+    "MEMO_KEY",
+    "PendingCall",
+    "RunState",
+    "StepProgress",
+    "WorkflowProgress",
+    "WorkflowStatus",
+    "plan_progress",
+    "publish_status",
+    "status_memo",
+    "workers_polling",
+    "workflow_status",
+]
+
+#: The memo key the workflows publish their progress under.
+MEMO_KEY = "agcore"
+#: Workflows whose history has no status marker (started before it existed) publish nothing.
+_PATCH = "agcore.status-memo"
+#: A worker long-polls about once a minute: one not seen for this long is gone.
+_POLLER_SEEN_WITHIN = timedelta(seconds=75)
+
+RunState = Literal[
+    "running", "idle", "waiting for a worker", "waiting for approval", "waiting for client tools",
+    "done", "failed", "cancelled",
+]
+
+
+class StepProgress(BaseModel):
+    """A plan step as its workflow last published it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    description: str = ""
+    status: str = "pending"
+    error: str | None = None
+
+
+class WorkflowProgress(BaseModel):
+    """What a session or plan workflow publishes in its memo as it goes."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: Literal["session", "plan"] = "session"
+    #: busy: a turn (or plan step) is running; approval: calls wait for the user's confirmation.
+    activity: Literal["starting", "idle", "busy", "approval", "client_tools"] = "starting"
+    awaiting: list[str] = Field(default_factory=list)
+    turns: int = 0
+    generation: int = 0
+    last_stop: str | None = None
+    last_error: str | None = None
+    goal: str = ""
+    steps: list[StepProgress] = Field(default_factory=list)
+
+
+def status_memo(progress: WorkflowProgress) -> dict[str, Any]:
+    """``progress`` as a workflow memo (what a client starting a workflow passes as ``memo=``)."""
+    return {MEMO_KEY: progress.model_dump(mode="json", exclude_defaults=True)}
+
+
+def publish_status(progress: WorkflowProgress) -> None:
+    """Publish ``progress`` in the running workflow's memo (one history event; nothing while a
+    history from before the status memo replays)."""
+    if workflow.patched(_PATCH):
+        workflow.upsert_memo(status_memo(progress))
+
+
+def plan_progress(plan: Plan, *, generation: int = 0) -> WorkflowProgress:
+    """A plan's progress: each step's id, status and error (short: a memo travels with every
+    describe and list call; the results stay in the plan's result)."""
+    running = any(step.status == StepStatus.RUNNING for step in plan.steps)
+    return WorkflowProgress(
+        kind="plan", activity="busy" if running else "idle", goal=plan.goal[:200], generation=generation,
+        steps=[StepProgress(
+            id=step.id, description=step.description[:120], status=step.status.value,
+            error=step.error.message[:300] if step.error is not None else None,
+        ) for step in plan.steps],
+    )
+
+
+class PendingCall(BaseModel):
+    """An activity the workflow waits for: its name, attempt and why the last attempt failed."""
+
+    name: str
+    attempt: int
+    started: bool
+    last_failure: str | None = None
+
+
+class WorkflowStatus(BaseModel):
+    """A session or plan workflow as Temporal knows it, without asking any worker."""
+
+    workflow_id: str
+    state: RunState
+    task_queue: str
+    temporal_status: str
+    workers: int
+    progress: WorkflowProgress | None = None
+    pending: list[PendingCall] = Field(default_factory=list)
+    failure: str | None = None
+    result: Any = None
+
+
+async def workers_polling(client: Client, task_queue: str) -> int:
+    """How many workers poll ``task_queue`` for workflow tasks (seen within the last minute or so)."""
+    response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+        namespace=client.namespace, task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    ))
+    now = now_datetime()
+    return sum(
+        1 for poller in response.pollers
+        if now - poller.last_access_time.ToDatetime(tzinfo=UTC) <= _POLLER_SEEN_WITHIN
+    )
+
+
+async def workflow_status(
+    client: Client, workflow_id: str, *, result_type: type | None = None
+) -> WorkflowStatus:
+    """The state of the workflow ``workflow_id`` (its latest run) from its description and memo; a
+    closed one's result (as ``result_type``) or failure. Raises ``RPCError`` (NOT_FOUND) for no such
+    workflow."""
+    handle = client.get_workflow_handle(workflow_id, result_type=result_type)
+    description = await handle.describe()
+    memo = await description.memo()
+    progress = WorkflowProgress.model_validate(memo[MEMO_KEY]) if MEMO_KEY in memo else None
+    raw = description.raw_description
+    pending = [
+        PendingCall(
+            name=activity.activity_type.name, attempt=activity.attempt,
+            started=activity.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+            last_failure=activity.last_failure.message or None,
+        )
+        for activity in raw.pending_activities
+    ]
+    status = description.status or WorkflowExecutionStatus.RUNNING
+    workers = await workers_polling(client, description.task_queue)
+    found = WorkflowStatus(
+        workflow_id=workflow_id, state="running", task_queue=description.task_queue,
+        temporal_status=status.name.lower(), workers=workers, progress=progress, pending=pending,
+    )
+    if status == WorkflowExecutionStatus.RUNNING:
+        return found.model_copy(update={"state": _running_state(progress, workers)})
+    if status == WorkflowExecutionStatus.CANCELED:
+        return found.model_copy(update={"state": "cancelled"})
+    try:
+        result = await handle.result(follow_runs=False)
+    except WorkflowFailureError as exc:
+        cause = exc.cause
+        reason = cause.message if hasattr(cause, "message") else str(cause)
+        return found.model_copy(update={"state": "failed", "failure": reason or status.name.lower()})
+    return found.model_copy(update={"state": "done", "result": result})
+
+
+def _running_state(progress: WorkflowProgress | None, workers: int) -> RunState:
+    if workers == 0:
+        return "waiting for a worker"
+    if progress is None:
+        return "running"
+    return {
+        "approval": "waiting for approval", "client_tools": "waiting for client tools", "idle": "idle",
+    }.get(progress.activity, "running")  # type: ignore[return-value]
