@@ -7,6 +7,9 @@ Each function looks at one simple command (its parsed words) and raises ``Comman
 
 from __future__ import annotations
 
+import glob as globbing
+import itertools
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -143,15 +146,30 @@ def check_secret_operands(words: Sequence[Word], cwd: Path, homes: Iterable[Path
 
 def check_not_secret(target: str, cwd: Path, homes: Iterable[Path], shown: str) -> None:
     try:
-        path = resolve_glob(target, cwd)
+        paths = [resolve_glob(target, cwd), *_glob_matches(target, cwd)]
     except (OSError, ValueError):
         return
-    if is_secret_path(path, list(homes)):
+    if any(is_secret_path(path, list(homes)) for path in paths):
         deny(
             shown,
             f"'{target}' is a credential (a key, token, password store or environment file); agents "
             "may not read or change it. Ask the user if the task really needs it",
         )
+
+
+def _glob_matches(target: str, cwd: Path) -> list[Path]:
+    """What a glob operand names on this machine (the first ``_GLOB_CHECKED``; real paths): a
+    credential must not be reachable as ``/root/.npmr?`` or ``/proc/PID/envir*`` either."""
+    if not any(c in target for c in "*?["):
+        return []
+    pattern = os.path.expanduser(target)
+    found = itertools.islice(globbing.iglob(pattern, root_dir=None if os.path.isabs(pattern) else cwd,
+                                            include_hidden=True), _GLOB_CHECKED)
+    return [Path(os.path.realpath(os.path.join(cwd, name))) for name in found]
+
+
+#: How many matches of one glob operand are checked for credentials (a bound on the guard's work).
+_GLOB_CHECKED = 2000
 
 
 def makes_outside_link(

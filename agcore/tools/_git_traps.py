@@ -81,7 +81,7 @@ def protected_paths(workspace: Path) -> list[Path]:
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    kind: str  # "file", "dir", "link", "other"
+    kind: str  # "file", "oversized" (a file past what is read of it), "dir", "link", "other"
     content: bytes  # files: their bytes (capped); links: their target
 
 
@@ -100,7 +100,9 @@ def _entry(path: Path) -> _Entry | None:
         except OSError:
             return _Entry("other", b"")
         with os.fdopen(fd, "rb") as handle:
-            return _Entry("file", handle.read(_MAX_READ))
+            content = handle.read(_MAX_READ + 1)
+        # Git reads a file whole, the check only its first MiB: a larger one cannot be vouched for.
+        return _Entry("file" if len(content) <= _MAX_READ else "oversized", content[:_MAX_READ])
     return _Entry("other", b"")
 
 
@@ -163,6 +165,8 @@ def _problem(git: Path, path: Path, entry: _Entry) -> str | None:
         )
     if entry.kind == "link":
         return f".git/{rel} is a symlink"
+    if entry.kind == "oversized":
+        return f".git/{rel} is over {_MAX_READ >> 20} MiB, too large to check for what git would run"
     name = path.name
     if rel == "commondir" or (name in ("commondir", "gitdir") and rel.startswith("modules/")):
         return f".git/{rel} makes git read another repository's config and hooks"

@@ -236,3 +236,27 @@ def test_which_new_configs_are_traps(tmp_path: Path, config: str, trap: bool) ->
     (tmp_path / ".git" / "config").write_text(config)
     assert bool(check.undo_traps()) == trap
     assert (tmp_path / ".git" / "config").exists() != trap
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("sandbox", ["required", "off"])
+async def test_a_config_padded_past_what_is_read_of_it_is_removed(scratch: Path, sandbox: str) -> None:
+    # An attacker's trick: the command goes after a MiB of comments, past what the check reads.
+    if sandbox == "required":
+        require_bwrap()
+    ws_root, outside = _layout(scratch, repo=False)
+    ws = Workspace(ws_root, sandbox=sandbox, confirm_commands=False)  # type: ignore[arg-type]
+    padding = "#" * 99 + "\n"
+    script = (
+        "import os\n"
+        "for d in ('.git/objects', '.git/refs/heads'):\n    os.makedirs(d, exist_ok=True)\n"
+        "open('.git/HEAD', 'w').write('ref: refs/heads/main\\n')\n"
+        f"open('.git/config', 'w').write('[core]\\n\\tbare = false\\n' + {padding!r} * 14000 + "
+        f"{_fsmonitor_config(outside)!r})\n"
+    )
+    ws.write_file("pad.py", script)
+    out = await ws.run_command("python3 pad.py")
+    assert "too large to check" in out
+    assert not (ws_root / ".git").exists()
+    _git(ws_root, "status")  # the user's own git, on the host: nothing of the trap left
+    assert not (outside / "canary.txt").exists()

@@ -222,3 +222,38 @@ async def test_run_command_through_the_registry(ws: Workspace) -> None:
     assert result.is_error
     assert isinstance(result.content, str)
     assert "system or home directory" in result.content
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+async def test_a_glob_through_a_symlink_lists_nothing_outside_the_workspace(
+    tmp_path: Path, sandbox: str
+) -> None:
+    # An attacker's trick: the glob is expanded on the host, where a link inside leads anywhere.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret-name.txt").write_text("x")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "inside.txt").write_text("y")
+    os.symlink(outside, root / "lnk")
+    ws = Workspace(root, sandbox=sandbox, confirm_commands=False)  # type: ignore[arg-type]
+    out = await ws.run_command("echo lnk/* *.txt")
+    assert "secret-name" not in out
+    assert "lnk/*" in out  # no match inside the workspace: the word stays as written
+    assert "inside.txt" in out
+
+
+@pytest.mark.anyio
+async def test_a_credential_named_by_a_glob_is_refused_in_guard_only_mode(tmp_path: Path) -> None:
+    # An attacker's trick: the guard knew `cat id_rsa`, not `cat id_rs?` (nor /proc/PID/envir*).
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "id_rsa").write_text("PRIVATE KEY canary")
+    root = tmp_path / "ws"
+    root.mkdir()
+    ws = Workspace(root, sandbox="off", confirm_commands=False)
+    for command in (f"cat {outside}/id_rs?", f"bash -c 'cat {outside}/id_r*'",
+                    f"bash -c 'cat /proc/{os.getpid()}/envir*'"):
+        with pytest.raises(ToolDenied, match="credential"):
+            await ws.run_command(command)

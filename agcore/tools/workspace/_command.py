@@ -262,7 +262,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
                     stderr = subprocess.STDOUT if stdout is subprocess.PIPE else stdout
                 else:  # &> and &>>: both streams to one file
                     stdout = stderr = _open(run, target, "ab" if operator == "&>>" else "wb", files)
-            argv = _expand(stage.words, run.cwd)
+            argv = _expand(stage.words, run.cwd, run.guard.root)
             if run.sandbox is not None:
                 missing = _not_runnable(argv[0], run)
                 if missing is not None:
@@ -343,17 +343,28 @@ def _open(run: _Run, target: str, mode: str, files: list[IO[bytes]]) -> IO[bytes
     return handle
 
 
-def _expand(words: Sequence[Word], cwd: Path) -> list[str]:
+def _expand(words: Sequence[Word], cwd: Path, root: Path) -> list[str]:
+    """The words with relative globs expanded as the shell would, on the host: so only to names whose
+    directory lies inside the workspace (a symlink inside may point anywhere, and its listing would
+    tell what is there); a glob that matches nothing there stays as written."""
     argv: list[str] = []
+    real_root = os.path.realpath(root)
     for word in words:
         pattern = word.text
         if word.glob and not os.path.isabs(pattern) and ".." not in pattern.split("/"):
-            found = sorted(globbing.glob(pattern, root_dir=cwd))
+            found = sorted(
+                name for name in globbing.glob(pattern, root_dir=cwd)
+                if _inside(os.path.realpath(os.path.join(cwd, os.path.dirname(name))), real_root)
+            )
             if found:
                 argv.extend(found)
                 continue
         argv.append(pattern)
     return argv
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 async def _drain(stream: ByteReceiveStream, sink: _Capped) -> None:
