@@ -22,7 +22,16 @@ from agcore.agent._agent import BasicAgent
 from agcore.agent._builder import AgentBuilder
 from agcore.agent._cost import CostTracker
 from agcore.agent._errors import ConfigError
-from agcore.agent._messages import AgentMessage
+from agcore.agent._messages import (
+    AgentMessage,
+    AssistantReply,
+    ContextNote,
+    Summary,
+    SystemEvent,
+    ToolLog,
+    ToolResults,
+    UserInput,
+)
 from agcore.agent._session import AgentSession, ConfirmCallback
 from agcore.agent._turn import TurnResult
 from agcore.llm.provider import LLMProvider
@@ -92,7 +101,7 @@ class QuickAgent(BasicAgent):
         ``confirm`` is asked before tools that need confirmation (without it they are refused). A
         turn that fails raises its ``AgentError`` (``LimitExceeded``, ``AgentLLMError``, ...)."""
         bundle = quick_bundle(self)
-        session = AgentSession(self, None, bundle, confirm=confirm, messages=message_history)
+        session = AgentSession(self, None, bundle, confirm=confirm, messages=_history(message_history))
         try:
             turn = await session.submit_turn(prompt, output_type=output_type)
         finally:
@@ -152,3 +161,20 @@ def quick_bundle(agent: QuickAgent) -> RuntimeBundle:
     if agent.tools is not None and not callable(agent.tools):
         builder.tools(t for t in agent.tools if isinstance(t, Tool))
     return builder.build()
+
+
+_AGENT_MESSAGE_TYPES = (UserInput, AssistantReply, ToolResults, Summary, ContextNote, SystemEvent, ToolLog)
+
+
+def _history(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+    """``message_history`` as the session takes it: the messages a result gave
+    (``result.all_messages()``), not strings or LLM-level ``UserMessage``s."""
+    history = list(messages)
+    strays = [m for m in history if not isinstance(m, _AGENT_MESSAGE_TYPES)]
+    if strays:
+        raise TypeError(
+            f"message_history takes the messages of an earlier run (result.all_messages()), not "
+            f"{type(strays[0]).__name__}: to start a conversation with text, put it in the prompt, or "
+            "pass agcore.agent.UserInput(content=...) messages"
+        )
+    return history

@@ -380,6 +380,11 @@ class LLMRequest(_Frozen):
         must already be agcore models (they are not validated again)."""
         if isinstance(messages, str):
             messages = [UserMessage(content=messages)]
+        elif isinstance(messages, UserMessage | AssistantMessage):
+            raise TypeError(
+                "LLMRequest.build takes a string or a list of messages, not one message: "
+                "LLMRequest.build([message])"
+            )
         # model_construct: the parts are already validated models, and this runs on every call.
         return cls.model_construct(
             messages=list(messages),

@@ -271,3 +271,22 @@ def test_a_quick_agent_as_a_sub_agent_runs_on_its_own_model_and_tools() -> None:
     [answer] = next(m for m in result.all_messages() if isinstance(m, ToolResults)).results
     assert answer.text == "Paris is in France."
     assert result.usage().calls == 4  # the child's two model calls count in the parent's usage
+
+
+def test_message_history_of_the_wrong_kind_is_a_clear_type_error() -> None:
+    agent = QuickAgent(name="q", provider=ScriptedProvider(["never"]))
+    with pytest.raises(TypeError, match=r"result\.all_messages\(\)"):
+        agent.run_sync("go", message_history=["hi"])  # type: ignore[list-item]
+
+
+def test_one_message_instead_of_a_list_is_a_clear_type_error() -> None:
+    from agcore.llm import LLMRequest, UserMessage
+
+    with pytest.raises(TypeError, match=r"LLMRequest\.build\(\[message\]\)"):
+        LLMRequest.build(UserMessage(content="hi"))  # type: ignore[arg-type]
+
+
+def test_quick_agent_is_importable_from_agcore_itself() -> None:
+    import agcore
+
+    assert agcore.QuickAgent is QuickAgent
