@@ -292,14 +292,18 @@ async def run(args: argparse.Namespace) -> str:
         address = client.service_client.config.target_host
         sections = [await overhead({"tuned dev server": client, "default dev server": default.client},
                                    args.turns)]
+        print(sections[-1] + "\n", flush=True)  # each section as it comes: a long run keeps what it measured
         await default.shutdown()
         for sessions in args.sessions:
             sections.append(
                 await concurrency(client, address, env, sessions, args.workers, args.session_turns)
             )
+            print(sections[-1] + "\n", flush=True)
         sections.append(await long_session(client, args.long_turns, args.max_history_events))
+        print(sections[-1] + "\n", flush=True)
         if not args.no_history:
             sections.append(await history(client, args.history_turns, args.plan_steps))
+            print(sections[-1] + "\n", flush=True)
     finally:
         await tuned.shutdown()
         server.terminate()
@@ -324,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.turns, args.sessions, args.history_turns, args.plan_steps = 5, [20], 10, 5
         args.long_turns, args.max_history_events = 30, 200
-    print(anyio.run(run, args), flush=True)
+    anyio.run(run, args)
     # The Temporal client's native threads can crash a normal interpreter shutdown
     # (temporalio/sdk-python#300).
     os._exit(0)

@@ -110,8 +110,18 @@ FailurePolicyOption = Annotated[str | None, typer.Option(
 Temporal = Annotated[str | None, typer.Option(
     "--temporal", metavar="HOST:PORT",
     help="Run durably on Temporal at this address, on the workers of --task-queue (their bundle decides "
-         "model and tools; --model, --workspace and --plugins do not apply). Prints the workflow id.",
+         "model and tools; --model, --workspace and --plugins do not apply; --compact, with "
+         "--context-window, compacts in the workflow). Prints the workflow id.",
 )]
+def _durable_compaction(compact: bool | None, context_window: int | None) -> Any:
+    """--compact (with --context-window) for a durable run: the workflow compacts what the model sees."""
+    if not compact:
+        return None
+    from agcore.integrations.temporal import CompactionOptions
+
+    return CompactionOptions(max_context_tokens=context_window)
+
+
 LOOP_BACKEND = "loop"
 PlanBackend = Annotated[str, typer.Option(
     "--backend", metavar="NAME",
@@ -329,7 +339,8 @@ def run(
 
         _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
                                            tls=tls, api_key=api_key, task_queue=task_queue, yes=yes,
-                                           session_id=session))
+                                           session_id=session,
+                                           compaction=_durable_compaction(compact, context_window)))
         return
     if session is not None:
         raise typer.BadParameter("only with --temporal (a local run keeps no session: use `agcore chat "
@@ -416,7 +427,8 @@ def plan_run(
 
         _execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace=namespace,
                                            tls=tls, api_key=api_key, task_queue=task_queue,
-                                           on_failure=policy or "stop", session_id=session))
+                                           on_failure=policy or "stop", session_id=session,
+                                           compaction=_durable_compaction(compact, context_window)))
         return
     _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,

@@ -22,6 +22,8 @@ from agcore.cli._errors import CliError, ExitCode
 if TYPE_CHECKING:
     from temporalio.client import Client
 
+    from agcore.integrations.temporal import CompactionOptions
+
 __all__ = [
     "dev_server_argv", "durable_plan", "durable_run", "load_factory", "plan_status", "run_worker",
     "session_status",
@@ -111,7 +113,7 @@ async def run_worker(
 
 
 async def plan_status(
-    console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None
+    console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None,
 ) -> ExitCode:
     """Print the state and step progress of the plan workflow ``workflow_id`` (no worker needed)."""
     from agcore.cli._durable_status import show_status
@@ -121,7 +123,7 @@ async def plan_status(
 
 
 async def session_status(
-    console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None
+    console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None,
 ) -> ExitCode:
     """Print the state of the session workflow ``workflow_id`` (no worker needed)."""
     from agcore.cli._durable_status import show_status
@@ -137,6 +139,7 @@ POLL_SECONDS = 0.2
 async def durable_run(
     console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool,
     tls: bool = False, api_key: str | None = None, session_id: str | None = None,
+    compaction: CompactionOptions | None = None,
 ) -> ExitCode:
     """One turn as a session workflow, its text printed as the model writes it; approvals asked here
     (or given by ``--yes``). With ``session_id`` the turn is one more of that durable session (started
@@ -149,7 +152,8 @@ async def durable_run(
 
     client = await _connect(address, namespace, tls, api_key)
     workflow_id = session_id or f"run-{new_id()}"
-    session = await DurableSession.start(client, workflow_id, task_queue=task_queue, stream_text=True)
+    session = await DurableSession.start(client, workflow_id, task_queue=task_queue, stream_text=True,
+                                         compaction=compaction)
     console.print(f"workflow {session.session_id} on task queue {task_queue!r}", style="dim")
     await wait_for_worker(console, client, task_queue, address)
     shown = _ShownText(console)
@@ -294,6 +298,7 @@ def _outcome_code(outcome: Any) -> ExitCode:
 async def durable_plan(
     console: Console, *, file: Path, address: str, namespace: str, task_queue: str, on_failure: Any,
     tls: bool = False, api_key: str | None = None, session_id: str | None = None,
+    compaction: CompactionOptions | None = None,
 ) -> ExitCode:
     """The plan in ``file`` as a plan workflow named ``session_id`` (default: the plan's ``id``): a
     line per step status change, then the status table. Run again, the same command attaches to the
@@ -312,7 +317,7 @@ async def durable_plan(
         console.print(plan_table(earlier, title=f"plan {workflow_id} (completed earlier)", results=True))
         return ExitCode.OK
     handle = await start_plan(client, earlier or plan, workflow_id=workflow_id, task_queue=task_queue,
-                              failure_policy=on_failure, attach=True)
+                              failure_policy=on_failure, attach=True, compaction=compaction)
     console.print(f"workflow {workflow_id} on task queue {task_queue!r} "
                   f"(agcore plan status {workflow_id})", style="dim", markup=False)
     await wait_for_worker(console, client, task_queue, address)

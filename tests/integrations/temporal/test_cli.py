@@ -273,3 +273,21 @@ async def test_dev_server_serves_durable_runs_with_the_dispatch_knob(tmp_path: P
         process.terminate()
         await process.wait()
     assert (tmp_path / "temporal.db").exists()
+
+
+async def test_compaction_options_reach_the_durable_plan(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    from agcore.integrations.temporal import PlanInput
+
+    address = client.service_client.config.target_host
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"id: compact-{task_queue}\ngoal: cli\nsteps:\n  - id: a\n    description: say a\n")
+    code, _, err = await _agcore("plan", "run", str(plan), "--temporal", address,
+                                 "--task-queue", task_queue, "--compact", "--context-window", "4096")
+    assert code == 0, err
+    history = await client.get_workflow_handle(f"compact-{task_queue}").fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    [given] = await client.data_converter.decode(started.input.payloads, [PlanInput])
+    assert given.compaction is not None
+    assert given.compaction.max_context_tokens == 4096
