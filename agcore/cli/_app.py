@@ -7,23 +7,48 @@ returns. Expected failures are ``CliError``s: their message goes to stderr, with
 from __future__ import annotations
 
 import functools
-import logging
 import os
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
-import anyio
 import typer
-from rich.console import Console
 
 from agcore import __version__
-from agcore.cli._errors import EXIT_CODES_HELP, CliError, ExitCode
+from agcore.cli._errors import EXIT_CODES_HELP
+from agcore.cli._execution import execute, execute_durable
+from agcore.cli._options import (
+    LOOP_BACKEND,
+    ApiKey,
+    BaseUrl,
+    Compact,
+    ContextWindow,
+    EnvAllow,
+    FailurePolicyOption,
+    Images,
+    MaxTokens,
+    MaxTurns,
+    Model,
+    Namespace,
+    PlanBackend,
+    Plugins,
+    Readable,
+    SessionDb,
+    SkillsDir,
+    TaskQueue,
+    Temperature,
+    Temporal,
+    TextTools,
+    Tls,
+    WorkspaceDir,
+    Yes,
+    _base_url,
+    _durable_compaction,
+    _local,
+    _plan_backend,
+)
 
 if TYPE_CHECKING:
     from agcore.agent import FailurePolicy
-    from agcore.cli._local import LocalOptions
 
 __all__ = ["app", "run_app"]
 
@@ -47,154 +72,6 @@ session_app = typer.Typer(
 )
 app.add_typer(session_app, name="session")
 
-Model = Annotated[str | None, typer.Option(
-    "--model", "-m", metavar="SPEC",
-    help="vendor:model (anthropic:claude-sonnet-4-6, openai:gpt-5.5, ollama:llama3.1), a model id from "
-         "`agcore models`, or scripted:PATH (a JSON/YAML script of replies, offline). Default: "
-         "$AGCORE_MODEL, else by which of ANTHROPIC_API_KEY / OPENAI_API_KEY is set.",
-)]
-def _base_url(value: str | None) -> str | None:
-    from agcore.llm import check_base_url
-
-    if value is not None:
-        try:
-            check_base_url(value)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
-    return value
-
-
-BaseUrl = Annotated[str | None, typer.Option(
-    "--base-url", metavar="URL", callback=_base_url,
-    help="An OpenAI-compatible server, e.g. http://localhost:8000/v1.",
-)]
-WorkspaceDir = Annotated[Path | None, typer.Option(
-    "--workspace", "-w", metavar="DIR", help="The directory the agent works in (default: the current one).",
-)]
-
-
-def _append_setting(variable: str) -> Callable[[list[Any] | None], list[Any] | None]:
-    """A callback that adds an option's values to ``$variable``, which every ``Workspace`` this
-    process opens reads (one place for run, chat and the plan commands)."""
-
-    def callback(values: list[Any] | None) -> list[Any] | None:
-        if values:
-            current = [v for v in os.environ.get(variable, "").split(os.pathsep) if v]
-            os.environ[variable] = os.pathsep.join([*current, *(os.fspath(v) for v in values)])
-        return values
-
-    return callback
-
-
-EnvAllow = Annotated[list[str] | None, typer.Option(
-    "--env", metavar="NAME", callback=_append_setting("AGCORE_ENV_ALLOW"),
-    help="Pass this environment variable to commands (repeatable; a glob like 'AWS_*' works). Commands "
-         "get only PATH, locale, terminal and toolchain settings otherwise.",
-)]
-Readable = Annotated[list[Path] | None, typer.Option(
-    "--readable", metavar="PATH", callback=_append_setting("AGCORE_READABLE"),
-    help="Let commands and the file tools read this directory outside the workspace (repeatable). "
-         "Commands see only the workspace and the system's programs and libraries otherwise.",
-)]
-Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every write and command without asking.")]
-Plugins = Annotated[bool, typer.Option(
-    "--plugins/--no-plugins", help="Load the hook plugins installed in the 'agcore' entry-point group.",
-)]
-SessionDb = Annotated[Path | None, typer.Option(
-    "--db", metavar="PATH", help="The session database (default: $AGCORE_HOME/sessions.db, "
-                                 "AGCORE_HOME defaulting to ~/.agcore).")]
-FailurePolicyOption = Annotated[str | None, typer.Option(
-    "--on-failure", metavar="POLICY",
-    help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
-         "retry: run a step again while its error is transient. `plan resume` keeps the run's.")]
-Temporal = Annotated[str | None, typer.Option(
-    "--temporal", metavar="HOST:PORT",
-    help="Run durably on Temporal at this address, on the workers of --task-queue (their bundle decides "
-         "model and tools; --model, --workspace and --plugins do not apply; --compact, with "
-         "--context-window, compacts in the workflow). Prints the workflow id.",
-)]
-def _durable_compaction(compact: bool | None, context_window: int | None) -> Any:
-    """--compact (with --context-window) for a durable run: the workflow compacts what the model sees."""
-    if not compact:
-        return None
-    from agcore.integrations.temporal import CompactionOptions
-
-    return CompactionOptions(max_context_tokens=context_window)
-
-
-LOOP_BACKEND = "loop"
-PlanBackend = Annotated[str, typer.Option(
-    "--backend", metavar="NAME",
-    help="The runtime: loop (agcore's own; the LangGraph backend cannot run plans yet).")]
-
-
-def _plan_backend(value: str) -> None:
-    if value != LOOP_BACKEND:
-        raise typer.BadParameter(
-            f"the {value!r} backend cannot run plans yet: use --backend loop (the default), or run the "
-            "steps one by one with `agcore run --backend langgraph`", param_hint="--backend")
-
-
-TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
-Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
-Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
-ApiKey = Annotated[str | None, typer.Option(
-    "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
-
-
-def _text_tools(value: str | None) -> str | None:
-    if value is not None and value not in ("on", "off", "auto"):
-        raise typer.BadParameter(f"{value!r}: choose on, off or auto")
-    return value
-
-
-TextTools = Annotated[str | None, typer.Option(
-    "--text-tools", metavar="on|off|auto", callback=_text_tools,
-    help="How tools reach the model. on: described in the prompt, calls read from the reply's text "
-         "(small local models that write calls as JSON); off: the API's native tool calling; auto "
-         "(default): native, and text mode from the first call a local or unknown model writes as "
-         "text (text mode from the start for a model the registry says has no tool calling).",
-)]
-MaxTurns = Annotated[int | None, typer.Option(
-    "--max-turns", metavar="N", min=1,
-    help="At most N model calls (and N tool rounds) per task or plan step (default: 50 calls, 25 rounds).",
-)]
-Temperature = Annotated[float | None, typer.Option(
-    "--temperature", metavar="T", min=0.0, max=2.0,
-    help="Sampling temperature for every model call (default: the server's).",
-)]
-ContextWindow = Annotated[int | None, typer.Option(
-    "--context-window", metavar="TOKENS", min=256,
-    help="The model's context window, as the server was started with it (llama-server -c N). Under "
-         "32768 tokens the history is compacted before it overflows; `agcore models --base-url URL` "
-         "shows what llama.cpp and vLLM report.",
-)]
-SkillsDir = Annotated[Path | None, typer.Option(
-    "--skills", metavar="DIR", help="Skills to use: a folder per skill, each with a SKILL.md (always-on "
-    "ones go into the prompt; the others are loaded on demand with the load_skill tool).")]
-Images = Annotated[list[Path] | None, typer.Option(
-    "--image", metavar="PATH", help="An image to send with the task (chat: with the first message); "
-    "PNG, JPEG, GIF or WebP, at most 5 MB. Repeat for several.")]
-MaxTokens = Annotated[int | None, typer.Option(
-    "--max-tokens", metavar="N", min=1,
-    help="At most N tokens per model reply. Default: a fifth of a context window under 32768 tokens "
-         "(--context-window, or the registry's), at most 4096; none otherwise (the server's default).",
-)]
-Compact = Annotated[bool | None, typer.Option(
-    "--compact/--no-compact",
-    help="Summarise older history when it nears the context window. Default: on for windows under "
-         "32768 tokens (the registry's, or --context-window), off otherwise.",
-)]
-
-
-def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
-           context_window: int | None, compact: bool | None, max_tokens: int | None) -> LocalOptions:
-    from agcore.cli._local import LocalOptions
-
-    return LocalOptions(text_tools=text_tools, max_turns=max_turns, temperature=temperature,
-                        context_window=context_window, compact=compact, max_tokens=max_tokens)
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"agcore {__version__}")
@@ -207,92 +84,6 @@ def _root(
                                           help="Show the version and exit.")] = False,
 ) -> None:
     """agcore: run a coding agent, chat with it, execute plans, and inspect models and plugins."""
-
-
-class _OneLine(logging.Formatter):
-    """agcore's warnings as one line each: a tool's traceback is for debugging (AGCORE_DEBUG=1), not
-    for the terminal of someone running an agent (the tool's error is shown as its result already)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return f"{record.levelname.lower()}: {record.getMessage()}"
-
-
-class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stderr`` is when a record comes (test runners swap it)."""
-
-    @property
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _: Any) -> None:
-        pass
-
-
-def _log_to_stderr() -> None:
-    logger = logging.getLogger("agcore")
-    if logger.handlers or logging.getLogger().handlers:
-        return  # someone configured logging (or we did already): theirs wins
-    handler = _Stderr()
-    if not os.environ.get("AGCORE_DEBUG"):
-        handler.setFormatter(_OneLine())
-    logger.addHandler(handler)
-
-
-def _execute(command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Console], ExitCode]) -> None:
-    """Run ``command`` with a console; exit with its code, or with a ``CliError``'s after its message."""
-    _log_to_stderr()
-    console = Console(highlight=False, soft_wrap=True)
-    errors = Console(stderr=True, highlight=False)
-    try:
-        code = anyio.run(_as_async, command, console)
-    except KeyboardInterrupt:
-        errors.print("interrupted", style="yellow")
-        code = ExitCode.INTERRUPTED
-    except BaseException as exc:
-        error = _cli_error(exc)
-        if error is None:
-            raise
-        errors.print(f"error: {error.message}", style="red", markup=False, soft_wrap=True)
-        code = error.code
-    raise typer.Exit(int(code))
-
-
-def _execute_durable(command: Callable[[Console], Awaitable[ExitCode]]) -> None:
-    """``_execute`` for the commands that talk to Temporal: the process ends with ``os._exit`` once
-    their output is flushed, because the Temporal client's native threads can crash an interpreter
-    that finalizes normally after using it (temporalio/sdk-python#300)."""
-    import os
-    import sys
-
-    try:
-        _execute(command)
-    except typer.Exit as done:
-        code = done.exit_code
-    else:  # pragma: no cover - _execute always exits
-        code = 0
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-
-
-async def _as_async(
-    command: Callable[[Console], Awaitable[ExitCode]] | Callable[[Console], ExitCode], console: Console
-) -> ExitCode:
-    outcome = command(console)
-    return await outcome if isinstance(outcome, Awaitable) else outcome
-
-
-def _cli_error(exc: BaseException) -> CliError | None:
-    """The ``CliError`` ``exc`` is, or the one a task group wrapped in an exception group."""
-    if isinstance(exc, CliError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _cli_error(inner)
-            if found is not None:
-                return found
-    return None
 
 
 # ------------------------------------------------------------------------------------ commands
@@ -337,7 +128,7 @@ def run(
                                      "skills or images", param_hint="--skills/--image")
         from agcore.cli._durable import durable_run
 
-        _execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
+        execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
                                            tls=tls, api_key=api_key, task_queue=task_queue, yes=yes,
                                            session_id=session,
                                            compaction=_durable_compaction(compact, context_window)))
@@ -347,7 +138,7 @@ def run(
                                  "--session ID`)", param_hint="--session")
     from agcore.cli._run import run_task
 
-    _execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
+    execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens)))
@@ -378,7 +169,7 @@ def chat(
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
     from agcore.cli._chat import chat as chat_main
 
-    _execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
+    execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens)))
@@ -425,12 +216,12 @@ def plan_run(
     if temporal is not None:
         from agcore.cli._durable import durable_plan
 
-        _execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace=namespace,
+        execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace=namespace,
                                            tls=tls, api_key=api_key, task_queue=task_queue,
                                            on_failure=policy or "stop", session_id=session,
                                            compaction=_durable_compaction(compact, context_window)))
         return
-    _execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
+    execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
@@ -463,7 +254,7 @@ def plan_resume(
 
     _plan_backend(backend)
     policy = _policy(on_failure)
-    _execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
+    execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
@@ -497,7 +288,7 @@ def plan_draft(
     from agcore.cli._plan import draft_plan
 
     _require_words(goal, "GOAL", 'agcore plan draft "release version 1.2"')
-    _execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
+    execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
                                workspace=workspace, plugins=plugins))
 
 
@@ -532,7 +323,7 @@ def worker(
     (needs the temporal extra). Runs until interrupted."""
     from agcore.cli._durable import run_worker
 
-    _execute_durable(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
+    execute_durable(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
                                        task_queue=task_queue, tls=tls, api_key=api_key,
                                        idempotent_tools=idempotent or [], workflow_plugins=workflow_plugins,
                                        workflow_observers=workflow_observers))
@@ -550,7 +341,6 @@ def dev_server(
     """Run a local Temporal dev server for durable runs (temporal server start-dev, from the temporal
     extra), tuned so a tool-call turn does not wait on the dev server's dispatch rate. Runs until
     interrupted."""
-    import os
 
     from agcore.cli._durable import dev_server_argv
 
@@ -570,7 +360,7 @@ def plan_status(
     read from Temporal itself: no worker needed."""
     from agcore.cli._durable import plan_status as show_status
 
-    _execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
+    execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
                                        namespace=namespace, tls=tls, api_key=api_key))
 
 
@@ -586,7 +376,7 @@ def session_status(
     failed), its turns and last stop, read from Temporal itself: no worker needed."""
     from agcore.cli._durable import session_status as show_status
 
-    _execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
+    execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
                                        namespace=namespace, tls=tls, api_key=api_key))
 
 
@@ -605,11 +395,11 @@ def models(
     if base_url is not None:
         from agcore.cli._served import list_served
 
-        _execute(functools.partial(list_served, base_url=base_url))
+        execute(functools.partial(list_served, base_url=base_url))
         return
     from agcore.cli._catalog import list_models
 
-    _execute(functools.partial(list_models, provider=provider))
+    execute(functools.partial(list_models, provider=provider))
 
 
 @app.command()
@@ -617,7 +407,7 @@ def plugins() -> None:
     """The hook plugins installed in the 'agcore' entry-point group and the hooks each implements."""
     from agcore.cli._catalog import list_plugins
 
-    _execute(list_plugins)
+    execute(list_plugins)
 
 
 def run_app(argv: list[str] | None = None) -> None:

@@ -67,7 +67,7 @@ def test_the_cli_logs_one_line_per_warning_without_a_traceback(
 ) -> None:
     import logging
 
-    from agcore.cli._app import _log_to_stderr
+    from agcore.cli._execution import _log_to_stderr
 
     logger = logging.getLogger("agcore")
     monkeypatch.setattr(logger, "handlers", [])

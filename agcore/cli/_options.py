@@ -1,0 +1,163 @@
+"""The command line's options, each one type (``Annotated``) that several commands share, with the
+checks that turn a mistake into a usage error before anything runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from agcore.cli._local import LocalOptions
+
+Model = Annotated[str | None, typer.Option(
+    "--model", "-m", metavar="SPEC",
+    help="vendor:model (anthropic:claude-sonnet-4-6, openai:gpt-5.5, ollama:llama3.1), a model id from "
+         "`agcore models`, or scripted:PATH (a JSON/YAML script of replies, offline). Default: "
+         "$AGCORE_MODEL, else by which of ANTHROPIC_API_KEY / OPENAI_API_KEY is set.",
+)]
+def _base_url(value: str | None) -> str | None:
+    from agcore.llm import check_base_url
+
+    if value is not None:
+        try:
+            check_base_url(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+BaseUrl = Annotated[str | None, typer.Option(
+    "--base-url", metavar="URL", callback=_base_url,
+    help="An OpenAI-compatible server, e.g. http://localhost:8000/v1.",
+)]
+WorkspaceDir = Annotated[Path | None, typer.Option(
+    "--workspace", "-w", metavar="DIR", help="The directory the agent works in (default: the current one).",
+)]
+
+
+def _append_setting(variable: str) -> Callable[[list[Any] | None], list[Any] | None]:
+    """A callback that adds an option's values to ``$variable``, which every ``Workspace`` this
+    process opens reads (one place for run, chat and the plan commands)."""
+
+    def callback(values: list[Any] | None) -> list[Any] | None:
+        if values:
+            current = [v for v in os.environ.get(variable, "").split(os.pathsep) if v]
+            os.environ[variable] = os.pathsep.join([*current, *(os.fspath(v) for v in values)])
+        return values
+
+    return callback
+
+
+EnvAllow = Annotated[list[str] | None, typer.Option(
+    "--env", metavar="NAME", callback=_append_setting("AGCORE_ENV_ALLOW"),
+    help="Pass this environment variable to commands (repeatable; a glob like 'AWS_*' works). Commands "
+         "get only PATH, locale, terminal and toolchain settings otherwise.",
+)]
+Readable = Annotated[list[Path] | None, typer.Option(
+    "--readable", metavar="PATH", callback=_append_setting("AGCORE_READABLE"),
+    help="Let commands and the file tools read this directory outside the workspace (repeatable). "
+         "Commands see only the workspace and the system's programs and libraries otherwise.",
+)]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every write and command without asking.")]
+Plugins = Annotated[bool, typer.Option(
+    "--plugins/--no-plugins", help="Load the hook plugins installed in the 'agcore' entry-point group.",
+)]
+SessionDb = Annotated[Path | None, typer.Option(
+    "--db", metavar="PATH", help="The session database (default: $AGCORE_HOME/sessions.db, "
+                                 "AGCORE_HOME defaulting to ~/.agcore).")]
+FailurePolicyOption = Annotated[str | None, typer.Option(
+    "--on-failure", metavar="POLICY",
+    help="stop (default): end at the first failed step; continue: run the steps that do not need it; "
+         "retry: run a step again while its error is transient. `plan resume` keeps the run's.")]
+Temporal = Annotated[str | None, typer.Option(
+    "--temporal", metavar="HOST:PORT",
+    help="Run durably on Temporal at this address, on the workers of --task-queue (their bundle decides "
+         "model and tools; --model, --workspace and --plugins do not apply; --compact, with "
+         "--context-window, compacts in the workflow). Prints the workflow id.",
+)]
+def _durable_compaction(compact: bool | None, context_window: int | None) -> Any:
+    """--compact (with --context-window) for a durable run: the workflow compacts what the model sees."""
+    if not compact:
+        return None
+    from agcore.integrations.temporal import CompactionOptions
+
+    return CompactionOptions(max_context_tokens=context_window)
+
+
+LOOP_BACKEND = "loop"
+PlanBackend = Annotated[str, typer.Option(
+    "--backend", metavar="NAME",
+    help="The runtime: loop (agcore's own; the LangGraph backend cannot run plans yet).")]
+
+
+def _plan_backend(value: str) -> None:
+    if value != LOOP_BACKEND:
+        raise typer.BadParameter(
+            f"the {value!r} backend cannot run plans yet: use --backend loop (the default), or run the "
+            "steps one by one with `agcore run --backend langgraph`", param_hint="--backend")
+
+
+TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
+Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
+Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
+ApiKey = Annotated[str | None, typer.Option(
+    "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
+
+
+def _text_tools(value: str | None) -> str | None:
+    if value is not None and value not in ("on", "off", "auto"):
+        raise typer.BadParameter(f"{value!r}: choose on, off or auto")
+    return value
+
+
+TextTools = Annotated[str | None, typer.Option(
+    "--text-tools", metavar="on|off|auto", callback=_text_tools,
+    help="How tools reach the model. on: described in the prompt, calls read from the reply's text "
+         "(small local models that write calls as JSON); off: the API's native tool calling; auto "
+         "(default): native, and text mode from the first call a local or unknown model writes as "
+         "text (text mode from the start for a model the registry says has no tool calling).",
+)]
+MaxTurns = Annotated[int | None, typer.Option(
+    "--max-turns", metavar="N", min=1,
+    help="At most N model calls (and N tool rounds) per task or plan step (default: 50 calls, 25 rounds).",
+)]
+Temperature = Annotated[float | None, typer.Option(
+    "--temperature", metavar="T", min=0.0, max=2.0,
+    help="Sampling temperature for every model call (default: the server's).",
+)]
+ContextWindow = Annotated[int | None, typer.Option(
+    "--context-window", metavar="TOKENS", min=256,
+    help="The model's context window, as the server was started with it (llama-server -c N). Under "
+         "32768 tokens the history is compacted before it overflows; `agcore models --base-url URL` "
+         "shows what llama.cpp and vLLM report.",
+)]
+SkillsDir = Annotated[Path | None, typer.Option(
+    "--skills", metavar="DIR", help="Skills to use: a folder per skill, each with a SKILL.md (always-on "
+    "ones go into the prompt; the others are loaded on demand with the load_skill tool).")]
+Images = Annotated[list[Path] | None, typer.Option(
+    "--image", metavar="PATH", help="An image to send with the task (chat: with the first message); "
+    "PNG, JPEG, GIF or WebP, at most 5 MB. Repeat for several.")]
+MaxTokens = Annotated[int | None, typer.Option(
+    "--max-tokens", metavar="N", min=1,
+    help="At most N tokens per model reply. Default: a fifth of a context window under 32768 tokens "
+         "(--context-window, or the registry's), at most 4096; none otherwise (the server's default).",
+)]
+Compact = Annotated[bool | None, typer.Option(
+    "--compact/--no-compact",
+    help="Summarise older history when it nears the context window. Default: on for windows under "
+         "32768 tokens (the registry's, or --context-window), off otherwise.",
+)]
+
+
+def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
+           context_window: int | None, compact: bool | None, max_tokens: int | None) -> LocalOptions:
+    from agcore.cli._local import LocalOptions
+
+    return LocalOptions(text_tools=text_tools, max_turns=max_turns, temperature=temperature,
+                        context_window=context_window, compact=compact, max_tokens=max_tokens)
+
+
