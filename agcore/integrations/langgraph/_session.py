@@ -10,7 +10,6 @@ answers the graph's confirmation interrupts as they come, and ``approve()``, ``r
 
 from __future__ import annotations
 
-import inspect
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from contextlib import aclosing, asynccontextmanager
@@ -26,17 +25,22 @@ from agcore.agent import (
     AgentMessage,
     AgentSession,
     CostTracker,
-    LimitExceeded,
     SessionState,
     TurnResult,
     check_client_results,
     resolve_output,
 )
-from agcore.agent.steps import TurnSteps, failed_event
+from agcore.agent.steps import failed_event
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
-from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession, take_outcomes
+from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
-from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
+from agcore.integrations.langgraph._turn_endings import (
+    confirmation_resume,
+    end_at_step_cap,
+    end_left_turn,
+    run_progress,
+)
+from agcore.llm.types import ToolResultBlock, UserMessage
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -406,55 +410,18 @@ class GraphSession:
 
     async def _progress(self) -> tuple[Any, ...]:
         """What the thread's checkpoint has done so far, to compare."""
-        values = (await self.graph.aget_state(cast(Any, self._config))).values
-        return (len(values.get("messages") or ()), values.get("session_state"), values.get("phase"),
-                sorted(values.get("outcomes") or ()))
+        return await run_progress(self.graph, cast(Any, self._config))
 
     async def _end_left_turn(self) -> None:
-        """The run was left early (cancelled, its stream closed, an error in the caller): end its turn
-        as the loop ends a cancelled one, in the history and in the checkpoint, at once. The session
-        in this process ran the nodes, so it is the newest copy: what it recorded that the checkpoint
-        lacks (a step cut short keeps its writes pending, and they are dropped with it) is written."""
-        session = self.session
-        if session.state.turn is None:
-            return  # no turn under way
-        config = cast(Any, self._config)
-        snapshot = await self.graph.aget_state(config)
-        if snapshot.interrupts:
-            return  # waiting for an answer: approve() or resume() goes on from there
-        pending: set[str] = set()
-        finished = dict(snapshot.values.get("outcomes") or {})
-        for task in snapshot.tasks:  # the steps cut short: their writes never reach the checkpoint
-            if isinstance(task.result, dict):
-                pending.update(m.id for m in task.result.get("messages") or ())
-                finished.update(task.result.get("outcomes") or {})
-        batch = session.state.turn.batch
-        if batch is not None:
-            take_outcomes(batch, finished)
-        steps = TurnSteps(session)
-        result = steps.abandon()
-        saved = {m.id for m in snapshot.values.get("messages") or () if m.id not in pending}
-        state = self._thread.written = session.state.to_json(running_turn=True)
-        update = {"messages": [m for m in session.messages if m.id not in saved], "session_state": state,
-                  "phase": None, "outcomes": {}, "stop": "cancelled", "error": str(result.error)}
-        await self.graph.aupdate_state(config, update, as_node="model")
-        await steps.report(result, shielded=True)
+        """The run was left early: end its turn at once, as the loop ends a cancelled one
+        (``end_left_turn``)."""
+        if self.session.state.turn is not None:
+            await end_left_turn(self.graph, cast(Any, self._config), self._thread)
 
     async def _answer(self, interrupts: Any) -> Command[Any] | None:
         """The resume for a confirmation this session's callback can answer; None otherwise."""
-        confirm = self.session.confirm
-        if not interrupts or confirm is None:
-            return None
-        value = interrupts[0].value
-        if not isinstance(value, dict) or value.get("type") != CONFIRMATION:
-            return None
-        call = ToolUseBlock.model_validate(value["call"])
-        tool = self.session.bundle.tool_registry().get(call.name)
-        assert tool is not None
-        answer = confirm(call, tool)
-        if inspect.isawaitable(answer):
-            answer = await answer
-        return Command(resume=answer)
+        answer = await confirmation_resume(self.session, interrupts)
+        return None if answer is None else Command(resume=answer)
 
     def _result(self) -> TurnResult:
         result = self.session.last_result
@@ -463,20 +430,7 @@ class GraphSession:
         return result
 
     async def _step_limit(self, exc: GraphRecursionError) -> TurnResult:
-        limit = self._config["recursion_limit"]
-        error = LimitExceeded(
-            "max_turns",
-            f"The graph ran {limit} steps (LangGraph's recursion_limit, set from max_turns) without "
-            "ending the turn: lower the work per turn or raise max_turns. The next turn answers any "
-            "call left open.",
-            value=self.session.bundle.config().max_turns,
-        )
-        error.__cause__ = exc
-        result = TurnResult(stop="limit", error=error)
-        error.partial = result
-        self.session.last_result = result
-        await TurnSteps(self.session).report(result)  # as the loop does
-        return result
+        return await end_at_step_cap(self.session, self._config["recursion_limit"], exc)
 
 
 #: How many scheduling steps the next turn waits for a dropped stream's turn to close (as on
