@@ -14,10 +14,11 @@ tests check) and keeps that information. Bash's ANSI-C quoting (``$'\x72m'`` is 
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from agcore.tools._shell_scan import ShellSyntaxError, closing_backtick, closing_brace, closing_paren
 
 __all__ = [
     "CONTROL_OPERATORS",
@@ -43,9 +44,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # ${x@P} expands the value like a prompt string, which runs the $(...) the value holds.
 _PROMPT_OPERATOR = re.compile(r"@P$")
 
-
-class ShellSyntaxError(ValueError):
-    """The command could not be read (an unterminated quote or substitution)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +193,7 @@ def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
             while i < n and script[i] != "\n":
                 i += 1
         elif char in "<>" and i + 1 < n and script[i + 1] == "(":
-            end = _closing_paren(script, i + 2)
+            end = closing_paren(script, i + 2)
             substitute(script[i + 2 : end])
             i = end + 1
         elif char in _OPERATOR_CHARS:
@@ -214,7 +212,7 @@ def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
         elif char == "$":
             i = _dollar(script, i, word, substitute)
         elif char == "`":
-            end = _closing_backtick(script, i + 1)
+            end = closing_backtick(script, i + 1)
             substitute(script[i + 1 : end])
             i = end + 1
         else:
@@ -248,7 +246,7 @@ def _double_quoted(script: str, i: int, word: _WordBuilder, substitute: Callable
         elif char == "$":
             i = _dollar(script, i, word, substitute)
         elif char == "`":
-            end = _closing_backtick(script, i + 1)
+            end = closing_backtick(script, i + 1)
             substitute(script[i + 1 : end])
             i = end + 1
         else:
@@ -332,12 +330,12 @@ def _dollar(script: str, i: int, word: _WordBuilder, substitute: Callable[[str],
     word.started = True
     nxt = script[i + 1] if i + 1 < len(script) else ""
     if nxt == "(":
-        end = _closing_paren(script, i + 2)
+        end = closing_paren(script, i + 2)
         substitute(script[i + 2 : end])
         return end + 1
     if nxt == "{":
         inner: list[str] = []
-        end = _closing_brace(script, i + 2, inner)
+        end = closing_brace(script, i + 2, inner)
         word.expansion = True
         word.chars.append(script[i : end + 1])
         word.runs_value = word.runs_value or bool(_PROMPT_OPERATOR.search(script[i + 2 : end]))
@@ -348,116 +346,3 @@ def _dollar(script: str, i: int, word: _WordBuilder, substitute: Callable[[str],
         word.expansion = True
     word.chars.append("$")
     return i + 1
-
-
-def _closing_brace(script: str, i: int, found: list[str]) -> int:
-    """Index of the ``}`` closing a ``${`` whose body starts at ``i``; every command substitution in
-    the body (a default ``${x:-$(...)}``, an assigned ``${x:=`...`}``, a pattern ``${x/$(...)/}``, an
-    array subscript, a nested ``${...}``) is appended to ``found``.
-
-    Quotes nest as bash reads them (a quoted ``}`` does not close), but the substitutions inside single
-    quotes are collected too: in a double-quoted ``"${x:-'$(cmd)'}"`` bash leaves the single quotes
-    literal and runs ``cmd``. Finding one too many is safe; missing one is a bypass.
-    """
-    n = len(script)
-    while i < n:
-        char = script[i]
-        if char == "\\":
-            i += 2
-        elif char == "'":
-            end = script.find("'", i + 1)
-            if end == -1:
-                raise ShellSyntaxError("unterminated single quote in ${...}")
-            found.extend(_substitutions_in(script[i + 1 : end]))
-            i = end + 1
-        elif char == '"':
-            i = _skip_double_quoted(script, i + 1, found)
-        elif char == "}":
-            return i
-        else:
-            i = _skip_substitution(script, i, found)
-    raise ShellSyntaxError("unterminated ${...}")
-
-
-def _skip_double_quoted(script: str, i: int, found: list[str]) -> int:
-    """Past a double-quoted part inside ``${...}`` (from after its quote), collecting substitutions."""
-    n = len(script)
-    while i < n:
-        char = script[i]
-        if char == "\\":
-            i += 2
-        elif char == '"':
-            return i + 1
-        else:
-            i = _skip_substitution(script, i, found)
-    raise ShellSyntaxError("unterminated double quote in ${...}")
-
-
-def _skip_substitution(script: str, i: int, found: list[str]) -> int:
-    """Past ``$(...)``, a backtick substitution or a nested ``${...}`` at ``i`` (recording the
-    substitutions), or past one plain character."""
-    if script.startswith("$(", i):
-        end = _closing_paren(script, i + 2)
-        found.append(script[i + 2 : end])
-        return end + 1
-    if script.startswith("${", i):
-        return _closing_brace(script, i + 2, found) + 1
-    if script[i] == "`":
-        end = _closing_backtick(script, i + 1)
-        found.append(script[i + 1 : end])
-        return end + 1
-    return i + 1
-
-
-def _substitutions_in(text: str) -> list[str]:
-    """The command substitutions in ``text`` read with its quotes as literal characters (what bash
-    does with single quotes inside a double-quoted ``${...}``)."""
-    found: list[str] = []
-    i = 0
-    with contextlib.suppress(ShellSyntaxError):  # an unterminated one in literal text runs nothing
-        while i < len(text):
-            i = _skip_substitution(text, i, found) if text[i] != "\\" else i + 2
-    return found
-
-
-def _closing_paren(script: str, i: int) -> int:
-    """Index of the ``)`` closing a ``$(`` whose body starts at ``i`` (quotes and nesting respected)."""
-    depth = 1
-    n = len(script)
-    while i < n:
-        char = script[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "'":
-            end = script.find("'", i + 1)
-            if end == -1:
-                break
-            i = end + 1
-            continue
-        if char == '"':
-            i += 1
-            while i < n and script[i] != '"':
-                i += 2 if script[i] == "\\" else 1
-            i += 1
-            continue
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise ShellSyntaxError("unterminated $( ... ) command substitution")
-
-
-def _closing_backtick(script: str, i: int) -> int:
-    n = len(script)
-    while i < n:
-        if script[i] == "\\":
-            i += 2
-            continue
-        if script[i] == "`":
-            return i
-        i += 1
-    raise ShellSyntaxError("unterminated backtick command substitution")
