@@ -124,6 +124,9 @@ if TYPE_CHECKING:
     )
     from agcore.agent.subagents._subagent_store import list_subagent_sessions
 
+from agcore.agent import plans as _plans
+from agcore.agent import subagents as _subagents
+
 # Loaded on first use: the bundle (dependency-injector, which pulls in asyncio, yaml and, where
 # installed, starlette) is needed once AgentBuilder.build() runs; plans and task agents by few runs.
 _LAZY = {
@@ -137,12 +140,6 @@ _LAZY = {
     "remember_tool": "agcore.agent._bundle",
     "retrieve_tool": "agcore.agent._bundle",
     "INTERRUPTED": "agcore.agent._persistence",
-    "Plan": "agcore.agent.plans._plan",
-    "Step": "agcore.agent.plans._plan",
-    "StepError": "agcore.agent.plans._plan",
-    "StepStatus": "agcore.agent.plans._plan",
-    "JsonPlanParser": "agcore.agent.plans._plan_parser",
-    "PlanParser": "agcore.agent.plans._plan_parser",
     "MemoryGuidancePlugin": "agcore.agent._memory_guidance",
     "memory_guidance": "agcore.agent._memory_guidance",
     "LOAD_SKILL_TOOL": "agcore.agent._skills",
@@ -150,22 +147,9 @@ _LAZY = {
     "Skill": "agcore.agent._skills",
     "SkillError": "agcore.agent._skills",
     "Skills": "agcore.agent._skills",
-    "DefaultStepVerifier": "agcore.agent.plans._step_check",
-    "StepVerifier": "agcore.agent.plans._step_check",
-    "DEFAULT_PLAN_PROMPT": "agcore.agent.plans._task_agent",
-    "DEFAULT_REASK_PROMPT": "agcore.agent.plans._task_agent",
-    "PLAN_STATE_KEY": "agcore.agent.plans._task_agent",
-    "DefaultTaskAgent": "agcore.agent.plans._task_agent",
-    "FailurePolicy": "agcore.agent.plans._task_agent",
-    "PlanUpdate": "agcore.agent.plans._task_agent",
-    "TaskAgent": "agcore.agent.plans._task_agent",
-    "DEFAULT_MAX_DEPTH": "agcore.agent.subagents._subagent",
-    "DEFAULT_SUBAGENT_TIMEOUT": "agcore.agent.subagents._subagent",
-    "agent_tool": "agcore.agent.subagents._subagent",
-    "run_subagent": "agcore.agent.subagents._subagent",
-    "subagent_of": "agcore.agent.subagents._subagent",
-    "subagent_session_id": "agcore.agent.subagents._subagent",
-    "list_subagent_sessions": "agcore.agent.subagents._subagent_store",
+    # the names of agcore.agent's feature packages, from their own maps (one list each)
+    **_plans.EXPORTS,
+    **_subagents.EXPORTS,
 }
 
 __all__ = [

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import anyio
 
@@ -22,16 +22,7 @@ from agcore.agent._agent import BasicAgent
 from agcore.agent._builder import AgentBuilder
 from agcore.agent._cost import CostTracker
 from agcore.agent._errors import ConfigError
-from agcore.agent._messages import (
-    AgentMessage,
-    AssistantReply,
-    ContextNote,
-    Summary,
-    SystemEvent,
-    ToolLog,
-    ToolResults,
-    UserInput,
-)
+from agcore.agent._messages import AgentMessage
 from agcore.agent._session import AgentSession, ConfirmCallback
 from agcore.agent._turn import TurnResult
 from agcore.llm.provider import LLMProvider
@@ -163,7 +154,8 @@ def quick_bundle(agent: QuickAgent) -> RuntimeBundle:
     return builder.build()
 
 
-_AGENT_MESSAGE_TYPES = (UserInput, AssistantReply, ToolResults, Summary, ContextNote, SystemEvent, ToolLog)
+# The kinds of AgentMessage, read from its union (Annotated[A | B | ..., discriminator]).
+_AGENT_MESSAGE_TYPES: tuple[type, ...] = get_args(get_args(AgentMessage)[0])
 
 
 def _history(messages: Sequence[AgentMessage]) -> list[AgentMessage]:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     )
     from agcore.agent.output._output_capability import TypedOutput
 
-_LAZY = {
+#: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
+EXPORTS = {
     "OutputMode": "agcore.agent.output._output",
     "OutputValidationError": "agcore.agent.output._output",
     "StructuredOutput": "agcore.agent.output._output",
@@ -36,8 +37,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    return lazy_getattr(__name__, _LAZY, name)
+    return lazy_getattr(__name__, EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return lazy_dir(__name__, _LAZY)
+    return lazy_dir(__name__, EXPORTS)

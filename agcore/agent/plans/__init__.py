@@ -23,7 +23,8 @@ if TYPE_CHECKING:
         TaskAgent,
     )
 
-_LAZY = {
+#: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
+EXPORTS = {
     "DEFAULT_PLAN_PROMPT": "agcore.agent.plans._task_agent",
     "DEFAULT_REASK_PROMPT": "agcore.agent.plans._task_agent",
     "DefaultStepVerifier": "agcore.agent.plans._step_check",
@@ -61,8 +62,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    return lazy_getattr(__name__, _LAZY, name)
+    return lazy_getattr(__name__, EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return lazy_dir(__name__, _LAZY)
+    return lazy_dir(__name__, EXPORTS)

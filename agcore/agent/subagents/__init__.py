@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from agcore.agent.subagents._subagent_links import SubagentLinks
     from agcore.agent.subagents._subagent_store import list_subagent_sessions
 
-_LAZY = {
+#: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
+EXPORTS = {
     "DEFAULT_MAX_DEPTH": "agcore.agent.subagents._subagent",
     "DEFAULT_SUBAGENT_TIMEOUT": "agcore.agent.subagents._subagent",
     "SubagentLinks": "agcore.agent.subagents._subagent_links",
@@ -45,8 +46,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    return lazy_getattr(__name__, _LAZY, name)
+    return lazy_getattr(__name__, EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return lazy_dir(__name__, _LAZY)
+    return lazy_dir(__name__, EXPORTS)

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from agcore.agent.textcalls._text_capability import TextModeCalls
     from agcore.agent.textcalls._text_tools import call_mode
 
-_LAZY = {
+#: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
+EXPORTS = {
     "TextModeCalls": "agcore.agent.textcalls._text_capability",
     "call_mode": "agcore.agent.textcalls._text_tools",
     "parse_text_calls": "agcore.agent.textcalls._text_calls",
@@ -28,8 +29,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    return lazy_getattr(__name__, _LAZY, name)
+    return lazy_getattr(__name__, EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return lazy_dir(__name__, _LAZY)
+    return lazy_dir(__name__, EXPORTS)
