@@ -82,7 +82,13 @@ from agcore.agent._quick import AgentRunResult, QuickAgent
 from agcore.agent._result import LimitExceeded
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
-from agcore.agent._session import AgentSession, ConfirmCallback, ContextTransform
+from agcore.agent._session import (
+    TURN_RUNNING,
+    AgentSession,
+    ConfirmCallback,
+    ContextTransform,
+    wait_until_closed,
+)
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.agent.capability import Capability
 from agcore.agent.output._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
@@ -258,6 +264,8 @@ __all__ = [
     "answer_open_calls",
     "check_client_results",
     "error_result",
+    "TURN_RUNNING",
+    "wait_until_closed",
     # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",
     "PERSONAS",

@@ -27,7 +27,7 @@ and the session can take the next turn.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,22 @@ __all__ = ["AgentSession", "ConfirmCallback", "ContextTransform", "TurnResult"]
 #: How many scheduling steps the next turn waits for a dropped stream's turn to close (the first 100
 #: at once, then 10 ms apart: about 4 s in all, far beyond the few steps it takes).
 _CLOSING_STEPS = 500
+
+#: What a second turn meanwhile is refused with, on every session class.
+TURN_RUNNING = (
+    "a turn is already running in this session: wait for it, add input to it with "
+    "session.steer() or session.follow_up(), or, if you left its stream_turn() early and "
+    "still hold the stream, close it with `await stream.aclose()`"
+)
+
+
+async def wait_until_closed(closing: Callable[[], bool]) -> None:
+    """Wait while ``closing()`` says a turn whose stream was dropped is still being closed (the event
+    loop's async-generator finalizer does it within a few scheduling steps); bounded."""
+    for step in range(_CLOSING_STEPS):
+        if not closing():
+            return
+        await anyio.sleep(0 if step < 100 else 0.01)
 
 
 def _user_message(value: str | UserMessage) -> UserMessage:
@@ -310,22 +326,14 @@ class AgentSession:
         count, as the event loop is closing it and the next turn waits for that (``_lifetime``)."""
         run = self._running
         if run is not None and not (closing and run.dropped):
-            raise RuntimeError(
-                "a turn is already running in this session: wait for it, add input to it with "
-                "session.steer() or session.follow_up(), or, if you left its stream_turn() early and "
-                "still hold the stream, close it with `await stream.aclose()`"
-            )
+            raise RuntimeError(TURN_RUNNING)
 
     async def settle(self) -> None:
         """Let a turn whose stream was dropped mid-turn (a ``break`` without ``aclose()``) finish
         closing: the event loop's async-generator finalizer closes it within a few scheduling steps,
         and then ``last_result`` says how it ended. Returns at once when there is none; the next turn
         waits for it by itself."""
-        for step in range(_CLOSING_STEPS):
-            run = self._running
-            if run is None or not run.dropped:
-                return
-            await anyio.sleep(0 if step < 100 else 0.01)
+        await wait_until_closed(lambda: self._running is not None and self._running.dropped)
 
     # ------------------------------------------------------------------------------ queues
 

@@ -28,8 +28,8 @@ _pending: weakref.WeakKeyDictionary[SessionLike, list[ev.AgentEvent]] = weakref.
 
 
 def collect_subagent_events(session: SessionLike) -> None:
-    """Start keeping the events of ``session``'s children (the loop, before a tool batch). Elsewhere
-    (a LangGraph or Temporal runtime, a plan step) nobody would report them, so none are kept."""
+    """Start keeping the events of ``session``'s children (``SubagentLinks``, before a tool batch, in
+    any runtime that drives the steps); until then none are kept, as nobody would report them."""
     _pending[session] = []
 
 

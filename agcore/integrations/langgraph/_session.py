@@ -21,6 +21,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability
 
 from agcore.agent import (
+    TURN_RUNNING,
     AgentEvent,
     AgentMessage,
     AgentSession,
@@ -29,6 +30,7 @@ from agcore.agent import (
     TurnResult,
     check_client_results,
     resolve_output,
+    wait_until_closed,
 )
 from agcore.agent.steps import failed_event
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
@@ -311,11 +313,7 @@ class GraphSession:
         """Refuse a second turn while one runs (``closing``: not one whose stream was dropped, which
         the event loop is closing; the next turn waits for that, as on ``AgentSession``)."""
         if self._busy and not (closing and self._dropped):
-            raise RuntimeError(
-                "a turn is already running in this session: wait for it, add input to it with "
-                "session.steer() or session.follow_up(), or, if you left its stream_turn() early and "
-                "still hold the stream, close it with `await stream.aclose()`"
-            )
+            raise RuntimeError(TURN_RUNNING)
 
     @property
     def _dropped(self) -> bool:
@@ -325,10 +323,7 @@ class GraphSession:
     async def settle(self) -> None:
         """Let a turn whose stream was dropped (a ``break`` without ``aclose()``) finish closing, as
         ``AgentSession.settle``; returns at once when there is none."""
-        for step in range(_CLOSING_STEPS):
-            if not (self._busy and self._dropped):
-                return
-            await anyio.sleep(0 if step < 100 else 0.01)
+        await wait_until_closed(lambda: self._busy and self._dropped)
 
     @asynccontextmanager
     async def _turn(self, output_type: Any) -> AsyncIterator[None]:
@@ -431,11 +426,6 @@ class GraphSession:
 
     async def _step_limit(self, exc: GraphRecursionError) -> TurnResult:
         return await end_at_step_cap(self.session, self._config["recursion_limit"], exc)
-
-
-#: How many scheduling steps the next turn waits for a dropped stream's turn to close (as on
-#: ``AgentSession``: the first 100 at once, then 10 ms apart).
-_CLOSING_STEPS = 500
 
 
 def _check_asyncio() -> None:
