@@ -351,14 +351,23 @@ class GraphSession:
         config = cast(Any, self._config)
         async with self._turn(output_type):
             while True:
+                interrupts: Any = None
                 try:
-                    out = await self.graph.ainvoke(payload, config, durability=self.durability)
+                    # "updates": the nodes' own updates, so no step reads the whole state back out
+                    # (``ainvoke``'s "values" does, each step)
+                    run = self.graph.astream(
+                        payload, config, stream_mode="updates", durability=self.durability
+                    )
+                    async with aclosing(cast(AsyncGenerator[Any, None], run)) as chunks:
+                        async for chunk in chunks:
+                            if "__interrupt__" in chunk:
+                                interrupts = chunk["__interrupt__"]
                 except GraphRecursionError as exc:
                     if not await self._went_on(exc):
                         break
                     payload = None  # on from the checkpoint, with a new step budget
                     continue
-                answer = await self._answer(out.get("__interrupt__") if isinstance(out, dict) else None)
+                answer = await self._answer(interrupts)
                 if answer is None:
                     break
                 payload = answer

@@ -1,12 +1,17 @@
 """The graph's state: agcore's own messages plus the counters of the turn in progress.
 
 The history is the channel ``messages``: ``AgentMessage``s exactly as ``AgentSession`` records them
-(each node appends what it recorded), so a history is the same whichever backend made it. What a
-session holds besides its messages is one JSON value, ``session_state`` (``SessionState.to_json``:
-the same object a ``SessionStore`` saves, with the turn in progress and its tool batch); where the
-vetting of a batch has got to is ``phase``. Tool tasks (one per call, sent with ``Send``) report
-through ``outcomes``, a dict merged by call id, so a finished call's result is a pending write
-LangGraph keeps across a crash and the call is not run again.
+(each node appends what it recorded), so a history is the same whichever backend made it. It is a
+``DeltaChannel``: a checkpoint stores what each step appended (a full copy every 100 updates), not the
+whole history again, so a step's checkpoint costs what it added, not the conversation's length (with
+the plain reducer every step re-serialised the history: 13 message encodings in a 4-message
+tool-call turn instead of 4).
+
+What a session holds besides its messages is one JSON value, ``session_state``
+(``SessionState.to_json``: the same object a ``SessionStore`` saves, with the turn in progress and its
+tool batch); where the vetting of a batch has got to is ``phase``. Tool tasks (one per call, sent
+with ``Send``) report through ``outcomes``, a dict merged by call id, so a finished call's result is a
+pending write LangGraph keeps across a crash and the call is not run again.
 
 Checkpoints keep the messages typed: ``serde_allowlist()`` names every agcore class that can appear
 in the state, and ``compile_agent`` registers it with the checkpointer's serializer, so LangGraph's
@@ -18,19 +23,23 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, TypedDict, get_args, get_type_hints, is_typeddict
 
+from langgraph.channels.delta import DeltaChannel
 from pydantic import BaseModel
 
 from agcore.agent import AgentMessage, ToolLog
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
 
-__all__ = ["AgentState", "GraphInput", "ToolTask", "append_messages", "merge_outcomes", "serde_allowlist"]
+__all__ = [
+    "AgentState", "GraphInput", "ToolTask", "append_message_batches", "merge_outcomes", "serde_allowlist",
+]
 
 
-def append_messages(left: list[AgentMessage] | None, right: list[AgentMessage] | None) -> list[AgentMessage]:
-    """The ``messages`` reducer: a node's update is what it appended to the history."""
-    if not right:
-        return left or []
-    return [*(left or []), *right]
+def append_message_batches(
+    history: list[AgentMessage], batches: list[list[AgentMessage]]
+) -> list[AgentMessage]:
+    """The ``messages`` reducer: a node's update is what it appended to the history; LangGraph hands
+    over the updates of one or more steps at once (``DeltaChannel``)."""
+    return [*history, *(message for batch in batches for message in batch)]
 
 
 def merge_outcomes(
@@ -79,7 +88,7 @@ class AgentState(TypedDict, total=False):
     #: The conversation's session id (the thread's id; a new one for a run without a thread).
     session_id: str
     #: The history: agcore's messages, as ``AgentSession.messages`` holds them.
-    messages: Annotated[list[AgentMessage], append_messages]
+    messages: Annotated[list[AgentMessage], DeltaChannel(append_message_batches)]
     #: The input of the turn about to start (consumed by the ``start`` node).
     input: UserMessage | str | None
     #: The session's ``SessionState`` as JSON (turn counter, approvals, the last model, the turn in

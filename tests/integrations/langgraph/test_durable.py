@@ -14,6 +14,7 @@ LangGraph runs on asyncio only, so this module runs on asyncio only (not on trio
 from __future__ import annotations
 
 import json
+import operator
 import os
 import signal
 import sqlite3
@@ -23,14 +24,16 @@ import time
 from collections import Counter
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agcore.agent import AgentBuilder, AgentSession, BasicAgent, ToolResults
+from agcore.agent import AgentBuilder, AgentMessage, AgentSession, BasicAgent, ToolResults
 from agcore.integrations.langgraph import GraphSession, compile_agent
+from agcore.integrations.langgraph import _graph as graph_module
+from agcore.integrations.langgraph._state import merge_outcomes
 from agcore.llm import ToolUseBlock
 from agcore.testing import ScriptedProvider, tool_calls_reply
 from agcore.tools import tool
@@ -242,3 +245,58 @@ def test_after_a_kill_pending_says_the_run_needs_recover(tmp_path: Path) -> None
     assert summary["stop"] == "done"
     assert summary["text"] == "all done"
     assert summary["after"] is None  # recovered: nothing waits any more
+
+
+def checkpoint_sizes(db: Path) -> list[int]:
+    """The size of each checkpoint row the saver wrote, oldest first."""
+    with closing(sqlite3.connect(db)) as conn:
+        return [size for (size,) in conn.execute("SELECT length(checkpoint) FROM checkpoints ORDER BY rowid")]
+
+
+async def test_a_checkpoint_holds_what_its_step_added_not_the_whole_history(tmp_path: Path) -> None:
+    """The history is a delta channel: a long conversation's checkpoints stay the size of a step,
+    so the file grows with the conversation, not with its square."""
+    db = tmp_path / "g.sqlite"
+    replies = [reply for _ in range(12) for reply in FIRST]
+    async with AsyncSqliteSaver.from_conn_string(str(db)) as sqlite:
+        agent = BasicAgent(name="a", system_prompt="s")
+        session = GraphSession(agent, "t", add_bundle(*replies), checkpointer=sqlite)
+        for _ in range(12):
+            await session.submit_turn("add")
+        history = await session.history()
+    assert len(history) == 12 * 4
+    sizes = checkpoint_sizes(db)
+    early, late = max(sizes[4:12]), max(sizes[-8:])
+    assert late < early + 200, (early, late)  # with the whole history in each checkpoint: ~6x
+
+
+class _OldLayout(TypedDict, total=False):
+    """The graph state as agcore saved it before the history became a delta channel."""
+
+    session_id: str
+    messages: Annotated[list[AgentMessage], operator.add]
+    input: Any
+    session_state: dict[str, Any] | None
+    phase: dict[str, Any] | None
+    outcomes: Annotated[dict[str, Any], merge_outcomes]
+    stop: str | None
+    error: str | None
+
+
+async def test_a_thread_saved_by_the_earlier_layout_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "g.sqlite"
+    agent = BasicAgent(name="a", system_prompt="s")
+    with monkeypatch.context() as old:
+        old.setattr(graph_module, "AgentState", _OldLayout)
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as sqlite:
+            await GraphSession(agent, "t", add_bundle(*FIRST), checkpointer=sqlite).submit_turn("add")
+    async with AsyncSqliteSaver.from_conn_string(str(db)) as sqlite:
+        session = GraphSession(agent, "t", add_bundle(*SECOND), checkpointer=sqlite)
+        result = await session.submit_turn("again")
+        history = await session.history()
+    assert result.text == "again 3"
+    assert [type(m).__name__ for m in history] == [
+        "UserInput", "AssistantReply", "ToolResults", "AssistantReply", "UserInput", "AssistantReply",
+    ]
