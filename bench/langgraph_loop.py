@@ -166,8 +166,9 @@ def langgraph_floor_side() -> Turn:
             return Command(goto="tools", update={
                 "session_id": "s", "input": None, "session_state": {"turn": 1}, "phase": {"cursor": 0},
                 "messages": [{"role": "user"}, {"role": "assistant"}]})
-        return Command(goto=END, update={"session_state": {"turn": None}, "stop": "done",
-                                         "messages": [{"role": "assistant", "text": f"Paris: {state['messages'][-1]}"}]})
+        answer = {"role": "assistant", "text": f"Paris: {state['messages'][-1]}"}
+        update = {"session_state": {"turn": None}, "stop": "done", "messages": [answer]}
+        return Command(goto=END, update=update)
 
     async def tools(state: _FloorState) -> Command[str]:
         result = await get_weather("Paris")
