@@ -171,6 +171,20 @@ async def test_key_and_base_url_come_from_the_environment(
 
 
 @pytest.mark.anyio
+async def test_an_empty_base_url_variable_means_the_vendor_endpoint(
+    api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ANTHROPIC_BASE_URL=`` (set, empty: a blanked line in an .env file) is unset, as for agcore's
+    other variables; the SDK alone would send every call to the URL ``""``."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "")
+    route = ok_route(api)
+    provider = make()
+    assert (await provider.complete(LLMRequest.build(HI))).text == "Hi!"
+    assert route.call_count == 1
+    await provider.aclose()
+
+
+@pytest.mark.anyio
 async def test_explicit_key_and_base_url_win_over_the_environment(
     api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
 ) -> None:

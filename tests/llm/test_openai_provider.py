@@ -240,6 +240,21 @@ async def test_key_comes_from_the_environment(api: respx.MockRouter, monkeypatch
 
 
 @pytest.mark.anyio
+async def test_an_empty_base_url_variable_means_openai(
+    api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OPENAI_BASE_URL=`` (set, empty) is unset: calls go to OpenAI, named "openai"; the SDK alone
+    would send them to the URL ``""``."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "")
+    route = ok_route(api)
+    provider = make()
+    assert provider.provider_name == "openai"
+    await provider.complete(LLMRequest.build(HI))
+    assert route.call_count == 1
+    await provider.aclose()
+
+
+@pytest.mark.anyio
 async def test_organization_is_sent(api: respx.MockRouter) -> None:
     route = ok_route(api)
     await make(organization="org-agcore").complete(LLMRequest.build(HI))

@@ -67,6 +67,8 @@ __all__ = ["AnthropicProvider", "sanitize_tool_id"]
 
 _KEY_ENV = "ANTHROPIC_API_KEY"
 _BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+#: Where calls go without ``base_url`` or ``ANTHROPIC_BASE_URL`` (an empty variable counts as unset).
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 _CREDENTIALS_HINT = f"the {_KEY_ENV} environment variable"
 _CONNECT_TIMEOUT = 10.0
 # A health check should answer quickly, whatever the generation timeout is.
@@ -193,7 +195,8 @@ class AnthropicProvider(BaseProvider):
             check_base_url(endpoint, example="https://api.anthropic.com")
         self._client = AsyncAnthropic(
             api_key=key,
-            base_url=endpoint,
+            # Never None: the SDK would read ANTHROPIC_BASE_URL itself, and take an empty one as the URL.
+            base_url=endpoint or ANTHROPIC_DEFAULT_URL,
             # An unreachable host should fail in seconds, not after the whole generation timeout.
             timeout=httpx2.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)),
             max_retries=0,  # agcore's retry layer is the only one

@@ -65,6 +65,8 @@ _OFFICIAL_HOST = "api.openai.com"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 _HEALTH_TIMEOUT = 30.0  # a probe should not wait as long as a long generation may
 _CONNECT_TIMEOUT = 10.0
+#: Where calls go without ``base_url`` or ``OPENAI_BASE_URL`` (an empty variable counts as unset).
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 # What reading a response body can fail with. The SDK moved to httpx2 but still accepts a plain
 # httpx client, so both families can show up; anyio and ssl errors are ones httpx2 leaves unmapped.
@@ -139,7 +141,8 @@ class OpenAIProvider(BaseProvider):
                     )
                 key = _PLACEHOLDER_KEY
             self._client = openai.AsyncOpenAI(
-                api_key=key, base_url=resolved, organization=organization,
+                # Never None: the SDK would read OPENAI_BASE_URL itself, and take an empty one as the URL.
+                api_key=key, base_url=resolved or OPENAI_DEFAULT_URL, organization=organization,
                 # A server that is down should fail fast, even when replies may take minutes.
                 timeout=openai.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)), max_retries=0,
                 http_client=cast("httpx2.AsyncClient | None", http_client),
