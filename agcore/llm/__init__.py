@@ -13,6 +13,7 @@ from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm._identifiers import fit_identifier, new_call_id
 from agcore.llm._images import IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, ImageFileError
 from agcore.llm._lenient_json import read_lenient_object
+from agcore.llm._loop_bound import LoopBound
 from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
     AuthenticationError,
@@ -123,6 +124,7 @@ __all__ = [
     "InvalidRequestError",
     "LLMConnectionError",
     "LLMError",
+    "LoopBound",
     "LLMProvider",
     "LLMRequest",
     "LLMResponse",

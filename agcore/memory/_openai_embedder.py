@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from agcore.llm import LoopBound
 from agcore.memory._protocols import MemoryStoreError
 
 __all__ = ["EmbeddingError", "OpenAIEmbedder"]
@@ -54,8 +55,13 @@ class OpenAIEmbedder:
         self.dimensions = dimensions
         self.name = f"openai-compatible:{model}"
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(timeout=timeout)
+        def make_client() -> httpx.AsyncClient:
+            return httpx.AsyncClient(timeout=timeout)
+
+        # A client made here is made again for a new event loop (``LoopBound``); a passed-in one is
+        # the caller's.
+        self._http = LoopBound(client) if client is not None \
+            else LoopBound.made_by(make_client, httpx.AsyncClient.aclose)
         self._headers = headers
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
@@ -70,7 +76,8 @@ class OpenAIEmbedder:
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
         try:
-            response = await self._client.post(self.url, json=body, headers=self._headers)
+            client = await self._http.for_this_loop()
+            response = await client.post(self.url, json=body, headers=self._headers)
         except httpx.HTTPError as exc:
             raise EmbeddingError(
                 f"Could not reach the embeddings server at {self.url} ({type(exc).__name__}: {exc}). "
@@ -86,8 +93,7 @@ class OpenAIEmbedder:
 
     async def aclose(self) -> None:
         """Close the HTTP client this embedder made (not one that was passed in)."""
-        if self._owns_client:
-            await self._client.aclose()
+        await self._http.aclose()
 
     async def __aenter__(self) -> OpenAIEmbedder:
         return self

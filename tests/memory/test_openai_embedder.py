@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from agcore.code import CodeIndex
@@ -42,6 +43,8 @@ class EmbeddingsServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the real servers: the client pools connections
+
             def log_message(self, *_: Any) -> None:
                 pass
 
@@ -133,6 +136,18 @@ async def test_an_unreachable_server_names_the_url_and_the_fix() -> None:
         with pytest.raises(EmbeddingError, match=r"Could not reach the embeddings server at "
                            r"http://127.0.0.1:9/v1/embeddings .*llama-server"):
             await embedder.embed(["x"])
+
+
+def test_one_embedder_works_in_each_new_event_loop(server: EmbeddingsServer) -> None:
+    """Kept across ``anyio.run`` calls (an index built in one script step, searched in the next), the
+    embedder's pooled connection of the first loop is not reused by the second ("Event loop is
+    closed" before)."""
+    embedder = OpenAIEmbedder(server.base_url, model="m")
+    first = anyio.run(embedder.embed, ["invoice"])
+    again = anyio.run(embedder.embed, ["card"], backend="trio")
+    last = anyio.run(embedder.embed, ["revenue"])
+    anyio.run(embedder.aclose)
+    assert (first, again, last) == ([vector_for("invoice")], [vector_for("card")], [vector_for("revenue")])
 
 
 def test_batch_size_must_be_positive() -> None:

@@ -20,6 +20,7 @@ from anthropic import AsyncAnthropic, AsyncStream
 
 from agcore.llm._arguments import parse_tool_arguments
 from agcore.llm._assembly import StreamAssembler, message_to_events
+from agcore.llm._loop_bound import LoopBound
 from agcore.llm._urls import check_base_url, refused_on_loopback
 from agcore.llm.errors import (
     LLMConnectionError,
@@ -180,8 +181,7 @@ class AnthropicProvider(BaseProvider):
         if default_max_tokens is not None:
             self.default_max_tokens = default_max_tokens
         if client is not None:
-            self._client = client
-            self._owns_client = False
+            self._http = LoopBound(client)
             return
         key = api_key or os.environ.get(_KEY_ENV)
         if not key:
@@ -193,30 +193,35 @@ class AnthropicProvider(BaseProvider):
         endpoint = base_url or os.environ.get(_BASE_URL_ENV) or None
         if endpoint is not None:
             check_base_url(endpoint, example="https://api.anthropic.com")
-        self._client = AsyncAnthropic(
-            api_key=key,
-            # Never None: the SDK would read ANTHROPIC_BASE_URL itself, and take an empty one as the URL.
-            base_url=endpoint or ANTHROPIC_DEFAULT_URL,
-            # An unreachable host should fail in seconds, not after the whole generation timeout.
-            timeout=httpx2.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)),
-            max_retries=0,  # agcore's retry layer is the only one
-            http_client=http_client,
-        )
-        # A passed-in http_client belongs to the caller; closing the SDK client would close it.
-        self._owns_client = http_client is None
+        def make_client() -> AsyncAnthropic:
+            return AsyncAnthropic(
+                api_key=key,
+                # Never None: the SDK would read ANTHROPIC_BASE_URL itself, and take "" as the URL.
+                base_url=endpoint or ANTHROPIC_DEFAULT_URL,
+                # An unreachable host should fail in seconds, not after the whole generation timeout.
+                timeout=httpx2.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)),
+                max_retries=0,  # agcore's retry layer is the only one
+                http_client=http_client,
+            )
+
+        # A passed-in http_client belongs to the caller: closing the SDK client would close it, and a
+        # new event loop does not get a new one.
+        owns_client = http_client is None
+        self._http = LoopBound.made_by(make_client, AsyncAnthropic.close) if owns_client \
+            else LoopBound(make_client())
 
     @property
     def client(self) -> AsyncAnthropic:
         """The ``AsyncAnthropic`` client calls go through (for vendor features agcore does not model)."""
-        return self._client
+        return self._http.latest
 
     async def _close_client(self) -> None:
-        if self._owns_client:
-            await self._client.close()
+        await self._http.aclose()  # only a client it made: the LoopBound has no close otherwise
 
     async def health_check(self) -> bool:
         try:
-            await self._client.models.retrieve(self.model_id, timeout=_HEALTH_CHECK_TIMEOUT)
+            client = await self._http.for_this_loop()
+            await client.models.retrieve(self.model_id, timeout=_HEALTH_CHECK_TIMEOUT)
         except Exception:
             return False
         return True
@@ -229,7 +234,8 @@ class AnthropicProvider(BaseProvider):
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
         # The raw body, converted once: parsing it into the SDK's models first would double the work.
-        raw = await self._client.messages.with_raw_response.create(**self._params(request))
+        client = await self._http.for_this_loop()
+        raw = await client.messages.with_raw_response.create(**self._params(request))
         try:
             message = message_from_json(json.loads(await raw.read()), model=self.model_id)
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
@@ -239,7 +245,8 @@ class AnthropicProvider(BaseProvider):
     async def _stream_once(
         self, request: LLMRequest, assembler: StreamAssembler
     ) -> AsyncIterator[StreamEvent]:
-        stream = await self._client.messages.create(**self._params(request), stream=True)
+        client = await self._http.for_this_loop()
+        stream = await client.messages.create(**self._params(request), stream=True)
         response = stream.response
         request_id = response.headers.get("request-id")
         if is_json(response.headers):
@@ -336,7 +343,7 @@ class AnthropicProvider(BaseProvider):
             return self._error(error.status_code, api_message or error.message,
                                headers=error.response.headers, request_id=error.request_id,
                                vendor_type=error_type)
-        base_url = self._client.base_url
+        base_url = self._http.latest.base_url
         if isinstance(error, anthropic.APITimeoutError):
             return RequestTimeoutError(
                 f"no answer from {base_url} within the timeout; try again, or raise timeout= for "

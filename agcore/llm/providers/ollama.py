@@ -18,6 +18,7 @@ import anyio
 import httpx
 
 from agcore.llm._assembly import StreamAssembler
+from agcore.llm._loop_bound import LoopBound
 from agcore.llm._urls import refused_on_loopback
 from agcore.llm.errors import (
     ContextWindowExceededError,
@@ -99,12 +100,15 @@ class OllamaProvider(BaseProvider):
         self.timeout = timeout
         self.keep_alive = keep_alive
         self.think = think
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient(timeout=httpx.Timeout(timeout))
+        def make_client() -> httpx.AsyncClient:
+            return httpx.AsyncClient(timeout=httpx.Timeout(timeout))
+
+        # A caller's client is the caller's: a new event loop does not get a new one.
+        self._http = LoopBound(client) if client is not None \
+            else LoopBound.made_by(make_client, httpx.AsyncClient.aclose)
 
     async def _close_client(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        await self._http.aclose()  # only a client it made: the LoopBound has no close otherwise
 
     def build_body(self, request: LLMRequest, *, stream: bool) -> dict[str, Any]:
         """The JSON body POSTed to ``/api/chat`` for ``request``."""
@@ -118,8 +122,9 @@ class OllamaProvider(BaseProvider):
     # ----------------------------------------------------------------- calls
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
-        response = await self._client.post(self._chat_url, json=self.build_body(request, stream=False),
-                                           headers=request.headers or None)
+        client = await self._http.for_this_loop()
+        response = await client.post(self._chat_url, json=self.build_body(request, stream=False),
+                                     headers=request.headers or None)
         if response.is_error:
             raise self._status_error(response)
         return LLMResponse(message=parse_reply(self._parse_line(response.text), model=self.model_id))
@@ -128,8 +133,9 @@ class OllamaProvider(BaseProvider):
         self, request: LLMRequest, assembler: StreamAssembler
     ) -> AsyncIterator[StreamEvent]:
         body = self.build_body(request, stream=True)
-        async with self._client.stream("POST", self._chat_url, json=body,
-                                       headers=request.headers or None) as response:
+        client = await self._http.for_this_loop()
+        headers = request.headers or None
+        async with client.stream("POST", self._chat_url, json=body, headers=headers) as response:
             if response.is_error:
                 await response.aread()
                 raise self._status_error(response)
@@ -176,7 +182,8 @@ class OllamaProvider(BaseProvider):
     async def health_check(self) -> bool:
         """True when the server lists the model in ``/api/tags`` (a bare name matches ``:latest``)."""
         try:
-            response = await self._client.get(f"{self.host}/api/tags", timeout=min(self.timeout, 10.0))
+            client = await self._http.for_this_loop()
+            response = await client.get(f"{self.host}/api/tags", timeout=min(self.timeout, 10.0))
             if response.is_error:
                 return False
             models = response.json().get("models") or []

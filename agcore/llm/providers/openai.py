@@ -25,6 +25,7 @@ import httpx
 import openai
 
 from agcore.llm._assembly import StreamAssembler, message_to_events
+from agcore.llm._loop_bound import LoopBound
 from agcore.llm._urls import check_base_url, refused_on_loopback
 from agcore.llm.errors import (
     LLMConnectionError,
@@ -128,8 +129,7 @@ class OpenAIProvider(BaseProvider):
             "openai" if self._official else vendor_for(resolved) or COMPATIBLE)
         self._reasoning_echo = echo_rule(self.provider_name, resolved)
         if client is not None:
-            self._client = client
-            self._owns_client = False
+            self._http = LoopBound(client)
         else:
             key = api_key or os.environ.get("OPENAI_API_KEY")
             if not key:
@@ -140,25 +140,29 @@ class OpenAIProvider(BaseProvider):
                         provider=self.provider_name, model=model_id,
                     )
                 key = _PLACEHOLDER_KEY
-            self._client = openai.AsyncOpenAI(
-                # Never None: the SDK would read OPENAI_BASE_URL itself, and take an empty one as the URL.
-                api_key=key, base_url=resolved or OPENAI_DEFAULT_URL, organization=organization,
-                # A server that is down should fail fast, even when replies may take minutes.
-                timeout=openai.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)), max_retries=0,
-                http_client=cast("httpx2.AsyncClient | None", http_client),
-            )
-            # A caller's http_client stays the caller's: closing the SDK client would close it.
-            self._owns_client = http_client is None
-        self._base_url = str(self._client.base_url).rstrip("/")
+            def make_client() -> openai.AsyncOpenAI:
+                return openai.AsyncOpenAI(
+                    # Never None: the SDK would read OPENAI_BASE_URL itself, and take "" as the URL.
+                    api_key=key, base_url=resolved or OPENAI_DEFAULT_URL, organization=organization,
+                    # A server that is down should fail fast, even when replies may take minutes.
+                    timeout=openai.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT)), max_retries=0,
+                    http_client=cast("httpx2.AsyncClient | None", http_client),
+                )
+
+            # A caller's http_client stays the caller's: closing the SDK client would close it, and a
+            # new event loop does not get a new one.
+            owns_client = http_client is None
+            self._http = LoopBound.made_by(make_client, openai.AsyncOpenAI.close) if owns_client \
+                else LoopBound(make_client())
+        self._base_url = str(self._http.latest.base_url).rstrip("/")
 
     @property
     def client(self) -> openai.AsyncOpenAI:
         """The ``AsyncOpenAI`` client calls go through (for vendor features agcore does not model)."""
-        return self._client
+        return self._http.latest
 
     async def _close_client(self) -> None:
-        if self._owns_client:
-            await self._client.close()
+        await self._http.aclose()  # only a client it made: the LoopBound has no close otherwise
 
     # ----------------------------------------------------------------- calls
 
@@ -172,8 +176,9 @@ class OpenAIProvider(BaseProvider):
         # headers, timeouts and the mapping of HTTP errors, and skips what ``create()`` adds per call:
         # validating and transforming the parameters against their TypedDicts by introspection, which
         # cost more CPU than the rest of the call. ``build_params`` already writes the wire shape.
-        raw = await self._client.post(_CHAT, body=self._params(request), cast_to=httpx.Response,
-                                      options={"headers": request.headers} if request.headers else {})
+        client = await self._http.for_this_loop()
+        raw = await client.post(_CHAT, body=self._params(request), cast_to=httpx.Response,
+                                options={"headers": request.headers} if request.headers else {})
         try:
             body = json.loads(raw.content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -187,7 +192,8 @@ class OpenAIProvider(BaseProvider):
         params = self._params(request)
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
-        stream = await self._client.post(
+        client = await self._http.for_this_loop()
+        stream = await client.post(
             _CHAT, body=params, cast_to=object, stream=True, stream_cls=openai.AsyncStream[Any],
             options={"headers": request.headers} if request.headers else {},
         )
@@ -250,7 +256,7 @@ class OpenAIProvider(BaseProvider):
 
     async def health_check(self) -> bool:
         try:
-            client = self._client.with_options(timeout=_HEALTH_TIMEOUT)
+            client = (await self._http.for_this_loop()).with_options(timeout=_HEALTH_TIMEOUT)
             if self._official:
                 await client.models.retrieve(self.model_id)
             else:

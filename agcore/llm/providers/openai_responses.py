@@ -115,8 +115,9 @@ class OpenAIResponsesProvider(OpenAIProvider):
         )
         if headers:
             options["options"] = {"headers": headers}
+        client = await self._http.for_this_loop()
         try:
-            return await self._client.post(_RESPONSES, body=body, **options)
+            return await client.post(_RESPONSES, body=body, **options)
         except openai.APIStatusError as exc:
             if ENCRYPTED_REASONING not in body.get("include", ()) or not _refuses_encrypted_reasoning(exc):
                 raise
@@ -125,7 +126,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
         retry = {key: value for key, value in body.items() if key != "include"}
         if include:
             retry["include"] = include
-        return await self._client.post(_RESPONSES, body=retry, **options)
+        return await client.post(_RESPONSES, body=retry, **options)
 
     async def _complete_once(self, request: LLMRequest) -> LLMResponse:
         raw: httpx.Response = await self._post(self._params(request), stream=False, headers=request.headers)
