@@ -146,13 +146,14 @@ def test_the_coding_agent_runs_on_a_local_server(
     asked: list[str] = []
     monkeypatch.setattr(builtins, "input", lambda prompt="": asked.append(prompt) or "y")
     (code,) = blocks("local", "python")
+    cached_before = set(map(id, llm_factory._cache.values()))  # other tests' providers are theirs
     with FakeVendor() as server:
         code = with_value(with_value(code, "BASE_URL", server.openai_base_url), "PROJECT", str(project))
         run_block(code, "local")
         requests = [json.loads(body) for _, path, _, body in server.requests if path.endswith("/completions")]
     # The recipe closes its provider: a client left open would be closed by the SDK's __del__ on a
     # later test's event loop, which its connections do not belong to.
-    providers = list(llm_factory._cache.values())
+    providers = [p for p in llm_factory._cache.values() if id(p) not in cached_before]
     assert providers
     assert all(provider.closed for provider in providers)
     clear_provider_cache()
