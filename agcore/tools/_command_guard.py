@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agcore.tools._arithmetic_code import hidden_commands
 from agcore.tools._code_carriers import (
     git_config_reason,
     one_liner,
@@ -217,6 +218,8 @@ class CommandGuard:
         for substitution in parsed.substitutions:
             check_feeding(substitution)
             self._check_script(substitution, _State(cwd=state.cwd, check=state.check, depth=state.depth + 1))
+        for hidden in hidden_commands(script):  # quoted text that arithmetic would run
+            self._check_script(hidden, _child(state))
         in_download_pipe = False
         lister: tuple[str, ...] = ()  # the last find in this pipeline, whose names xargs may read
         for simple in parsed.commands:

@@ -41,6 +41,8 @@ CONTROL_OPERATORS = frozenset({";", "&&", "||", ";;", "|", "|&", "&", "\n", "(",
 REDIRECT_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<<-", "<>", "<&"})
 SUBSTITUTION_MARK = "$(…)"  # stands in a word where a substitution was
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What an assignment assigns to: a NAME, or an array element NAME[subscript] (``a[1]=x``, ``a[i+1]=x``).
+_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?")
 # ${x@P} expands the value like a prompt string, which runs the $(...) the value holds.
 _PROMPT_OPERATOR = re.compile(r"@P$")
 
@@ -54,7 +56,8 @@ class Word:
     or ``${...}`` outside single quotes. ``substitutions``: indexes into ``ParsedScript.substitutions``
     of the ``$(...)``/backtick/``<(...)`` parts, each replaced by ``SUBSTITUTION_MARK`` in ``text``.
     ``brace``: an unquoted ``{x,y}`` or ``{a..b}`` (bash turns it into several words).
-    ``assignment``: the word starts with an unquoted ``NAME=`` (``FOO='a b'`` is one, ``'FOO'=1`` is not).
+    ``assignment``: the word starts with an unquoted ``NAME=`` or ``NAME[subscript]=`` (``FOO='a b'``
+    and ``a[1]=x`` are, ``'FOO'=1`` is not).
     ``runs_value``: a ``${NAME@P}`` expansion, which runs the command substitutions in the variable's
     value (code the reader cannot see).
     """
@@ -220,7 +223,7 @@ def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
                 word.glob = True
             if char == "{" and _brace_expands(script, i):
                 word.brace = True
-            if char == "=" and not (word.quoted or word.assignment) and _NAME.fullmatch("".join(word.chars)):
+            if char == "=" and not (word.quoted or word.assignment) and _assigns_to(word.chars):
                 word.assignment = True
             if char == "~" and not word.started and i + 1 < n and script[i + 1] in "+-":
                 word.expansion = True  # ~+ is $PWD, ~- is $OLDPWD: computed when it runs
@@ -229,6 +232,11 @@ def _tokenize(script: str) -> tuple[list[Word | str], list[str]]:
             i += 1
     flush()
     return tokens, substitutions
+
+
+def _assigns_to(chars: list[str]) -> bool:
+    """Whether the word so far names what an ``=`` next would assign to (``NAME``, ``NAME[i]``)."""
+    return _TARGET.fullmatch("".join(chars)) is not None
 
 
 def _double_quoted(script: str, i: int, word: _WordBuilder, substitute: Callable[[str], None]) -> int:

@@ -440,9 +440,27 @@ _ISSUE24: list[Case] = [  # issue 24: reads outside, the environment, ${...}, th
     ("bash -c 'setsid -f sleep {M}; nohup setsid sleep {M} >/dev/null 2>&1 &'", False),
 ]
 
+# Quoted text that bash evaluates as arithmetic: a subscript's $(...) runs (each checked on bash 5.2).
+_ARITHMETIC: list[Case] = [
+    ("x='a[$(rm -rf {OUT})]'; echo $(( x ))", True),
+    ("x='a[$(rm -rf {OUT})]'; (( x ))", True),
+    ("x='a[$(rm -rf {OUT})]'; echo $[ x ]", True),
+    ("x='a[`rm -rf {OUT}`]'; for ((i=x; i<0; i++)); do :; done", True),
+    ("x='a[$(rm -rf {OUT})]'; declare -i z=x", True),
+    ("x='a[$(rm -rf {OUT})]'; echo ${{g[x]}}", True),
+    ("x=\"a[\\$(rm -rf {OUT})]\"; echo $(( x ))", True),
+    ("x=a\\[\\$\\(rm\\ -rf\\ {OUT}\\)\\]; echo $(( x ))", True),
+    ("let 'a[$(rm -rf {OUT})]=1'", True),
+    ("declare -i n; n='a[$(rm -rf {OUT})]'", True),
+    ("[[ 'a[$(rm -rf {OUT})]' -eq 0 ]]", True),
+    ("printf -v 'c[$(rm -rf {OUT})]' x", True),
+    ("read 'd[$(rm -rf {OUT})]' <<< x", True),
+    ("bash -c 'x=\"a[\\$(rm -rf {OUT})]\"; echo $(( x ))'", True),
+]
+
 CORPUS: list[Case] = (
     _QUOTING + _LINKS + _LIFETIME + _SECRETS + _PIPES + _ONE_LINERS + _BY_PROGRAM + _FOUND + _GIT_TRAPS
-    + _REACH + _ISSUE24
+    + _REACH + _ISSUE24 + _ARITHMETIC
 )
 
 # The case that needs a short timeout to show a timed-out command leaves nothing behind.
