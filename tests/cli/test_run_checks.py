@@ -70,3 +70,35 @@ def test_check_is_refused_with_temporal(tmp_path: Path, invoke: Invoke) -> None:
     result = invoke("run", "say done", "--temporal", "localhost:7233", "--check", "true")
     assert result.exit_code == 2
     assert "--check" in result.output
+
+
+PLAN_WITH_CHECKS = """\
+goal: put 42 in answer.txt
+check: python3 check_answer.py
+steps:
+  - id: write
+    description: write 42 to answer.txt
+    check: test -f answer.txt
+"""
+
+
+def test_plan_run_runs_the_plans_checks_and_says_so(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "check_answer.py").write_text(CHECK_SCRIPT)
+    (tmp_path / "plan.yaml").write_text(PLAN_WITH_CHECKS)
+    write_script(tmp_path, [{"text": "Done."},  # test -f fails: asked again
+                            {**WRITE_42, "expect": "test -f answer.txt"}, {"text": "Written."}])
+    result = invoke("plan", "run", "plan.yaml", "--model", "scripted:model.json", "--no-plugins", "--yes")
+    assert result.exit_code == 0, result.output
+    assert "✓ step write (1/1) done · checks passed: Written." in result.output
+    assert "1/1 steps done · checks passed · 3 model calls · " in result.output
+
+
+def test_plan_run_with_a_failing_check_names_it_and_exits_1(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "check_answer.py").write_text(CHECK_SCRIPT)
+    (tmp_path / "plan.yaml").write_text(PLAN_WITH_CHECKS)
+    (tmp_path / "answer.txt").write_text("41\n")
+    write_script(tmp_path, [{"text": "Done."}] * 4)
+    result = invoke("plan", "run", "plan.yaml", "--model", "scripted:model.json", "--no-plugins", "--yes")
+    assert result.exit_code == 1, result.output
+    assert "✗ step write (1/1) failed · check 'python3 check_answer.py' exit 1: " in result.output
+    assert "0/1 steps done · failed · check 'python3 check_answer.py' exit 1 · 4 model calls" in result.output
