@@ -41,6 +41,7 @@ from agcore.agent._errors import (
     Cancelled,
     ConfigError,
     HookBlocked,
+    NoAnswer,
     PlanParseError,
     UnreadableToolCalls,
 )
@@ -201,6 +202,7 @@ __all__ = [
     "HookBlocked",
     "JsonPlanParser",
     "LimitExceeded",
+    "NoAnswer",
     "Plan",
     "PlanParseError",
     "PlanParser",

@@ -29,6 +29,7 @@ from agcore.agent import (
     ThinkingDelta,
     ToolCallRequested,
     ToolResultReady,
+    ToolResults,
     TurnResult,
     check_report,
 )
@@ -228,14 +229,22 @@ _ENDINGS = {"done": "✓ done", "cancelled": "⏹ cancelled", "limit": "✗ stop
 
 def outcome_words(result: TurnResult) -> str:
     """How a turn ended, in the summary's words: ``✓ done · checks passed``, ``✗ failed · check
-    'pytest -q' exit 1``, ``✓ done (unchecked)`` (no check ran), or the other endings as they are."""
+    'pytest -q' exit 1``, ``✓ done (unchecked)`` (no check ran), each done followed by ``· no tool
+    call succeeded`` when none did, or the other endings as they are."""
     error = result.error
     if isinstance(error, ChecksFailed):
         return f"✗ failed · check {error.outcome.command!r} {error.outcome.status}"
     if result.stop != "done":
         return _ENDINGS[result.stop]
     report = check_report(result)
-    return "✓ done · checks passed" if report is not None and report.passed else "✓ done (unchecked)"
+    words = "✓ done · checks passed" if report is not None and report.passed else "✓ done (unchecked)"
+    return words if _a_tool_call_succeeded(result) else f"{words} · no tool call succeeded"
+
+
+def _a_tool_call_succeeded(result: TurnResult) -> bool:
+    """Whether a tool call of the turn returned without an error (a "done" with none is a claim
+    about work nothing was seen doing)."""
+    return any(not r.is_error for m in result.messages if isinstance(m, ToolResults) for r in m.results)
 
 
 def count(n: int, noun: str) -> str:
