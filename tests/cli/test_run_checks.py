@@ -54,7 +54,8 @@ def test_without_checks_the_summary_says_unchecked(tmp_path: Path, invoke: Invok
     write_script(tmp_path, [{"text": "All done."}])
     result = invoke("run", "say done", "--model", "scripted:model.json", "--no-plugins")
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1].startswith("✓ done (unchecked) · no tool call succeeded · 1 model call · ")
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("✓ done (unchecked) · no tool call succeeded · 1 model call · ")
 
 
 def test_several_checks_run_in_order(tmp_path: Path, invoke: Invoke) -> None:
@@ -63,7 +64,8 @@ def test_several_checks_run_in_order(tmp_path: Path, invoke: Invoke) -> None:
                     "--check", "true", "--check", "test -d .")
     assert result.exit_code == 0, result.output
     assert result.output.index("⧗ check: true") < result.output.index("⧗ check: test -d .")
-    assert result.output.strip().splitlines()[-1].startswith("✓ done · checks passed · no tool call succeeded · 1 model call · ")
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("✓ done · checks passed · no tool call succeeded · 1 model call · ")
 
 
 def test_check_is_refused_with_temporal(tmp_path: Path, invoke: Invoke) -> None:
