@@ -14,6 +14,9 @@ Execution, per step, in list order but never before the steps it ``depends_on``:
   expected some, an answer that repeats the step or writes a tool result itself fail the step with
   ``StepError.type`` ``"StepNotVerified"`` (recoverable: a retry tells the model why); any other
   ending fails it (``StepError``: the turn's error, and whether it is recoverable);
+* a step with checks (its ``check:``, and the plan's for the last step: ``plan.checks_for(step)``)
+  runs them through the bundle's ``AcceptanceChecks`` when its agent says it is done, in place of
+  the verifier; checks that still fail fail the step (``"ChecksFailed"``, with ``StepError.check``);
 * a failure is handled by ``failure_policy``: ``"stop"`` ends the run (later steps stay ``pending``),
   ``"continue"`` goes on with the steps that do not need the failed one, ``"retry"`` runs the step
   again while its error is recoverable (``AgentError.is_recoverable()``), at most ``max_retries`` more
