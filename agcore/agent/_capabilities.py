@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agcore.agent._answers import AnswerRequired
 from agcore.agent._guards import RepetitionGuard
 from agcore.agent._limits import TurnLimits
 from agcore.agent.capability import Capability
@@ -19,7 +20,7 @@ __all__ = ["BUILTIN_CAPABILITIES", "CapabilityTable", "capabilities_of"]
 
 #: agcore's own features on the steps (stateless: every session of every bundle shares them).
 BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
-    TurnLimits(), TextModeCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(),
+    TurnLimits(), TextModeCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(), AnswerRequired(),
 )
 
 

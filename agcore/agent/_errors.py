@@ -8,6 +8,7 @@ AgentError                  base; ``is_recoverable()`` says whether a retry or t
 ├── HookBlocked             a hook stopped the turn (``.hook_name``, ``.plugin_name``): not recoverable
 ├── LimitExceeded           a configured cap was hit (``.limit``, ``.partial``): not recoverable
 ├── ConfigError             the bundle or the agent is set up wrong (``.piece``): not recoverable
+├── NoAnswer                the model ended with no answer (empty, the reminder, a bare call): recoverable
 └── Cancelled               the turn was cancelled: not recoverable
 
 ``AgentError.wrap(exc)`` turns any exception into the fitting one (an ``AgentError`` is returned as
@@ -38,6 +39,7 @@ __all__ = [
     "Cancelled",
     "ConfigError",
     "HookBlocked",
+    "NoAnswer",
     "PlanParseError",
     "UnreadableToolCalls",
 ]
@@ -268,3 +270,20 @@ class UnreadableToolCalls(AgentError):
         )
         self.problems = list(problems)
         self.text_mode = text_mode
+
+
+class NoAnswer(AgentError):
+    """The model said nothing that answers the task: its final reply was empty, the runtime's own
+    reminder echoed back, or only a tool call written as text (``why`` says which), still so after it
+    was asked for an answer. Nothing shows the task was done. Recoverable: the history stays valid,
+    and another turn may answer."""
+
+    recoverable: ClassVar[bool] = True
+
+    def __init__(self, why: str) -> None:
+        super().__init__(
+            f"The model ended without an answer: its reply {why}, again after it was asked for one, so "
+            "nothing shows the task was done. Run it again (a larger model answers more reliably), or "
+            "give acceptance checks that verify the work (agcore run --check CMD)."
+        )
+        self.why = why

@@ -90,9 +90,6 @@ CASES: list[tuple[str, str, list[str], list[Any], StepStatus, str]] = [
      "writes a tool result itself"),
     ("a real result quoted after the call", "Compute 2 + 3", ["add"],
      [ADD_CALL, "Tool result: 5. The sum is 5."], StepStatus.COMPLETED, ""),
-    ("call written as text and never run", "Compute 2 + 3", [],
-     ['```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```'], StepStatus.FAILED,
-     "the answer is a call to 'add' written as text, which was never run"),
     ("every call failed", "Read notes.txt", ["broken"],
      [tool_call_reply("broken", {"path": "notes.txt"}), "I read notes.txt."], StepStatus.FAILED,
      "every tool call of the turn failed (1), though the step needs its tools (broken)"),
@@ -102,10 +99,30 @@ CASES: list[tuple[str, str, list[str], list[Any], StepStatus, str]] = [
     ("one failed call, one that ran", "Compute 2 + 3", ["add", "broken"],
      [tool_calls_reply([("broken", {"path": "x"}), ("add", {"a": 2, "b": 3})]), "5, and x was unreadable."],
      StepStatus.COMPLETED, ""),
-    ("empty answer, no tools", "Think about it", [], [""], StepStatus.FAILED,
-     "the turn made no tool calls and its answer is empty"),
     ("a short legitimate answer is no echo", "Say hello", [], ["Hello!"], StepStatus.COMPLETED, ""),
 ]
+
+
+CALL_AS_TEXT = '```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```'
+
+
+@pytest.mark.parametrize(("reply", "why"), [
+    pytest.param(CALL_AS_TEXT, "was only a tool call to add written as text, which was not run", id="call"),
+    pytest.param("", "was empty", id="empty"),
+])
+async def test_a_reply_that_is_no_answer_fails_the_step_before_the_verifier_sees_it(
+    reply: str, why: str
+) -> None:
+    # The turn itself refuses it (agcore.agent._answers): asked again once, then NoAnswer.
+    agent, session, model = make([reply, reply])
+    plan = await agent.execute_plan(session, one_step("Compute 2 + 3", []))
+    step = plan.steps[0]
+    assert step.status is StepStatus.FAILED
+    assert step.error is not None
+    assert step.error.type == "NoAnswer"
+    assert step.error.recoverable
+    assert f"its reply {why}, again after it was asked for one" in step.error.message
+    assert len(model.requests) == 2
 
 
 @pytest.mark.parametrize(("description", "hints", "replies", "status", "error"),
@@ -249,10 +266,10 @@ async def test_a_llama_cpp_call_left_as_text_fails_its_step_over_the_real_wire()
         route = router.post("http://127.0.0.1:8080/v1/chat/completions").mock(
             return_value=_llama_cpp_reply(call))
         plan = await agent.execute_plan(session, one_step())
-    assert route.call_count == 1
+    assert route.call_count == 2  # asked once more for an answer
     step = plan.steps[0]
     assert step.status is StepStatus.FAILED
     assert not plan.succeeded
     assert step.error is not None
-    assert step.error.message.startswith("not done: the answer is a call to 'add' written as text, which "
-                                         "was never run")
+    assert step.error.type == "NoAnswer"
+    assert "its reply was only a tool call to add written as text, which was not run" in step.error.message

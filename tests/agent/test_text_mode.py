@@ -436,21 +436,23 @@ async def test_off_never_reads_calls_from_text() -> None:
 
 async def test_auto_does_not_switch_on_a_repaired_or_unknown_call() -> None:
     model = ScriptedProvider(
-        ["{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}", '{"tool": "subtract", "arguments": {}}',
-         "I have no tool to subtract with."],
+        ["{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}", "2 + 3 is 5.",
+         '{"tool": "subtract", "arguments": {}}', "I have no tool to subtract with."],
         model_id="some-local-model",
     )
     session = session_for(model, mode="auto")
     first = await session.submit_turn("one")
-    assert first.text == "{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}"  # repaired JSON is not run
-    assert notes(session) == []
+    assert ran == []  # repaired JSON is not run, and no switch for it; but it is no answer either
+    (asked,) = notes(session)
+    assert "was only a tool call to add written as text, which was not run" in asked
+    assert first.text == "2 + 3 is 5."
     # A reply that is nothing but a call to a tool that does not exist is no answer: the model is told
     # (the e2e-local suite saw a 1.5B model "call" add_function this way and the turn end "done").
     second = await session.submit_turn("two")
     assert second.text == "I have no tool to subtract with."
     assert ran == []
     assert not session.switched_to_text_mode
-    (note,) = notes(session)
+    _, note = notes(session)
     assert "subtract" in note
 
 

@@ -146,7 +146,8 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
 
 
 def _closing_line(output: str) -> str:
-    """The CLI's summary (``✓ done · 2 model calls · …``), after its error line if it printed one."""
+    """The CLI's summary (``✓ done (unchecked) · 2 model calls · …``), after its error line if it
+    printed one."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     ends = [n for n, line in enumerate(lines) if _CALLS.search(line)]
     if not ends:

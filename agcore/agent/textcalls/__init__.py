@@ -12,18 +12,20 @@ from agcore._lazy import lazy_dir, lazy_getattr
 if TYPE_CHECKING:
     from agcore.agent.textcalls._text_calls import parse_text_calls
     from agcore.agent.textcalls._text_capability import TextModeCalls
-    from agcore.agent.textcalls._text_tools import call_mode
+    from agcore.agent.textcalls._text_tools import call_mode, is_reminder_echo
 
 #: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
 EXPORTS = {
     "TextModeCalls": "agcore.agent.textcalls._text_capability",
     "call_mode": "agcore.agent.textcalls._text_tools",
+    "is_reminder_echo": "agcore.agent.textcalls._text_tools",
     "parse_text_calls": "agcore.agent.textcalls._text_calls",
 }
 
 __all__ = [
     "TextModeCalls",
     "call_mode",
+    "is_reminder_echo",
     "parse_text_calls",
 ]
 

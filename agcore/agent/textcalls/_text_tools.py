@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agcore._clock import new_id
@@ -86,10 +87,26 @@ contents, counts or outputs.
 Available tools:
 """
 
+_CONTINUE_LEAD = "Continue with the task:"
 _CONTINUE = (
     "Write the next tool call now for the part of the task still to do (for example, writing the file "
     "the task asks for). Only when nothing is left to do, answer in plain text."
 )
+#: After results that visibly finish the step (the file the task names was written, or the model said
+#: it is finished): no push for another call, which kept small models going until the repetition
+#: guard stopped them.
+_WRAP_UP = (
+    "Your last tool call succeeded{what}. If that completes the task, answer now in plain text saying "
+    "what you did, without a tool call; write another tool call only for a part of the task still to do."
+)
+#: What the reminder says in every form: a reply that repeats one of these repeats the runtime's own
+#: words (``is_reminder_echo``).
+REMINDER_SENTENCES = (_CONTINUE_LEAD, _CONTINUE.split(". ")[0], _WRAP_UP.split("{what}")[0],
+                      "If that completes the task, answer now in plain text")
+_WRITE_TOOLS = frozenset({"write_file", "edit_file", "apply_patch"})
+_FINISHED = re.compile(
+    r"\b(?:task is (?:now )?(?:done|complete|finished)|i(?:'ve| have) (?:now )?(?:finished|completed)|"
+    r"all done|that completes the task)\b", re.IGNORECASE)
 _NOTE_PROBLEMS = "Part of your last reply looked like a tool call but could not be read, so it was not run:"
 _NOTE_HOW = (
     'To call a tool, write <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> with the '
@@ -283,7 +300,8 @@ def _stops_on_label(model_id: str, stops: list[str]) -> bool:
 def _remind(rendered: list[Message], original: list[Message]) -> None:
     """Small models forget the task once results arrive and answer after the first one: after the
     latest results, restate the task and ask for the next call (the e2e-local suite with a 1.5B model:
-    2 of 6 tasks achieved with this and the "small steps" line of the protocol, 1 of 6 without)."""
+    2 of 6 tasks achieved with this and the "small steps" line of the protocol, 1 of 6 without). Once
+    the step's work is visibly done (``_visibly_done``) it asks for the answer instead."""
     if not original or not isinstance(original[-1], UserMessage) or not original[-1].tool_results:
         return
     task = next((text for m in reversed(original) if isinstance(m, UserMessage) and not m.tool_results
@@ -292,8 +310,35 @@ def _remind(rendered: list[Message], original: list[Message]) -> None:
         return
     last = rendered[-1]
     if isinstance(last, UserMessage):  # the results, written out as text by _render
-        rendered[-1] = UserMessage(content=[*last.blocks, TextBlock(
-            text=f"Continue with the task: {task}\n{_CONTINUE}")])
+        done = _visibly_done(original, task)
+        nudge = _CONTINUE if done is None else _WRAP_UP.format(what=done)
+        reminder = TextBlock(text=f"{_CONTINUE_LEAD} {task}\n{nudge}")
+        rendered[-1] = UserMessage(content=[*last.blocks, reminder])
+
+
+def _visibly_done(original: list[Message], task: str) -> str | None:
+    """Whether the latest results finish what the task asks, as far as can be seen: every one
+    succeeded, and a call wrote a file the task names, or the reply that made them said the task is
+    finished. What to say it did (`` (it wrote notes.txt)``), or None."""
+    results = original[-1]
+    reply = original[-2] if len(original) > 1 else None
+    if not isinstance(results, UserMessage) or not isinstance(reply, AssistantMessage):
+        return None
+    if any(r.is_error for r in results.tool_results) or not reply.tool_calls:
+        return None
+    for call in reply.tool_calls:
+        path = call.input.get("path")
+        if call.name in _WRITE_TOOLS and isinstance(path, str) and path.strip():
+            name = path.strip().rsplit("/", 1)[-1]
+            if name and name in task:
+                return f" (it changed {path.strip()}, the file the task names)"
+    return "" if _FINISHED.search(reply.text) else None
+
+
+def is_reminder_echo(text: str) -> bool:
+    """Whether ``text`` repeats the reminder text mode adds after tool results (a small model that
+    echoes it back has not answered)."""
+    return any(sentence in text for sentence in REMINDER_SENTENCES)
 
 
 def text_mode_request(request: LLMRequest, model_id: str = "") -> LLMRequest:

@@ -1,0 +1,68 @@
+"""No "done" without an answer, as a capability: a final reply that is empty, that echoes the
+runtime's own reminder back, or that is only a tool call written as text (read or repaired, but not
+run) does not end the turn. The model is told why and asked again once; the same again ends the
+turn with ``NoAnswer``. Small local models end this way often (issue 26's transcripts: 3 of 6 false
+successes had no tool succeed at all), and "done" was all the user saw."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agcore.agent._errors import NoAnswer
+from agcore.agent._messages import ContextNote
+from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
+from agcore.agent.textcalls import is_reminder_echo, parse_text_calls
+
+if TYPE_CHECKING:
+    from agcore.agent._batch import Batch
+
+__all__ = ["ANSWER_KEY", "AnswerRequired", "not_an_answer"]
+
+#: Where the capability counts the replies asked again in a row (``TurnState.capabilities``).
+ANSWER_KEY = "answer_required"
+#: Replies in a row that are no answer the model is asked again about before the turn fails.
+MAX_ASKS = 1
+
+
+class AnswerRequired(Capability):
+    """Asks again, then fails the turn, when the model's final reply is no answer (``not_an_answer``).
+    A turn with a typed output settles its answer itself (``TypedOutput``)."""
+
+    async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
+        turn = steps.turn
+        if turn.output is not None:
+            return None
+        why = not_an_answer(reply.message.text, turn.offered)
+        if why is None:
+            turn.capabilities.pop(ANSWER_KEY, None)
+            return None
+        asked = int(turn.capabilities.get(ANSWER_KEY, 0))
+        if asked >= MAX_ASKS:
+            return Finish("error", NoAnswer(why))
+        turn.capabilities[ANSWER_KEY] = asked + 1
+        how = (" If part of it is still to do, write the tool call it needs." if turn.offered else "")
+        await steps.record(ContextNote(text=(
+            f"Your last reply {why}, so it does not answer the task. If the task is done, say in plain "
+            f"text what you did and what came of it.{how}"
+        )))
+        return CallModel()
+
+    def batch_started(self, steps: TurnView, batch: Batch) -> None:
+        steps.turn.capabilities.pop(ANSWER_KEY, None)  # it did something: count afresh
+
+
+def not_an_answer(text: str, offered: frozenset[str]) -> str | None:
+    """Why a final reply's ``text`` is no answer (``was empty``...), or None when it may be one."""
+    if not text.strip():
+        return "was empty"
+    if is_reminder_echo(text):
+        return "repeated the reminder the system sends after tool results instead of answering"
+    if offered:
+        parsed = parse_text_calls(text, offered)
+        calls = parsed.calls
+        rest = parsed.prose if calls else parsed.answer
+        # (a reply going on with a result it made up is text of its own: the plans' verifier judges it)
+        if (calls or parsed.problems) and not rest.strip() and parsed.invented is None:
+            name = f" to {calls[0].name}" if calls else ""
+            return f"was only a tool call{name} written as text, which was not run"
+    return None

@@ -1,0 +1,162 @@
+"""No "done" without an answer: an empty final reply, the runtime's reminder echoed back, or a reply
+that is only a tool call written as text is asked again once, then fails the turn (``NoAnswer``);
+and the text-mode reminder after tool results stops pushing for a call once the work is visibly done.
+Real sessions on scripted providers, asyncio and trio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, ContextNote, NoAnswer
+from agcore.llm import LLMRequest, TextBlock, UserMessage
+from agcore.testing import ScriptedProvider, tool_call_reply
+from agcore.tools import tool
+from agcore.tools.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+CALL_AS_JSON = '{"name": "add", "arguments": {"a": 2, "b": 3}}'
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def session_for(model: ScriptedProvider, *tools: Any, mode: str = "off") -> AgentSession:
+    bundle = (AgentBuilder().provider(model).tools(*(tools or (add,)))
+              .config(AgentConfig(text_mode_tools=mode)).build())  # type: ignore[arg-type]
+    return AgentSession(BasicAgent(name="t", system_prompt="Be brief."), "s1", bundle)
+
+
+def notes(session: AgentSession) -> list[str]:
+    return [m.text for m in session.messages if isinstance(m, ContextNote)]
+
+
+@pytest.mark.parametrize(("reply", "why"), [
+    pytest.param("", "was empty", id="empty"),
+    pytest.param("   \n", "was empty", id="blank"),
+    pytest.param(CALL_AS_JSON, "was only a tool call to add written as text, which was not run", id="json"),
+    pytest.param(f"```json\n{CALL_AS_JSON}\n```", "was only a tool call to add", id="fenced"),
+    pytest.param("{'name': 'add', 'arguments': {'a': 2, 'b': 3,}}", "was only a tool call to add",
+                 id="repaired"),
+    pytest.param("Continue with the task: add 2 and 3\nWrite the next tool call now for the part of the task "
+                 "still to do.", "repeated the reminder", id="reminder"),
+])
+async def test_a_reply_that_is_no_answer_is_asked_again_with_the_reason(reply: str, why: str) -> None:
+    model = ScriptedProvider([reply, "2 + 3 is 5."])
+    session = session_for(model)
+    result = await session.submit_turn("add 2 and 3")
+    assert result.stop == "done"
+    assert result.text == "2 + 3 is 5."
+    (note,) = notes(session)
+    assert f"Your last reply {why}" in note
+    assert "If the task is done, say in plain text what you did" in note
+    assert "Your last reply" in str(model.requests[1].messages[-1].content)  # the model read it
+
+
+async def test_no_answer_twice_fails_the_turn_saying_why() -> None:
+    model = ScriptedProvider(["", ""])
+    session = session_for(model)
+    result = await session.submit_turn("add 2 and 3")
+    assert result.stop == "error"
+    assert isinstance(result.error, NoAnswer)
+    assert result.error.why == "was empty"
+    assert result.error.is_recoverable()
+    message = str(result.error)
+    assert "ended without an answer: its reply was empty, again after it was asked for one" in message
+    assert result.turns == 2
+    model.add("5")  # the history stays valid: the session takes another turn
+    assert (await session.submit_turn("again")).text == "5"
+
+
+async def test_work_between_two_empty_replies_counts_afresh() -> None:
+    model = ScriptedProvider(["", tool_call_reply("add", {"a": 2, "b": 3}), "", "It is 5."])
+    session = session_for(model)
+    result = await session.submit_turn("add 2 and 3")
+    assert result.stop == "done"
+    assert result.text == "It is 5."
+    assert len(notes(session)) == 2
+
+
+async def test_prose_around_a_call_is_an_answer() -> None:
+    model = ScriptedProvider([f"I would call {CALL_AS_JSON} but the sum is simply 5."])
+    session = session_for(model)
+    result = await session.submit_turn("add 2 and 3")
+    assert result.stop == "done"
+    assert notes(session) == []
+
+
+async def test_without_tools_json_is_an_answer() -> None:
+    model = ScriptedProvider([CALL_AS_JSON])
+    bundle = AgentBuilder().provider(model).build()
+    session = AgentSession(BasicAgent(name="t", system_prompt="Answer in JSON."), "s1", bundle)
+    result = await session.submit_turn("give me a call as JSON")
+    assert result.stop == "done"
+    assert result.text == CALL_AS_JSON
+
+
+# ----------------------------------------------------------------------- the text-mode reminder
+
+
+def reminder(request: LLMRequest) -> str:
+    last = request.messages[-1]
+    assert isinstance(last, UserMessage)
+    block = last.content[-1]
+    assert isinstance(block, TextBlock)
+    return block.text
+
+
+async def test_the_reminder_asks_for_the_answer_once_the_named_file_is_written(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path, confirm_writes=False, confirm_commands=False)
+    model = ScriptedProvider([
+        '<tool_call>{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi"}}</tool_call>',
+        "Wrote notes.txt.",
+    ])
+    session = session_for(model, *workspace.tools(), mode="on")
+    result = await session.submit_turn("Write hi to notes.txt")
+    assert result.text == "Wrote notes.txt."
+    text = reminder(model.requests[1])
+    assert text.startswith("Continue with the task: Write hi to notes.txt\n")
+    assert "Your last tool call succeeded (it changed notes.txt, the file the task names)" in text
+    assert "answer now in plain text" in text
+    assert "Write the next tool call now" not in text
+
+
+async def test_the_reminder_still_pushes_after_a_failed_call_or_other_work(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path, confirm_writes=False, confirm_commands=False)
+    model = ScriptedProvider([
+        '<tool_call>{"name": "read_file", "arguments": {"path": "missing.txt"}}</tool_call>',  # fails
+        '<tool_call>{"name": "write_file", "arguments": {"path": "scratch.txt", "content": "x"}}</tool_call>',
+        "Done.",
+    ])
+    session = session_for(model, *workspace.tools(), mode="on")
+    await session.submit_turn("Write hi to notes.txt")
+    assert "Write the next tool call now" in reminder(model.requests[1])  # the call failed
+    assert "Write the next tool call now" in reminder(model.requests[2])  # not the file the task names
+
+
+async def test_the_reminder_takes_the_models_word_that_it_is_finished() -> None:
+    model = ScriptedProvider([
+        'The task is done after this.\n<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>',
+        "5",
+    ])
+    session = session_for(model, mode="on")
+    await session.submit_turn("add 2 and 3")
+    text = reminder(model.requests[1])
+    assert "Your last tool call succeeded. If that completes the task" in text
+    assert "Write the next tool call now" not in text
+
+
+async def test_an_echo_of_the_new_reminder_is_no_answer_either() -> None:
+    echo = ("Your last tool call succeeded. If that completes the task, answer now in plain text saying what "
+            "you did, without a tool call.")
+    model = ScriptedProvider([echo, "Done: 5."])
+    session = session_for(model)
+    result = await session.submit_turn("add 2 and 3")
+    assert result.text == "Done: 5."
+    assert "repeated the reminder" in notes(session)[0]
