@@ -90,6 +90,7 @@ from agcore.agent._session import (
     ContextTransform,
     wait_until_closed,
 )
+from agcore.agent._tool_call_cap import tool_calls_notice
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.agent.capability import Capability
 from agcore.agent.output._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
@@ -282,6 +283,7 @@ __all__ = [
     "Runaway",
     "RunawayOutput",
     "find_runaway",
+    "tool_calls_notice",
 ]
 
 

@@ -25,7 +25,9 @@ from agcore.cli._options import (
     EnvAllow,
     FailurePolicyOption,
     Images,
+    Intent,
     MaxTokens,
+    MaxToolCalls,
     MaxTurns,
     Model,
     Namespace,
@@ -109,6 +111,8 @@ def run(
     skills: SkillsDir = None,
     image: Images = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
+    intent: Intent = None,
     temporal: Temporal = None,
     session: Annotated[str | None, typer.Option(
         "--session", "-s", metavar="ID",
@@ -141,7 +145,7 @@ def run(
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls, intent=intent)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -164,6 +168,8 @@ def chat(
     skills: SkillsDir = None,
     image: Images = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
+    intent: Intent = None,
 ) -> None:
     """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
@@ -172,7 +178,7 @@ def chat(
     execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls, intent=intent)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)
@@ -200,6 +206,7 @@ def plan_run(
     context_window: ContextWindow = None,
     compact: Compact = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -225,7 +232,7 @@ def plan_run(
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls)))
 
 
 @plan_app.command("resume", epilog=EXIT_CODES_HELP)
@@ -247,6 +254,7 @@ def plan_resume(
     context_window: ContextWindow = None,
     compact: Compact = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
 ) -> None:
     """Continue the plan saved in session ID: completed steps are not redone; the step that was
     running or failed runs again."""
@@ -258,7 +266,7 @@ def plan_resume(
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls)))
 
 
 def _require_words(value: str, name: str, example: str) -> None:

@@ -192,7 +192,8 @@ async def run_plan(
             local = await (local or LocalOptions()).with_served_window(provider, base_url)
             tool_lines = _ToolLines(renderer)
             bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                                  plugins=(tool_lines,), config=local.config_changes(provider))
+                                  plugins=(tool_lines,), config=local.config_changes(provider),
+                                  capabilities=local.capabilities())
             transform = local.compaction(provider)
             for note in local.notes(transform, provider):
                 renderer.line(note, style="dim")

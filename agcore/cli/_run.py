@@ -52,7 +52,8 @@ async def run_task(
     try:
         local = await local.with_served_window(provider, base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
-                              config=local.config_changes(provider), skills=skills)
+                              config=local.config_changes(provider), skills=skills,
+                              capabilities=local.capabilities())
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, follow_up=False, base_url=base_url)
