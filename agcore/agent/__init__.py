@@ -111,6 +111,7 @@ if TYPE_CHECKING:
     from agcore.agent._persistence import INTERRUPTED
     from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+    from agcore.agent.plans._plan_approval import PlanApproval, PlanDecision, PlanRejected, settle_plan
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent.plans._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent.plans._task_agent import (
@@ -192,8 +193,11 @@ __all__ = [
     "JsonPlanParser",
     "LimitExceeded",
     "Plan",
+    "PlanApproval",
+    "PlanDecision",
     "PlanParseError",
     "PlanParser",
+    "PlanRejected",
     "PlanUpdate",
     "ProviderResolver",
     "QuickAgent",
@@ -284,6 +288,7 @@ __all__ = [
     "RunawayOutput",
     "find_runaway",
     "tool_calls_notice",
+    "settle_plan",
 ]
 
 

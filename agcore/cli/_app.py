@@ -19,6 +19,7 @@ from agcore.cli._execution import execute, execute_durable
 from agcore.cli._options import (
     LOOP_BACKEND,
     ApiKey,
+    ApprovePlan,
     BaseUrl,
     Compact,
     ContextWindow,
@@ -34,6 +35,7 @@ from agcore.cli._options import (
     PlanBackend,
     Plugins,
     Readable,
+    ReadOnly,
     SessionDb,
     SkillsDir,
     TaskQueue,
@@ -113,6 +115,7 @@ def run(
     max_tokens: MaxTokens = None,
     max_tool_calls: MaxToolCalls = None,
     intent: Intent = None,
+    approve_plan: ApprovePlan = False,
     temporal: Temporal = None,
     session: Annotated[str | None, typer.Option(
         "--session", "-s", metavar="ID",
@@ -126,6 +129,9 @@ def run(
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
+    if approve_plan and (temporal is not None or backend != LOOP_BACKEND or image):
+        raise typer.BadParameter("runs on the loop backend, without --temporal or --image",
+                                 param_hint="--approve-plan")
     if temporal is not None:
         if skills is not None or image:
             raise typer.BadParameter("not available with --temporal yet; run without --temporal to use "
@@ -144,6 +150,7 @@ def run(
 
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
+                               approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, max_tool_calls=max_tool_calls, intent=intent)))
 
@@ -199,6 +206,7 @@ def plan_run(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
+    approve_plan: ApprovePlan = False,
     backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
     max_turns: MaxTurns = None,
@@ -220,6 +228,9 @@ def plan_run(
 
     _plan_backend(backend)
     policy = _policy(on_failure)
+    if approve_plan and temporal is not None:
+        raise typer.BadParameter("not with --temporal yet: approve the plan file before starting it",
+                                 param_hint="--approve-plan")
     if temporal is not None:
         from agcore.cli._durable import durable_plan
 
@@ -230,7 +241,7 @@ def plan_run(
         return
     execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
-                               on_failure=policy,
+                               on_failure=policy, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, max_tool_calls=max_tool_calls)))
 
@@ -291,13 +302,15 @@ def plan_draft(
     env: EnvAllow = None,
     readable: Readable = None,
     plugins: Plugins = True,
+    read_only: ReadOnly = False,
 ) -> None:
-    """Have the model draft a plan for GOAL and print it as a table (nothing is executed)."""
+    """Have the model draft a plan for GOAL and print it as a table (nothing is executed); with
+    --read-only it may read the workspace first."""
     from agcore.cli._plan import draft_plan
 
     _require_words(goal, "GOAL", 'agcore plan draft "release version 1.2"')
     execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
-                               workspace=workspace, plugins=plugins))
+                               workspace=workspace, plugins=plugins, read_only=read_only))
 
 
 Address = Annotated[str, typer.Option(

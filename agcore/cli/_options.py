@@ -174,6 +174,19 @@ Intent = Annotated[str | None, typer.Option(
 )]
 
 
+ApprovePlan = Annotated[bool, typer.Option(
+    "--approve-plan",
+    help="Show the plan and run it only once approved: y runs it, r redrafts it with your feedback, n "
+         "stops (--yes approves at once). run: the task is planned first, the model reading the "
+         "workspace with read-only tools while it drafts.",
+)]
+ReadOnly = Annotated[bool, typer.Option(
+    "--read-only",
+    help="Let the model look around the workspace with the read-only tools (read, list, search) "
+         "before it answers with the plan; nothing can be changed while planning.",
+)]
+
+
 def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
            context_window: int | None, compact: bool | None, max_tokens: int | None, *,
            max_tool_calls: int | None = None, intent: str | None = None) -> LocalOptions:

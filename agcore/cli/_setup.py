@@ -160,11 +160,15 @@ async def run_interruptible(
     yes: bool,
     open_session: Callable[[Confirm], Awaitable[Session]],
     work: Callable[[Session], Awaitable[object]],
+    on_terminal: Callable[[Terminal], None] | None = None,
 ) -> tuple[Session, bool]:
     """Run ``work`` on the session ``open_session(confirm)`` gives (new, or loaded from a store), whose
-    confirmations ask the terminal; Ctrl-C cancels the work (not the program). Returns the session
-    and whether it was interrupted."""
+    confirmations ask the terminal; Ctrl-C cancels the work (not the program). ``on_terminal`` gets
+    the terminal first (for other questions, e.g. a plan's approval). Returns the session and whether
+    it was interrupted."""
     async with Terminal(console) as terminal:
+        if on_terminal is not None:
+            on_terminal(terminal)
         session = await open_session(confirm_callback(terminal, renderer, yes=yes))
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):
