@@ -32,6 +32,7 @@ from agcore.agent.intent import (
 )
 from agcore.llm import LLMRequest, RateLimitError
 from agcore.testing import ScriptedProvider, tool_call_reply
+from agcore.tools import tool
 
 from .test_loop_basic import add
 
@@ -134,6 +135,23 @@ async def test_custom_routes_and_an_async_observer() -> None:
     await session.submit_turn("How does the plan parser work?")
     assert seen == [REPO_ANALYSIS]
     assert model.requests[0].system == "You write code.\n\nRead, do not change."
+
+
+@pytest.mark.anyio
+async def test_a_question_about_the_code_gets_the_read_only_tools() -> None:
+    @tool(read_only=True)
+    def look(path: str) -> str:
+        """Read a file."""
+        return path
+
+    model = ScriptedProvider(["It parses plans."])
+    bundle = AgentBuilder().provider(model).tools(add, look).capabilities(IntentGate()).build()
+    session = AgentSession(BasicAgent("coder", "You write code."), "s1", bundle)
+    await session.submit_turn("How does the plan parser work?")
+    asked = model.requests[0]
+    assert [t.name for t in asked.tools] == ["look"]
+    assert asked.system is not None
+    assert "do not modify files" in asked.system
 
 
 def answer(label: str, confidence: float = 0.9) -> str:

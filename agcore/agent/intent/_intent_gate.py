@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agcore.agent.capability import Capability, ModelCall, TurnView
-from agcore.agent.intent._intent import CAPABILITY_QUERY, CHAT, Intent, IntentClassifier
+from agcore.agent.intent._intent import CAPABILITY_QUERY, CHAT, REPO_ANALYSIS, Intent, IntentClassifier
 from agcore.agent.intent._keyword_intent import KeywordIntentClassifier
 
 if TYPE_CHECKING:
     from agcore.agent.session_like import SessionLike
     from agcore.llm.types import ToolDefinition, UserMessage
+    from agcore.tools import Tool
 
 __all__ = [
     "DEFAULT_ROUTES",
@@ -47,19 +48,21 @@ IntentObserver = Callable[[Intent], "Awaitable[None] | None"]
 @dataclass(frozen=True, slots=True)
 class IntentRoute:
     """What a turn of one intent runs with. ``tools``: the names of the tools offered (None: all the
-    agent offers; ``()``: none). ``instructions``: added to the system prompt. ``list_tools``: the
-    instructions also name the agent's tools (for "what can you do?" answered without calling any).
-    ``plan``: whether a task agent drafts a plan for it (``DefaultTaskAgent(intent=...)``)."""
+    agent offers; ``()``: none). ``read_only``: of those, only the tools marked ``Tool.read_only``.
+    ``instructions``: added to the system prompt. ``list_tools``: the instructions also name the
+    agent's tools (for "what can you do?" answered without calling any). ``plan``: whether a task
+    agent drafts a plan for it (``DefaultTaskAgent(intent=...)``)."""
 
     tools: tuple[str, ...] | None = None
+    read_only: bool = False
     instructions: str | None = None
     list_tools: bool = False
     plan: bool = False
 
 
-#: Chat runs without tools; a question about the agent is answered from the list of its tools;
-#: a repository analysis and a coding task run as configured, and only a coding task (or an
-#: uncertain request) is planned.
+#: Chat runs without tools; a question about the agent is answered from the list of its tools; a
+#: repository analysis reads (the read-only tools only); a coding task runs as configured, and only
+#: a coding task (or an uncertain request) is planned.
 DEFAULT_ROUTES: dict[str, IntentRoute] = {
     CHAT: IntentRoute(
         tools=(), instructions="The user is chatting: answer briefly and naturally, without tools."),
@@ -67,6 +70,10 @@ DEFAULT_ROUTES: dict[str, IntentRoute] = {
         tools=(), list_tools=True,
         instructions="The user asks about you: say what you can do for them and with which tools, "
                      "briefly, without calling any."),
+    REPO_ANALYSIS: IntentRoute(
+        read_only=True,
+        instructions="The user wants to understand the code, not change it: read what you need and "
+                     "explain; do not modify files."),
     "coding_task": IntentRoute(plan=True),
     "uncertain": IntentRoute(plan=True),
 }
@@ -117,13 +124,14 @@ class IntentGate(Capability):
             return
         request = call.request
         update: dict[str, Any] = {}
-        if route.tools is not None:
-            output = steps.turn.output  # a typed turn's answer tool stays offered
-            keep = set(route.tools) | ({output.name} if output is not None else set())
-            update["tools"] = [t for t in request.tools if t.name in keep]
+        output = _output_name(steps)  # a typed turn's answer tool stays offered
+        if route.tools is not None or route.read_only:
+            registry = steps.session.bundle.tool_registry()
+            update["tools"] = [t for t in request.tools
+                               if t.name == output or _kept(route, t.name, registry.get(t.name))]
         lines = [route.instructions] if route.instructions else []
         if route.list_tools:
-            lines.append(_tool_list(request.tools, output_name=_output_name(steps)))
+            lines.append(_tool_list(request.tools, output_name=output))
         if lines:
             update["system"] = "\n\n".join([request.system, *lines] if request.system else lines)
         if update:
@@ -139,6 +147,13 @@ def latest_intent(session: SessionLike) -> Intent | None:
     """The intent the gate decided for the session's latest classified turn (None: none yet)."""
     saved = session.state.app_state.get(INTENT_STATE_KEY)
     return Intent.model_validate(saved) if saved is not None else None
+
+
+def _kept(route: IntentRoute, name: str, tool: Tool | None) -> bool:
+    """Whether the route offers the tool ``name`` (``tool``: the registry's; None for one a hook or
+    the vendor adds, whose reading or writing is unknown: not offered where only reading is)."""
+    named = route.tools is None or name in route.tools
+    return named and (not route.read_only or (tool is not None and tool.read_only))
 
 
 def _output_name(steps: TurnView) -> str | None:
