@@ -4,8 +4,9 @@ When a turn starts, the user's input is classified (``IntentClassifier``; keywor
 intent's ``IntentRoute`` then shapes every model call of the turn: which tools are offered (none for
 chat), what the system prompt adds. The intent is kept in ``session.state.app_state["intent"]`` (saved
 with the session) and in the turn's ``capabilities``, and ``on_intent`` hears of it. Turns of a plan's
-steps are not classified again: the plan was the decision. ``preset_intent`` hands the gate an intent
-decided already (``DefaultTaskAgent`` does, for a goal it answers directly), so it is not asked twice.
+steps and of sub-agents (a plan drafted read-only too) are not classified: that was decided already.
+``preset_intent`` hands the gate an intent decided already (``DefaultTaskAgent`` does, for a goal it
+answers directly), so it is not asked twice.
 """
 
 from __future__ import annotations
@@ -99,23 +100,31 @@ class IntentGate(Capability):
         """The route a turn of ``intent`` runs with (None: unchanged)."""
         return self.routes.get(intent.label)
 
+    async def decide(self, text: str, session: SessionLike) -> Intent:
+        """Classify ``text`` for ``session``: the intent, kept as the session's latest and told to
+        ``on_intent`` (a task agent deciding whether to plan calls this too)."""
+        return await self._record(await self.classifier.classify(text, session), session)
+
     async def start_turn(self, steps: TurnView, message: UserMessage) -> None:
         session = steps.session
-        app_state = session.state.app_state
-        preset = app_state.pop(_PRESET_KEY, None)
-        if preset is not None:
+        preset = session.state.app_state.pop(_PRESET_KEY, None)
+        if preset is not None:  # decided (and told) already
             intent = Intent.model_validate(preset)
-        elif session.state.plan_step_index is not None:
-            return  # a plan's step: the plan was the decision
+        elif session.state.plan_step_index is not None or session.parent is not None:
+            return  # a plan's step, a sub-agent's task (or a plan being drafted): decided already
         else:
-            intent = await self.classifier.classify(message.text, session)
-        app_state[INTENT_STATE_KEY] = steps.turn.capabilities[_TURN_KEY] = intent.model_dump(mode="json")
+            intent = await self.decide(message.text, session)
+        steps.turn.capabilities[_TURN_KEY] = intent.model_dump(mode="json")
+
+    async def _record(self, intent: Intent, session: SessionLike) -> Intent:
+        session.state.app_state[INTENT_STATE_KEY] = intent.model_dump(mode="json")
         _log.info("session %s: intent %s (%.2f, %s)", session.session_id, intent.label,
                   intent.confidence, intent.reason or intent.classifier)
         if self.on_intent is not None:
             outcome = self.on_intent(intent)
             if inspect.isawaitable(outcome):
                 await outcome
+        return intent
 
     def shape_request(self, steps: TurnView, call: ModelCall) -> None:
         decided = steps.turn.capabilities.get(_TURN_KEY)
