@@ -83,6 +83,7 @@ from agcore.agent._personas import PERSONAS, Persona, get_persona
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 from agcore.agent._quick import AgentRunResult, QuickAgent
 from agcore.agent._result import LimitExceeded
+from agcore.agent._runaway import Runaway, RunawayOutput, find_runaway
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
 from agcore.agent._session import (
@@ -92,6 +93,7 @@ from agcore.agent._session import (
     ContextTransform,
     wait_until_closed,
 )
+from agcore.agent._tool_call_cap import tool_calls_notice
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.agent.capability import Capability
 from agcore.agent.output._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
@@ -120,6 +122,7 @@ if TYPE_CHECKING:
         check_report,
     )
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+    from agcore.agent.plans._plan_approval import PlanApproval, PlanDecision, PlanRejected, settle_plan
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent.plans._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent.plans._task_agent import (
@@ -204,8 +207,11 @@ __all__ = [
     "LimitExceeded",
     "NoAnswer",
     "Plan",
+    "PlanApproval",
+    "PlanDecision",
     "PlanParseError",
     "PlanParser",
+    "PlanRejected",
     "PlanUpdate",
     "ProviderResolver",
     "QuickAgent",
@@ -302,6 +308,12 @@ __all__ = [
     "Skills",
     "get_persona",
     "memory_guidance",
+    # ---- gates: runaway replies, tool-call caps ----
+    "Runaway",
+    "RunawayOutput",
+    "find_runaway",
+    "tool_calls_notice",
+    "settle_plan",
 ]
 
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from agcore.agent._answers import AnswerRequired
 from agcore.agent._guards import RepetitionGuard
 from agcore.agent._limits import TurnLimits
+from agcore.agent._runaway import RunawayGuard
+from agcore.agent._tool_call_cap import ToolCallCap
 from agcore.agent.capability import Capability
 from agcore.agent.output._output_capability import TypedOutput
 from agcore.agent.subagents._subagent_links import SubagentLinks
@@ -20,14 +22,15 @@ __all__ = ["BUILTIN_CAPABILITIES", "CapabilityTable", "capabilities_of"]
 
 #: agcore's own features on the steps (stateless: every session of every bundle shares them).
 BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
-    TurnLimits(), TextModeCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(), AnswerRequired(),
+    TurnLimits(), TextModeCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(), RunawayGuard(),
+    AnswerRequired(), ToolCallCap(),  # the cap's notice goes on an answer the others accepted
 )
 
 
 class CapabilityTable:
     """The capabilities a turn runs with, and, for each point of the turn, the ones that act there
     (those whose class overrides the method): the steps call only those, as most capabilities act at
-    one or two of the eleven points (a tool-call turn would otherwise make ~90 calls to methods that
+    one or two of the twelve points (a tool-call turn would otherwise make ~90 calls to methods that
     do nothing)."""
 
     def __init__(self, capabilities: tuple[Capability, ...]) -> None:
@@ -36,6 +39,7 @@ class CapabilityTable:
             return tuple(c for c in capabilities if getattr(type(c), point) is not base)
 
         self.all = capabilities
+        self.start_turn = acting("start_turn")
         self.before_model_call = acting("before_model_call")
         self.shape_request = acting("shape_request")
         self.encode_request = acting("encode_request")

@@ -14,6 +14,9 @@ class AgentConfig(BaseModel):
 
     * ``max_turns``: model calls per ``submit_turn`` (the hard cap every loop has);
     * ``max_tool_turns``: model replies with tool calls per ``submit_turn``;
+    * ``max_tool_calls``: tool calls per ``submit_turn``, however many a reply makes (None: no cap).
+      The calls past it are not run; the model answers without tools, and the answer ends with a
+      notice to the user ("[Stopped after N tool calls ...]", ``agcore.agent.tool_calls_notice``);
     * ``max_tokens``/``temperature``: passed to every model call (None: the provider's default);
     * ``parallel_tool_calls``: run a reply's independent server tool calls concurrently;
     * ``tool_timeout``: seconds per tool call for tools without their own ``timeout``;
@@ -40,6 +43,10 @@ class AgentConfig(BaseModel):
       (``stream_turn`` then yields the text in one delta per reply);
     * ``output_retries``: how many times a turn with an ``output_type`` gives the model its
       validation errors and asks again before it ends with ``OutputValidationError``;
+    * ``runaway_action``: what a reply cut at ``max_tokens`` that repeats the same text up to the
+      cut (``[[[[…``, a paragraph again and again) does: ``"retry"`` (the default) removes the
+      repetition and asks once more with a note, a second one ends the turn with ``RunawayOutput``;
+      ``"stop"`` ends it at the first; ``"off"`` accepts it (``agcore.agent.find_runaway``);
     * ``backend``: the runtime ``open_session`` runs the session on: ``"loop"`` (agcore's own,
       ``AgentSession``) or an installed backend such as ``"langgraph"`` (see ``open_session``
       and the guide's Backends page).
@@ -49,6 +56,7 @@ class AgentConfig(BaseModel):
 
     max_turns: int = Field(default=50, ge=1)
     max_tool_turns: int = Field(default=25, ge=1)
+    max_tool_calls: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     parallel_tool_calls: bool = True
@@ -63,6 +71,7 @@ class AgentConfig(BaseModel):
     streaming: Literal["auto", "always", "never"] = "auto"
     backend: str = Field(default="loop", min_length=1)
     output_retries: int = Field(default=2, ge=0)
+    runaway_action: Literal["retry", "stop", "off"] = "retry"
 
     @field_validator("text_mode_tools", mode="before")
     @classmethod

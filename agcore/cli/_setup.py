@@ -113,14 +113,15 @@ def build_bundle(
 ) -> RuntimeBundle:
     """The runtime bundle: ``provider``, the workspace tools (and ``load_skill`` when there are
     ``skills`` to load on demand), ``plugins``, (if asked) the plugins of the ``agcore`` entry-point
-    group, ``config`` changes to ``AgentConfig`` and ``capabilities`` (acceptance checks); long tool
-    outputs are cut to keyword windows.
-    An invalid plugin is a configuration error (exit 3)."""
+    group, ``capabilities`` (the intent gate, acceptance checks) and ``config`` changes to
+    ``AgentConfig``; long tool outputs are cut to keyword windows. An invalid plugin is a configuration
+    error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
     if skills is not None and skills.on_demand:
         builder.tools(skills.tool())
     builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
-    builder.capabilities(*capabilities)
+    if capabilities:
+        builder.capabilities(*capabilities)
     if config:
         builder.config(**config)
     try:
@@ -160,11 +161,15 @@ async def run_interruptible(
     yes: bool,
     open_session: Callable[[Confirm], Awaitable[Session]],
     work: Callable[[Session], Awaitable[object]],
+    on_terminal: Callable[[Terminal], None] | None = None,
 ) -> tuple[Session, bool]:
     """Run ``work`` on the session ``open_session(confirm)`` gives (new, or loaded from a store), whose
-    confirmations ask the terminal; Ctrl-C cancels the work (not the program). Returns the session
-    and whether it was interrupted."""
+    confirmations ask the terminal; Ctrl-C cancels the work (not the program). ``on_terminal`` gets
+    the terminal first (for other questions, e.g. a plan's approval). Returns the session and whether
+    it was interrupted."""
     async with Terminal(console) as terminal:
+        if on_terminal is not None:
+            on_terminal(terminal)
         session = await open_session(confirm_callback(terminal, renderer, yes=yes))
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):
