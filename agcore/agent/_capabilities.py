@@ -26,7 +26,7 @@ BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
 class CapabilityTable:
     """The capabilities a turn runs with, and, for each point of the turn, the ones that act there
     (those whose class overrides the method): the steps call only those, as most capabilities act at
-    one or two of the eleven points (a tool-call turn would otherwise make ~90 calls to methods that
+    one or two of the twelve points (a tool-call turn would otherwise make ~90 calls to methods that
     do nothing)."""
 
     def __init__(self, capabilities: tuple[Capability, ...]) -> None:
@@ -35,6 +35,7 @@ class CapabilityTable:
             return tuple(c for c in capabilities if getattr(type(c), point) is not base)
 
         self.all = capabilities
+        self.start_turn = acting("start_turn")
         self.before_model_call = acting("before_model_call")
         self.shape_request = acting("shape_request")
         self.encode_request = acting("encode_request")

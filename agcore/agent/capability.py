@@ -10,6 +10,8 @@ theirs. docs/runtimes.md has one written from scratch in a dozen lines.
 
 The points, in turn order:
 
+* ``start_turn``: the user's input is recorded, before the first model call (classify it, look
+  something up: the one point that may await before the model is called);
 * ``before_model_call``: may end the turn (``Finish``) before a model call (limits, budgets);
 * ``shape_request`` then ``encode_request`` then, after the ``on_llm_request`` hooks,
   ``review_request``: rewrite the ``ModelCall`` (what is asked for, how tools are offered);
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     from agcore.agent.session_like import SessionLike
     from agcore.hooks import HookExecutor
     from agcore.llm.provider import LLMProvider
-    from agcore.llm.types import AssistantMessage, LLMRequest, ToolUseBlock
+    from agcore.llm.types import AssistantMessage, LLMRequest, ToolUseBlock, UserMessage
     from agcore.tools import Tool
 
 __all__ = [
@@ -166,6 +168,11 @@ class Capability:
     """A feature on the turn's steps. Each method is called at its point of the turn, in the order
     the capabilities are listed (agcore's own first, then ``RuntimeBundle.capabilities``); every
     one is optional, as this base class does nothing. docs/runtimes.md has a worked example."""
+
+    async def start_turn(self, steps: TurnView, message: UserMessage) -> None:
+        """A turn started with ``message`` (recorded already), before its first model call; keep what
+        you learn in ``steps.turn.capabilities`` for the points that follow."""
+        return None
 
     def before_model_call(self, steps: TurnView) -> Finish | None:
         """Before each model call: a ``Finish`` ends the turn instead (a limit, a budget)."""

@@ -109,6 +109,8 @@ class TurnSteps(ToolSteps):
         await self.record(UserInput(content=message.content))
         for early in session.state.drain_steering():  # steered between turns: it is input too
             await self.record(UserInput(content=early.content))
+        for capability in self.capabilities.start_turn:
+            await capability.start_turn(self, message)
         return CallModel()
 
     async def resume(self, results: list[ToolResultBlock], output: StructuredOutput | None = None) -> Next:

@@ -55,6 +55,7 @@ from agcore.agent.plans._plan_drafting import (
     plan_prompt,
 )
 from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
+from agcore.agent.plans._plan_routing import IntentChoice, answer_directly, intent_to_answer_directly
 from agcore.agent.plans._step_check import NOT_VERIFIED, DefaultStepVerifier, StepVerifier
 from agcore.llm.types import AssistantMessage, ToolDefinition, UserMessage
 from agcore.tools import Tool
@@ -123,6 +124,9 @@ class DefaultTaskAgent:
     steps answer in text unless they name a type.
     ``verifier`` decides whether a step's turn did the step (``DefaultStepVerifier()``; None accepts
     every turn that ends normally).
+    ``intent`` (an ``IntentClassifier`` or ``IntentGate``) decides first whether ``run`` plans the
+    goal at all: a goal whose intent's route does not plan (chat, a question about the agent or the
+    repository, by default) is answered in one turn, returned as a one-step plan.
     """
 
     def __init__(
@@ -142,6 +146,7 @@ class DefaultTaskAgent:
         output_types: Mapping[str, Any] | None = None,
         output_type: Any = None,
         verifier: StepVerifier | None = _DEFAULT_VERIFIER,
+        intent: IntentChoice | None = None,
     ) -> None:
         _check_policy(failure_policy, max_retries)
         self.name = name
@@ -162,6 +167,7 @@ class DefaultTaskAgent:
         #: The type of the plan's final answer: its last step's, unless that step names its own.
         self.output_type = output_type
         self.verifier = verifier
+        self.intent = intent
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -181,7 +187,13 @@ class DefaultTaskAgent:
 
     async def run(self, session: AgentSession, goal: str) -> Plan:
         """Draft a plan for ``goal`` (``draft_plan``), then execute it (``execute_plan``); the executed plan.
-        Raises ``PlanParseError`` when the model's plan cannot be read even when asked again."""
+        Raises ``PlanParseError`` when the model's plan cannot be read even when asked again. With an
+        ``intent`` classifier, a goal that needs no plan is answered in one turn instead."""
+        direct = await intent_to_answer_directly(self.intent, session, goal)
+        if direct is not None:
+            plan = await answer_directly(session, goal, direct)
+            await self._notify(session, plan, self.on_update)
+            return plan
         plan = await self.draft_plan(session, goal)
         await self._notify(session, plan, self.on_update)
         return await self.execute_plan(session, plan)
