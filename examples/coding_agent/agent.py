@@ -21,6 +21,13 @@ from agcore.agent import (
     ConfirmCallback,
     SystemPrompt,
 )
+from agcore.agent.intent import (
+    Intent,
+    IntentClassifier,
+    IntentGate,
+    KeywordIntentClassifier,
+    ModelIntentClassifier,
+)
 from agcore.code import DEFAULT_EXCLUDED_DIRS, REPO_MAP_TITLE, CodeIndex, RepoMap, search_code_tool
 from agcore.context import keep_last_messages
 from agcore.llm import LLMProvider, ToolUseBlock
@@ -73,6 +80,20 @@ class Settings:
     max_turns: int = 20
     history: int = 30
     tool_calls: Literal["auto", "on", "off"] = "on"  # text-mode calls: what llama.cpp models write
+    intent: Literal["keywords", "model"] = "keywords"  # the model asked too: one more call a request
+
+
+def intent_gate(settings: Settings) -> IntentGate:
+    """Seed 002 §2.1: classify each request first. A chat or a question about the agent is answered
+    without tools; a coding task or an analysis gets them all. ``model`` asks the model and falls
+    back to the keywords when its answer cannot be read (the seed's "LLM-driven + heuristics")."""
+    classifier: IntentClassifier = (
+        ModelIntentClassifier() if settings.intent == "model" else KeywordIntentClassifier())
+
+    def show(intent: Intent) -> None:  # the seed's intent_classified event
+        print(f"  [intent: {intent.label}, {intent.confidence:.1f}: {intent.reason}]")
+
+    return IntentGate(classifier, on_intent=show)
 
 
 def confirmer(yes: bool) -> ConfirmCallback:
@@ -108,6 +129,7 @@ async def coding_session(model: LLMProvider, settings: Settings) -> AsyncIterato
             .provider(model)
             .tools(Workspace(root).tools(), search_code_tool(index))  # guarded; writes need a yes
             .plugins(AuditLogPlugin(state / "logs"))  # audit.jsonl and trace.jsonl (seed 002 §8)
+            .capabilities(intent_gate(settings))
             .config(max_turns=settings.max_turns, text_mode_tools=settings.tool_calls)
             .build()
         )

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agcore.agent.intent import latest_intent
 from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock
 from agcore.testing import ScriptedProvider, text_reply
 from examples.coding_agent.__main__ import run_task
@@ -91,6 +92,24 @@ async def test_without_a_yes_writes_are_refused_and_the_model_is_told(repo: Path
     assert (repo / "calc.py").read_text(encoding="utf-8") == BUGGY  # nothing written
     assert result is not None
     assert "the user did not approve this call to 'write_file'" in result.text
+
+
+@pytest.mark.anyio
+async def test_a_chat_message_is_answered_without_tools_and_a_task_gets_them(repo: Path) -> None:
+    model = ScriptedProvider(["Hello! What shall we work on?", text_call("read_file", path="calc.py"),
+                              "It subtracts."])
+    async with coding_session(model, Settings(repo)) as session:
+        assert await run_task(session, "hello there")
+        chat = latest_intent(session)
+        assert await run_task(session, "Read calc.py and explain what add() does.")
+        task = latest_intent(session)
+    assert chat is not None
+    assert chat.label == "chat"
+    assert "answer briefly and naturally, without tools" in (model.requests[0].system or "")
+    assert "<tool_call>" not in (model.requests[0].system or "")  # no tools described to call
+    assert task is not None
+    assert task.label in ("coding_task", "repo_analysis")
+    assert "<tool_call>" in (model.requests[1].system or "")
 
 
 def test_the_command_line_runs_a_task_offline_on_a_script_file(repo: Path, tmp_path: Path) -> None:
