@@ -32,7 +32,7 @@ from agcore.code import DEFAULT_EXCLUDED_DIRS, REPO_MAP_TITLE, CodeIndex, RepoMa
 from agcore.context import keep_last_messages
 from agcore.llm import LLMProvider, ToolUseBlock
 from agcore.plugins import AuditLogPlugin
-from agcore.tools import Tool, Workspace
+from agcore.tools import Tool, ToolRegistry, Workspace
 
 #: Where the agent keeps its own files (code index, audit and trace logs), inside the workspace.
 STATE_DIR = ".coding-agent"
@@ -127,6 +127,8 @@ async def coding_session(model: LLMProvider, settings: Settings) -> AsyncIterato
         bundle = (
             AgentBuilder()
             .provider(model)
+            # Seed 002 §3.4.5: long output is cut to windows around what the call asked about.
+            .tool_registry(ToolRegistry(truncation="keywords"))
             .tools(Workspace(root).tools(), search_code_tool(index))  # guarded; writes need a yes
             .plugins(AuditLogPlugin(state / "logs"))  # audit.jsonl and trace.jsonl (seed 002 §8)
             .capabilities(intent_gate(settings))
