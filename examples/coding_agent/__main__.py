@@ -49,7 +49,8 @@ async def run_task(session: AgentSession, task: str) -> bool:
 
 async def main(args: argparse.Namespace) -> int:
     settings = Settings(Path(args.workspace), yes=args.yes, max_turns=args.max_turns,
-                        history=args.history, tool_calls=args.tool_calls, intent=args.intent)
+                        history=args.history, intent=args.intent,
+                        tool_calls=args.tool_calls or ("on" if args.base_url else "auto"))
     async with coding_session(choose_model(args.model, args.base_url), settings) as session:
         if args.task:
             return 0 if await run_task(session, args.task) else 1
@@ -70,8 +71,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("-y", "--yes", action="store_true", help="allow every write and command unasked")
     parser.add_argument("--max-turns", type=int, default=20, help="model calls per request (default 20)")
     parser.add_argument("--history", type=int, default=30, help="messages sent to the model (default 30)")
-    parser.add_argument("--tool-calls", choices=("on", "off", "auto"), default="on",
-                        help="tool calls written as text: on (small local models), off (native), auto")
+    parser.add_argument("--tool-calls", choices=("on", "off", "auto"),
+                        help="tool calls written as text: on (the default with --base-url: small local "
+                             "models), off (native calls), auto (the default otherwise: switch if the model "
+                             "writes them as text)")
     parser.add_argument("--intent", choices=("keywords", "model"), default="keywords",
                         help="how a request is classified before the work starts (default keywords)")
     return parser.parse_args(argv)
