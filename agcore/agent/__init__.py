@@ -80,6 +80,7 @@ from agcore.agent._personas import PERSONAS, Persona, get_persona
 from agcore.agent._prompt import DEFAULT_SAFETY_RULES, DEFAULT_TOOL_RULES, Environment, SystemPrompt
 from agcore.agent._quick import AgentRunResult, QuickAgent
 from agcore.agent._result import LimitExceeded
+from agcore.agent._runaway import Runaway, RunawayOutput, find_runaway
 
 # ---- session and loop exports (AgentSession, TurnResult, AgentEvent and the events) go below ----
 from agcore.agent._session import (
@@ -277,6 +278,10 @@ __all__ = [
     "Skills",
     "get_persona",
     "memory_guidance",
+    # ---- gates: runaway replies, tool-call caps ----
+    "Runaway",
+    "RunawayOutput",
+    "find_runaway",
 ]
 
 

@@ -40,6 +40,10 @@ class AgentConfig(BaseModel):
       (``stream_turn`` then yields the text in one delta per reply);
     * ``output_retries``: how many times a turn with an ``output_type`` gives the model its
       validation errors and asks again before it ends with ``OutputValidationError``;
+    * ``runaway_action``: what a reply cut at ``max_tokens`` that repeats the same text up to the
+      cut (``[[[[…``, a paragraph again and again) does: ``"retry"`` (the default) removes the
+      repetition and asks once more with a note, a second one ends the turn with ``RunawayOutput``;
+      ``"stop"`` ends it at the first; ``"off"`` accepts it (``agcore.agent.find_runaway``);
     * ``backend``: the runtime ``open_session`` runs the session on: ``"loop"`` (agcore's own,
       ``AgentSession``) or an installed backend such as ``"langgraph"`` (see ``open_session``
       and the guide's Backends page).
@@ -63,6 +67,7 @@ class AgentConfig(BaseModel):
     streaming: Literal["auto", "always", "never"] = "auto"
     backend: str = Field(default="loop", min_length=1)
     output_retries: int = Field(default=2, ge=0)
+    runaway_action: Literal["retry", "stop", "off"] = "retry"
 
     @field_validator("text_mode_tools", mode="before")
     @classmethod
