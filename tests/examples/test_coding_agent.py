@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agcore.agent.intent import latest_intent
-from agcore.llm import AssistantMessage, LLMRequest, ToolResultBlock
+from agcore.llm import AssistantMessage, LLMRequest, StopReason, TextBlock, ToolResultBlock
 from agcore.testing import ScriptedProvider, text_reply
 from examples.coding_agent.__main__ import run_task
 from examples.coding_agent.agent import STATE_DIR, Settings, coding_session
@@ -110,6 +110,19 @@ async def test_a_chat_message_is_answered_without_tools_and_a_task_gets_them(rep
     assert task is not None
     assert task.label in ("coding_task", "repo_analysis")
     assert "<tool_call>" in (model.requests[1].system or "")
+
+
+@pytest.mark.anyio
+async def test_a_runaway_reply_is_cut_and_the_model_asked_again(repo: Path) -> None:
+    runaway = AssistantMessage(content=[TextBlock(text="[" * 2000)], stop_reason=StopReason.MAX_TOKENS)
+    model = ScriptedProvider([runaway, "add() subtracts b from a."])
+    async with coding_session(model, Settings(repo)) as session:
+        assert await run_task(session, "What does add() in calc.py do?")
+        result = session.last_result
+    assert result is not None
+    assert result.text == "add() subtracts b from a."
+    again = model.requests[1].messages
+    assert "[" * 300 not in "".join(m.text for m in again)  # the repetition was cut out of the history
 
 
 def test_the_command_line_runs_a_task_offline_on_a_script_file(repo: Path, tmp_path: Path) -> None:
