@@ -65,6 +65,7 @@ async def test_a_trip_is_planned_with_a_skill_a_file_a_memory_and_a_sub_agent(
     assert "Address the user as Sam" in system
     assert "Answer first, in one or two sentences" in system                  # the always-on skill
     assert "trip-planner: Plan a trip day by day" in system                   # listed, not loaded
+    assert "# Memory" in system                                               # when to remember
     assert "Save the plan with `write_file`" in last_text(model.requests[1])  # ...loaded on demand
     researcher = model.requests[4]
     assert "research question" in (researcher.system or "")
