@@ -25,15 +25,22 @@ def run_example(module: str, name: str, *args: str) -> subprocess.CompletedProce
     """``python -m examples.<module> ARGS``, its output kept in the suite's log directory."""
     env = {k: v for k, v in os.environ.items() if k not in ("AGCORE_MODEL", "OPENAI_BASE_URL")}
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", f"examples.{module}", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=setting("TIMEOUT", 300), stdin=subprocess.DEVNULL,
-                          check=False)
+    command = [sys.executable, "-m", f"examples.{module}", *args]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO,
+                              timeout=setting("TIMEOUT", 300), stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired as expired:  # judged like any other run: by what it left behind
+        done = subprocess.CompletedProcess(command, -9, _text(expired.stdout), _text(expired.stderr))
     logs = out_dir() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     (logs / f"example-{name}.log").write_text(
         f"$ python -m examples.{module} {' '.join(args)}\n[{time.monotonic() - started:.0f} s, exit "
         f"{done.returncode}]\n{done.stdout}\n--- stderr ---\n{done.stderr}", encoding="utf-8")
     return done
+
+
+def _text(output: bytes | str | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 @pytest.mark.timeout(0)
