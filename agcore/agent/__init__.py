@@ -90,6 +90,7 @@ from agcore.agent._session import (
     ContextTransform,
     wait_until_closed,
 )
+from agcore.agent._tool_call_cap import tool_calls_notice
 from agcore.agent._turn import TurnResult, TurnState
 from agcore.agent.capability import Capability
 from agcore.agent.output._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
@@ -110,6 +111,7 @@ if TYPE_CHECKING:
     from agcore.agent._persistence import INTERRUPTED
     from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+    from agcore.agent.plans._plan_approval import PlanApproval, PlanDecision, PlanRejected, settle_plan
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent.plans._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent.plans._task_agent import (
@@ -191,8 +193,11 @@ __all__ = [
     "JsonPlanParser",
     "LimitExceeded",
     "Plan",
+    "PlanApproval",
+    "PlanDecision",
     "PlanParseError",
     "PlanParser",
+    "PlanRejected",
     "PlanUpdate",
     "ProviderResolver",
     "QuickAgent",
@@ -282,6 +287,8 @@ __all__ = [
     "Runaway",
     "RunawayOutput",
     "find_runaway",
+    "tool_calls_notice",
+    "settle_plan",
 ]
 
 

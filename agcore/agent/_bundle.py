@@ -152,7 +152,7 @@ def retrieve_tool(
             for h in hits
         ]
 
-    made = Tool.from_function(retrieve, name=name)
+    made = Tool.from_function(retrieve, name=name, read_only=True)
     _made_for[made] = retriever
     return made
 

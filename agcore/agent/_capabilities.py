@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from agcore.agent._guards import RepetitionGuard
 from agcore.agent._limits import TurnLimits
 from agcore.agent._runaway import RunawayGuard
+from agcore.agent._tool_call_cap import ToolCallCap
 from agcore.agent.capability import Capability
 from agcore.agent.output._output_capability import TypedOutput
 from agcore.agent.subagents._subagent_links import SubagentLinks
@@ -21,6 +22,7 @@ __all__ = ["BUILTIN_CAPABILITIES", "CapabilityTable", "capabilities_of"]
 #: agcore's own features on the steps (stateless: every session of every bundle shares them).
 BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
     TurnLimits(), TextModeCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(), RunawayGuard(),
+    ToolCallCap(),
 )
 
 

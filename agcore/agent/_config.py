@@ -14,6 +14,9 @@ class AgentConfig(BaseModel):
 
     * ``max_turns``: model calls per ``submit_turn`` (the hard cap every loop has);
     * ``max_tool_turns``: model replies with tool calls per ``submit_turn``;
+    * ``max_tool_calls``: tool calls per ``submit_turn``, however many a reply makes (None: no cap).
+      The calls past it are not run; the model answers without tools, and the answer ends with a
+      notice to the user ("[Stopped after N tool calls ...]", ``agcore.agent.tool_calls_notice``);
     * ``max_tokens``/``temperature``: passed to every model call (None: the provider's default);
     * ``parallel_tool_calls``: run a reply's independent server tool calls concurrently;
     * ``tool_timeout``: seconds per tool call for tools without their own ``timeout``;
@@ -53,6 +56,7 @@ class AgentConfig(BaseModel):
 
     max_turns: int = Field(default=50, ge=1)
     max_tool_turns: int = Field(default=25, ge=1)
+    max_tool_calls: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     parallel_tool_calls: bool = True

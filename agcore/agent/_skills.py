@@ -190,7 +190,7 @@ class Skills:
         listed = ", ".join(s.name for s in self.on_demand) or "none"
         description = ("Load the full instructions of a skill by its name, before doing a task the "
                        f"skill covers. Skills: {listed}.")
-        return Tool.from_function(load_skill, name=tool_name, description=description)
+        return Tool.from_function(load_skill, name=tool_name, description=description, read_only=True)
 
 
 def _split_front_matter(text: str, file: Path) -> tuple[dict[str, Any], str]:

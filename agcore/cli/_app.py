@@ -19,19 +19,23 @@ from agcore.cli._execution import execute, execute_durable
 from agcore.cli._options import (
     LOOP_BACKEND,
     ApiKey,
+    ApprovePlan,
     BaseUrl,
     Compact,
     ContextWindow,
     EnvAllow,
     FailurePolicyOption,
     Images,
+    Intent,
     MaxTokens,
+    MaxToolCalls,
     MaxTurns,
     Model,
     Namespace,
     PlanBackend,
     Plugins,
     Readable,
+    ReadOnly,
     SessionDb,
     SkillsDir,
     TaskQueue,
@@ -109,6 +113,9 @@ def run(
     skills: SkillsDir = None,
     image: Images = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
+    intent: Intent = None,
+    approve_plan: ApprovePlan = False,
     temporal: Temporal = None,
     session: Annotated[str | None, typer.Option(
         "--session", "-s", metavar="ID",
@@ -122,6 +129,9 @@ def run(
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
+    if approve_plan and (temporal is not None or backend != LOOP_BACKEND or image):
+        raise typer.BadParameter("runs on the loop backend, without --temporal or --image",
+                                 param_hint="--approve-plan")
     if temporal is not None:
         if skills is not None or image:
             raise typer.BadParameter("not available with --temporal yet; run without --temporal to use "
@@ -140,8 +150,9 @@ def run(
 
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
+                               approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls, intent=intent)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -164,6 +175,8 @@ def chat(
     skills: SkillsDir = None,
     image: Images = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
+    intent: Intent = None,
 ) -> None:
     """Chat with the coding assistant; the session is saved as it goes. Typing during a turn steers it;
     Ctrl-C cancels the turn; Ctrl-C or Ctrl-D at the prompt quits."""
@@ -172,7 +185,7 @@ def chat(
     execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls, intent=intent)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)
@@ -193,6 +206,7 @@ def plan_run(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
+    approve_plan: ApprovePlan = False,
     backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
     max_turns: MaxTurns = None,
@@ -200,6 +214,7 @@ def plan_run(
     context_window: ContextWindow = None,
     compact: Compact = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
     temporal: Temporal = None,
     task_queue: TaskQueue = "agcore",
     namespace: Namespace = "default",
@@ -213,6 +228,9 @@ def plan_run(
 
     _plan_backend(backend)
     policy = _policy(on_failure)
+    if approve_plan and temporal is not None:
+        raise typer.BadParameter("not with --temporal yet: approve the plan file before starting it",
+                                 param_hint="--approve-plan")
     if temporal is not None:
         from agcore.cli._durable import durable_plan
 
@@ -223,9 +241,9 @@ def plan_run(
         return
     execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
-                               on_failure=policy,
+                               on_failure=policy, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls)))
 
 
 @plan_app.command("resume", epilog=EXIT_CODES_HELP)
@@ -247,6 +265,7 @@ def plan_resume(
     context_window: ContextWindow = None,
     compact: Compact = None,
     max_tokens: MaxTokens = None,
+    max_tool_calls: MaxToolCalls = None,
 ) -> None:
     """Continue the plan saved in session ID: completed steps are not redone; the step that was
     running or failed runs again."""
@@ -258,7 +277,7 @@ def plan_resume(
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, max_tool_calls=max_tool_calls)))
 
 
 def _require_words(value: str, name: str, example: str) -> None:
@@ -283,13 +302,15 @@ def plan_draft(
     env: EnvAllow = None,
     readable: Readable = None,
     plugins: Plugins = True,
+    read_only: ReadOnly = False,
 ) -> None:
-    """Have the model draft a plan for GOAL and print it as a table (nothing is executed)."""
+    """Have the model draft a plan for GOAL and print it as a table (nothing is executed); with
+    --read-only it may read the workspace first."""
     from agcore.cli._plan import draft_plan
 
     _require_words(goal, "GOAL", 'agcore plan draft "release version 1.2"')
     execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
-                               workspace=workspace, plugins=plugins))
+                               workspace=workspace, plugins=plugins, read_only=read_only))
 
 
 Address = Annotated[str, typer.Option(

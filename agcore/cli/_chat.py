@@ -61,7 +61,8 @@ async def chat(
     try:
         local = await local.with_served_window(provider, base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                              config=local.config_changes(provider), skills=skills)
+                              config=local.config_changes(provider), skills=skills,
+                              capabilities=local.capabilities())
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, base_url=base_url)

@@ -1,6 +1,6 @@
 """The options that make small local models usable from the CLI: ``--text-tools``, ``--max-turns``,
-``--temperature``, ``--context-window``, ``--compact`` and ``--max-tokens``, turned into config changes
-and a session's compaction transform.
+``--max-tool-calls``, ``--temperature``, ``--context-window``, ``--compact``, ``--max-tokens`` and
+``--intent``, turned into config changes, capabilities and a session's compaction transform.
 
 Compaction is on by default where the window is small (``agcore.context.default_compaction``: under
 32k tokens), which for a model the registry does not know means: when ``--context-window`` says how
@@ -43,6 +43,9 @@ class LocalOptions:
     context_window: int | None = None
     compact: bool | None = None
     max_tokens: int | None = None
+    max_tool_calls: int | None = None
+    #: ``--intent``: off, keywords or model (None: off).
+    intent: str | None = None
     #: The window came from the server, not from --context-window (said on the first lines).
     window_from_server: bool = False
 
@@ -81,7 +84,17 @@ class LocalOptions:
             changes["max_tool_turns"] = self.max_turns
         if self.temperature is not None:
             changes["temperature"] = self.temperature
+        if self.max_tool_calls is not None:
+            changes["max_tool_calls"] = self.max_tool_calls
         return changes
+
+    def capabilities(self) -> tuple[Any, ...]:
+        """The capabilities these options add to the bundle (the intent gate of ``--intent``)."""
+        if self.intent in (None, "off"):
+            return ()
+        from agcore.agent.intent import IntentGate, ModelIntentClassifier
+
+        return (IntentGate(ModelIntentClassifier() if self.intent == "model" else None),)
 
     def arguments(self) -> list[str]:
         """These options as command-line arguments (for the command that resumes a session)."""
@@ -98,6 +111,10 @@ class LocalOptions:
             args.append("--compact" if self.compact else "--no-compact")
         if self.max_tokens is not None:
             args += ["--max-tokens", str(self.max_tokens)]
+        if self.max_tool_calls is not None:
+            args += ["--max-tool-calls", str(self.max_tool_calls)]
+        if self.intent is not None:
+            args += ["--intent", self.intent]
         return args
 
     def notes(self, transform: Any, provider: LLMProvider) -> list[str]:

@@ -153,11 +153,47 @@ Compact = Annotated[bool | None, typer.Option(
 )]
 
 
+MaxToolCalls = Annotated[int | None, typer.Option(
+    "--max-tool-calls", metavar="N", min=1,
+    help="At most N tool calls per task or plan step, however many a reply makes; the answer then "
+         "ends with a notice saying it stopped there (default: no cap).",
+)]
+
+
+def _intent(value: str | None) -> str | None:
+    if value is not None and value not in ("off", "keywords", "model"):
+        raise typer.BadParameter(f"{value!r}: choose off, keywords or model")
+    return value
+
+
+Intent = Annotated[str | None, typer.Option(
+    "--intent", metavar="off|keywords|model", callback=_intent,
+    help="Classify each request first: chat is answered without tools, \"what can you do?\" from the "
+         "tool list, coding tasks as usual. keywords: by keywords, no model call; model: one small "
+         "call to the model; off (default): no classification.",
+)]
+
+
+ApprovePlan = Annotated[bool, typer.Option(
+    "--approve-plan",
+    help="Show the plan and run it only once approved: y runs it, r redrafts it with your feedback, n "
+         "stops (--yes approves at once). run: the task is planned first, the model reading the "
+         "workspace with read-only tools while it drafts.",
+)]
+ReadOnly = Annotated[bool, typer.Option(
+    "--read-only",
+    help="Let the model look around the workspace with the read-only tools (read, list, search) "
+         "before it answers with the plan; nothing can be changed while planning.",
+)]
+
+
 def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
-           context_window: int | None, compact: bool | None, max_tokens: int | None) -> LocalOptions:
+           context_window: int | None, compact: bool | None, max_tokens: int | None, *,
+           max_tool_calls: int | None = None, intent: str | None = None) -> LocalOptions:
     from agcore.cli._local import LocalOptions
 
     return LocalOptions(text_tools=text_tools, max_turns=max_turns, temperature=temperature,
-                        context_window=context_window, compact=compact, max_tokens=max_tokens)
+                        context_window=context_window, compact=compact, max_tokens=max_tokens,
+                        max_tool_calls=max_tool_calls, intent=intent)
 
 

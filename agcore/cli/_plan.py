@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from agcore.agent import (
     PLAN_STATE_KEY,
@@ -24,27 +22,25 @@ from agcore.agent import (
     DefaultTaskAgent,
     FailurePolicy,
     Plan,
+    PlanApproval,
     PlanParseError,
+    PlanRejected,
     RuntimeBundle,
+    settle_plan,
 )
-from agcore.agent import StepStatus as S
-from agcore.cli._errors import CliError, ExitCode, cli_advice, exit_code_for
+from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
-from agcore.cli._render import Renderer, count, format_usage, shorten
+from agcore.cli._plan_view import Progress, ToolLines, plan_approval, plan_table
+from agcore.cli._render import Renderer, count, format_usage
 from agcore.cli._served import model_or_served
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
-from agcore.hooks import HookContext, hookimpl
-from agcore.llm.types import ToolResultBlock, ToolUseBlock
 from agcore.memory import MemoryStoreError, SqliteSessionStore
 
 __all__ = ["draft_plan", "load_plan", "plan_table", "run_plan", "save_plan"]
 
 _SAVE_SUFFIXES = (".json", ".yaml", ".yml")
-_STYLE = {S.PENDING: "dim", S.RUNNING: "cyan", S.COMPLETED: "green", S.FAILED: "red", S.SKIPPED: "yellow"}
-_SHOWN = {S.COMPLETED: "done", S.FAILED: "failed", S.SKIPPED: "skipped", S.RUNNING: "running",
-          S.PENDING: "pending"}
 
 
 def load_plan(file: Path) -> Plan:
@@ -57,103 +53,6 @@ def load_plan(file: Path) -> Plan:
         raise CliError(f"Cannot read the plan: {exc.message}", ExitCode.USAGE) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"Cannot read the plan file {str(file)!r}: {exc}", ExitCode.USAGE) from None
-
-
-def plan_table(plan: Plan, *, title: str, results: bool, interrupted: bool = False) -> Table:
-    """The plan's steps as a table: with statuses and outcomes (``results``) or as drafted. After an
-    ``interrupted`` run, the step that was running shows as interrupted (the next run redoes it)."""
-    table = Table(title=title, title_justify="left", show_lines=False)
-    table.add_column("step", no_wrap=True)
-    table.add_column("description")
-    if results:
-        table.add_column("status", no_wrap=True)
-        table.add_column("tries", justify="right")
-        table.add_column("outcome")
-    else:
-        table.add_column("depends on", no_wrap=True)
-        table.add_column("tool hints")
-    # Text cells, not strings: a description like "fix [a] and [b]" is not rich markup.
-    for step in plan.steps:
-        if results:
-            failure = cli_advice(step.error.message) if step.error else None
-            outcome = step.result or failure or step.skip_reason or ""
-            shown = Text(_SHOWN[step.status], style=_STYLE[step.status])
-            if interrupted and step.status is S.RUNNING:
-                shown = Text("interrupted", style="yellow")
-            # A failure's cause is shown whole (wrapped): cut, it loses the part that says what broke.
-            whole = failure is not None and not step.result
-            table.add_row(Text(step.id), Text(step.description), shown, str(step.attempts),
-                          Text(" ".join(outcome.split()) if whole else shorten(outcome, 100)))
-        else:
-            table.add_row(Text(step.id), Text(step.description), Text(", ".join(step.depends_on)),
-                          Text(", ".join(step.tool_hints)))
-    return table
-
-
-class _ToolLines:
-    """A hook plugin showing the step turns' tool calls (``execute_plan`` runs them without events)."""
-
-    def __init__(self, renderer: Renderer) -> None:
-        self.renderer = renderer
-        self._session: AgentSession | None = None
-        self._text_mode_told = False
-
-    def watch(self, session: AgentSession) -> None:
-        """Say when ``session`` switches to text-mode tool calls (as ``agcore run`` does from its
-        event, which a plan's step turns do not stream); a session that had switched already is not
-        announced again."""
-        self._session = session
-        self._text_mode_told = session.switched_to_text_mode
-
-    @hookimpl
-    def before_tool_call(self, ctx: HookContext, call: ToolUseBlock) -> None:
-        # A switch happens with the first call written as text: it is known by the time it runs.
-        if self._session is not None and self._session.switched_to_text_mode and not self._text_mode_told:
-            self._text_mode_told = True
-            self.renderer.line(f"{ctx.model or 'the model'} writes its tool calls as text: text-mode tool "
-                               "calls from now on", style="dim")
-        self.renderer.tool_call(call, indent="    ")
-
-    @hookimpl
-    def after_tool_call(self, ctx: HookContext, call: ToolUseBlock, result: ToolResultBlock,
-                        status: str) -> None:
-        self.renderer.tool_result(result, status, indent="    ")
-
-
-class _Progress:
-    """Prints a line for each step status change (``execute_plan``'s ``on_update``)."""
-
-    def __init__(self, renderer: Renderer, plan: Plan | None = None) -> None:
-        self.renderer = renderer
-        # Steps a resumed plan had completed before are not announced again.
-        self._seen: dict[str, tuple[S, int]] = {
-            step.id: (step.status, step.attempts) for step in (plan.steps if plan else ()) if step.done
-        }
-
-    def __call__(self, plan: Plan) -> None:
-        total = len(plan.steps)
-        for n, step in enumerate(plan.steps, 1):
-            state = (step.status, step.attempts)
-            if self._seen.get(step.id) == state or step.status is S.PENDING:
-                self._seen[step.id] = state
-                continue
-            self._seen[step.id] = state
-            where = f"step {step.id} ({n}/{total})"
-            if step.status is S.RUNNING:
-                again = f" (attempt {step.attempts})" if step.attempts > 1 else ""
-                if step.last_error is not None:
-                    why = shorten(step.last_error.message, 120)
-                    again = f" (attempt {step.attempts}; the last one failed: {why})"
-                text = shorten(step.description, 100)
-                self.renderer.line(f"▶ {where} running{again}: {text}", style="cyan")
-            elif step.status is S.COMPLETED:
-                self.renderer.line(f"✓ {where} done: {shorten(step.result or '', 100)}", style="green")
-            elif step.status is S.FAILED:
-                message = cli_advice(step.error.message) if step.error else ""
-                self.renderer.line(f"✗ {where} failed: {shorten(message, 160)}", style="red")
-            elif step.status is S.SKIPPED:
-                reason = shorten(step.skip_reason or "", 120)
-                self.renderer.line(f"- {where} skipped: {reason}", style="yellow")
 
 
 async def run_plan(
@@ -169,12 +68,16 @@ async def run_plan(
     plugins: bool,
     on_failure: FailurePolicy | None,
     local: LocalOptions | None = None,
+    approve_plan: bool = False,
 ) -> ExitCode:
     """``agcore plan run FILE`` (``file``) or ``agcore plan resume ID`` (``file`` None): the plan runs
-    in a session saved as it goes, so the same command continues it after Ctrl-C or a failure."""
+    in a session saved as it goes, so the same command continues it after Ctrl-C or a failure. With
+    ``approve_plan`` a plan not started yet is shown and runs only once approved (``--yes``: at once)."""
     plan = load_plan(file) if file is not None else None
     renderer = Renderer(console, follow_up=False)
     chosen: list[Plan] = []
+    approval: list[PlanApproval] = []
+    rejected: list[PlanRejected] = []
     async with open_store(db, existing=file is None) as store:
         # A resumed run keeps the options it was started with, unless given again.
         saved = await _saved_options(store, session_id, db, must_exist=file is None)
@@ -190,9 +93,10 @@ async def run_plan(
         options = {"model": model, "base_url": base_url, "workspace": str(space.root), "on_failure": policy}
         try:
             local = await (local or LocalOptions()).with_served_window(provider, base_url)
-            tool_lines = _ToolLines(renderer)
+            tool_lines = ToolLines(renderer)
             bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                                  plugins=(tool_lines,), config=local.config_changes(provider))
+                                  plugins=(tool_lines,), config=local.config_changes(provider),
+                                  capabilities=local.capabilities())
             transform = local.compaction(provider)
             for note in local.notes(transform, provider):
                 renderer.line(note, style="dim")
@@ -207,12 +111,28 @@ async def run_plan(
                 _announce(console, chosen[0], file, session)
                 return session
 
+            async def work(session: AgentSession) -> None:
+                if approval and not any(step.done for step in chosen[0].steps):
+                    try:
+                        chosen[0] = await settle_plan(
+                            session, chosen[0].goal, chosen[0], approval[0],
+                            max_revisions=agent.max_plan_revisions,
+                            redraft=lambda s, goal, note: agent.draft_plan(s, goal, revision=note))
+                    except PlanRejected as exc:
+                        rejected.append(exc)
+                        return
+                await agent.execute_plan(session, chosen[0], on_update=Progress(renderer, chosen[0]))
+
             session, interrupted = await run_interruptible(
-                console, renderer, yes=yes, open_session=open_session,
-                work=lambda s: agent.execute_plan(s, chosen[0], on_update=_Progress(renderer, chosen[0])),
+                console, renderer, yes=yes, open_session=open_session, work=work,
+                on_terminal=(lambda t: approval.append(plan_approval(t, console, yes=yes))) if approve_plan
+                else None,
             )
         finally:
             await close_provider(provider)
+    if rejected:
+        renderer.line(f"✗ {rejected[0]}", style="red")
+        return ExitCode.TASK_FAILED
     ran = chosen[0]
     if interrupted:
         renderer.line("⏹ cancelled", style="yellow")
@@ -310,20 +230,28 @@ async def draft_plan(
     base_url: str | None,
     workspace: Path | None,
     plugins: bool,
+    read_only: bool = False,
 ) -> ExitCode:
+    """``agcore plan draft GOAL``: the model's plan, shown (and saved with ``save``); with
+    ``read_only`` the model may look around the workspace with the read-only tools first (their
+    calls are shown), so drafting changes nothing."""
     if save is not None and save.suffix.lower() not in _SAVE_SUFFIXES:
         raise CliError(f"--save {save}: name the file .json, .yaml or .yml (the format follows the suffix).",
                        ExitCode.USAGE)
     space = open_workspace(workspace)
     provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins)
+        shown = (ToolLines(Renderer(console, follow_up=False)),) if read_only else ()
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, plugins=shown)
         agent = DefaultTaskAgent("agcore", coding_prompt(space))
         session = AgentSession(agent, bundle=bundle)
-        live = console.is_terminal and not console.is_dumb_terminal
+        live = console.is_terminal and not console.is_dumb_terminal and not read_only
+        if read_only:
+            console.print("drafting the plan; reading the workspace (nothing is changed)…", style="dim",
+                          markup=False, highlight=False)
         with console.status("drafting the plan…") if live else nullcontext():
             try:
-                plan = await agent.draft_plan(session, goal)
+                plan = await agent.draft_plan(session, goal, read_only=read_only)
             except PlanParseError as exc:
                 raise CliError(f"{exc.message.rstrip('.')}. Try again, reword the goal, or use a "
                                "stronger model (--model).", ExitCode.TASK_FAILED) from None

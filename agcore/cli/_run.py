@@ -10,9 +10,12 @@ from typing import cast
 from rich.console import Console
 
 from agcore.agent import AgentEvent, BasicAgent, ConversationSession, TurnResult, open_session
+from agcore.agent.intent import IntentGate
 from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
+from agcore.cli._plan_view import ToolLines
+from agcore.cli._planned import run_planned
 from agcore.cli._render import Renderer
 from agcore.cli._served import model_or_served
 from agcore.cli._setup import (
@@ -43,6 +46,7 @@ async def run_task(
     local: LocalOptions | None = None,
     skills_dir: Path | None = None,
     images: list[Path] | None = None,
+    approve_plan: bool = False,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
@@ -51,16 +55,23 @@ async def run_task(
     provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         local = await local.with_served_window(provider, base_url)
+        capabilities = local.capabilities()
+        renderer = Renderer(console, follow_up=False, base_url=base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
-                              config=local.config_changes(provider), skills=skills)
+                              config=local.config_changes(provider), skills=skills,
+                              capabilities=capabilities,
+                              plugins=(ToolLines(renderer),) if approve_plan else ())
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space, skills))
-        renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
         for missing in space.protections_off:
             renderer.line(f"  off: {missing}", style="dim")
         for note in local.notes(transform, provider):
             renderer.line(note, style="dim")
+        if approve_plan:
+            gate = next((c for c in capabilities if isinstance(c, IntentGate)), None)
+            return await run_planned(console, renderer, task, prompt=coding_prompt(space, skills),
+                                     bundle=bundle, transform=transform, yes=yes, gate=gate)
 
         async def new_session(confirm: Confirm) -> ConversationSession:
             # on the bundle's backend

@@ -14,6 +14,7 @@ from agcore.agent import (
     DEFAULT_SAFETY_RULES,
     DEFAULT_TOOL_RULES,
     AgentBuilder,
+    Capability,
     ConfigError,
     ConversationSession,
     RuntimeBundle,
@@ -108,15 +109,18 @@ def build_bundle(
     backend: str = "loop",
     config: dict[str, Any] | None = None,
     skills: Skills | None = None,
+    capabilities: tuple[Capability, ...] = (),
 ) -> RuntimeBundle:
     """The runtime bundle: ``provider``, the workspace tools (and ``load_skill`` when there are
     ``skills`` to load on demand), ``plugins``, (if asked) the plugins of the ``agcore`` entry-point
-    group, and ``config`` changes to ``AgentConfig``; long tool outputs are cut to keyword windows.
-    An invalid plugin is a configuration error (exit 3)."""
+    group, ``capabilities`` and ``config`` changes to ``AgentConfig``; long tool outputs are cut to
+    keyword windows. An invalid plugin is a configuration error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
     if skills is not None and skills.on_demand:
         builder.tools(skills.tool())
     builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
+    if capabilities:
+        builder.capabilities(*capabilities)
     if config:
         builder.config(**config)
     try:
@@ -156,11 +160,15 @@ async def run_interruptible(
     yes: bool,
     open_session: Callable[[Confirm], Awaitable[Session]],
     work: Callable[[Session], Awaitable[object]],
+    on_terminal: Callable[[Terminal], None] | None = None,
 ) -> tuple[Session, bool]:
     """Run ``work`` on the session ``open_session(confirm)`` gives (new, or loaded from a store), whose
-    confirmations ask the terminal; Ctrl-C cancels the work (not the program). Returns the session
-    and whether it was interrupted."""
+    confirmations ask the terminal; Ctrl-C cancels the work (not the program). ``on_terminal`` gets
+    the terminal first (for other questions, e.g. a plan's approval). Returns the session and whether
+    it was interrupted."""
     async with Terminal(console) as terminal:
+        if on_terminal is not None:
+            on_terminal(terminal)
         session = await open_session(confirm_callback(terminal, renderer, yes=yes))
         with anyio.CancelScope() as scope:
             async with interrupts(scope.cancel):

@@ -39,7 +39,7 @@ def search_code_tool(
         where = f" under {prefix!r}" if prefix else ""
         return format_hits(hits, max_hit_lines=max_hit_lines) or f"No code{where} matches {query!r}."
 
-    return Tool.from_function(search_code, name=name)
+    return Tool.from_function(search_code, name=name, read_only=True)
 
 
 def format_hits(hits: list[CodeHit], *, max_hit_lines: int = _MAX_HIT_LINES) -> str:

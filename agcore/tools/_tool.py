@@ -74,6 +74,8 @@ class Tool:
     or ``Tool.client``; the options below may be changed afterwards, the definition may not.
 
     * ``requires_confirmation``: the agent loop asks before running it (the registry does not ask);
+    * ``read_only``: the tool only reads (files, the index, memory) and changes nothing, so it may be
+      offered where nothing may change: a task agent drafting its plan with ``read_only_planning``;
     * ``timeout``: seconds per attempt (None: the registry's default). An async tool is cancelled at
       the deadline. A sync tool's thread cannot be killed: it is abandoned and runs to completion in
       the background, its result discarded, so give sync tools their own internal timeouts too;
@@ -97,6 +99,7 @@ class Tool:
         *,
         mode: ToolMode = "server",
         requires_confirmation: bool = False,
+        read_only: bool = False,
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
@@ -127,6 +130,7 @@ class Tool:
         self._input_schema = input_schema if input_schema is not None else dict(_EMPTY_SCHEMA)
         self._mode: ToolMode = mode
         self.requires_confirmation = requires_confirmation
+        self.read_only = read_only
         self.timeout = timeout
         self.max_retries = max_retries
         self.retry_delay = retry_delay
@@ -193,6 +197,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         requires_confirmation: bool = False,
+        read_only: bool = False,
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
@@ -229,6 +234,7 @@ class Tool:
             schema.description,
             schema.input_schema,
             requires_confirmation=requires_confirmation,
+            read_only=read_only,
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
@@ -252,6 +258,7 @@ class Tool:
         handler: ToolHandler,
         *,
         requires_confirmation: bool = False,
+        read_only: bool = False,
         timeout: float | None = None,
         max_retries: int = 0,
         retry_delay: float = 0.0,
@@ -270,6 +277,7 @@ class Tool:
             description,
             input_schema,
             requires_confirmation=requires_confirmation,
+            read_only=read_only,
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,
@@ -289,10 +297,12 @@ class Tool:
         input_schema: dict[str, Any] | None = None,
         *,
         requires_confirmation: bool = False,
+        read_only: bool = False,
     ) -> Tool:
         """A tool the application executes: the loop pauses and hands the call to the caller."""
         return cls(
-            name, description, input_schema, mode="client", requires_confirmation=requires_confirmation
+            name, description, input_schema, mode="client", requires_confirmation=requires_confirmation,
+            read_only=read_only,
         )
 
     # ----------------------------------------------------------------------------------- calling
@@ -397,6 +407,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     requires_confirmation: bool = False,
+    read_only: bool = False,
     timeout: float | None = None,
     max_retries: int = 0,
     retry_delay: float = 0.0,
@@ -413,6 +424,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     requires_confirmation: bool = False,
+    read_only: bool = False,
     timeout: float | None = None,
     max_retries: int = 0,
     retry_delay: float = 0.0,
@@ -432,6 +444,7 @@ def tool(
             name=name,
             description=description,
             requires_confirmation=requires_confirmation,
+            read_only=read_only,
             timeout=timeout,
             max_retries=max_retries,
             retry_delay=retry_delay,

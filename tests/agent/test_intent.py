@@ -32,6 +32,7 @@ from agcore.agent.intent import (
 )
 from agcore.llm import LLMRequest, RateLimitError
 from agcore.testing import ScriptedProvider, tool_call_reply
+from agcore.tools import tool
 
 from .test_loop_basic import add
 
@@ -136,6 +137,23 @@ async def test_custom_routes_and_an_async_observer() -> None:
     assert model.requests[0].system == "You write code.\n\nRead, do not change."
 
 
+@pytest.mark.anyio
+async def test_a_question_about_the_code_gets_the_read_only_tools() -> None:
+    @tool(read_only=True)
+    def look(path: str) -> str:
+        """Read a file."""
+        return path
+
+    model = ScriptedProvider(["It parses plans."])
+    bundle = AgentBuilder().provider(model).tools(add, look).capabilities(IntentGate()).build()
+    session = AgentSession(BasicAgent("coder", "You write code."), "s1", bundle)
+    await session.submit_turn("How does the plan parser work?")
+    asked = model.requests[0]
+    assert [t.name for t in asked.tools] == ["look"]
+    assert asked.system is not None
+    assert "do not modify files" in asked.system
+
+
 def answer(label: str, confidence: float = 0.9) -> str:
     return f'{{"label": "{label}", "confidence": {confidence}, "reason": "because"}}'
 
@@ -203,6 +221,9 @@ async def test_task_agent_answers_chat_directly_without_a_plan() -> None:
     model = ScriptedProvider([answer(CHAT), "Hello! Give me a coding task."])
     agent, session = task_session(model, gate=gate)
     plan = await agent.run(session, "hello")
+    latest = latest_intent(session)
+    assert latest is not None
+    assert latest.label == CHAT
     assert [s.status for s in plan.steps] == [StepStatus.COMPLETED]
     assert plan.steps[0].result == "Hello! Give me a coding task."
     assert model.calls == 2  # one classification, one answer: the gate did not classify again
@@ -228,3 +249,22 @@ async def test_a_failed_direct_answer_fails_its_step() -> None:
     plan = await agent.run(session, "hi")
     assert plan.steps[0].status is StepStatus.FAILED
     assert plan.steps[0].error is not None
+
+
+@pytest.mark.anyio
+async def test_a_plan_drafted_read_only_is_not_classified_again() -> None:
+    plan_json = '{"steps": [{"id": "1", "description": "Say hello"}]}'
+    heard: list[Intent] = []
+    gate = IntentGate(on_intent=heard.append)
+    model = ScriptedProvider([plan_json, "Hello."])
+    bundle = AgentBuilder().provider(model).tools(add).capabilities(gate).build()
+    agent = DefaultTaskAgent(intent=gate, read_only_planning=True)
+    add.read_only = True
+    try:
+        plan = await agent.run(AgentSession(agent, "s1", bundle), "Implement a greeting")
+    finally:
+        add.read_only = False
+    assert plan.succeeded
+    # the goal was classified once, by the agent; the planner's turn and the step's were not
+    assert [i.label for i in heard] == [CODING_TASK]
+    assert [t.name for t in model.requests[0].tools] == ["add"]

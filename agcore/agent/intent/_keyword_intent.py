@@ -29,35 +29,43 @@ __all__ = ["DEFAULT_KEYWORDS", "KeywordIntentClassifier"]
 #: Regular expressions per label, matched case-insensitively; the order is the tie-break order.
 DEFAULT_KEYWORDS: dict[str, tuple[str, ...]] = {
     CODING_TASK: (
-        r"\b(fix|implement|refactor|rewrite|rename|patch|debug|migrate|optimi[sz]e)\b",
+        r"\b(fix|implement|refactor|rewrite|rename|patch|debug|migrate|optimi[sz]e|bump|convert|port|"
+        r"upgrade|downgrade)\b",
         r"\b(add|write|create|change|modify|update|remove|delete|replace|move|extract|make)\b"
         r"(?!\s+(me\s+)?(sense|sure)\b)",
         r"\b(bug|failing|fails|broken|crash(es)?|traceback|exception|error)\b",
         r"\b(unit )?tests? (for|pass)|\bmake (the )?tests? pass\b",
-        r"修复|实现|重构|添加|增加|新增|编写|写一个|修改|改成|改为|删除|移除|创建|优化|调试|报错|修一下",
+        r"修复|实现|重构|添加|增加|新增|编写|写一个|写个|修改|改成|改为|换成|替换|删除|移除|创建|优化|调试|"
+        r"报错|修一下|改一下|加上|加个|升级",
     ),
     REPO_ANALYSIS: (
         r"\b(explain|summari[sz]e|overview|analy[sz]e|review|understand|walk me through|describe)\b",
-        r"\b(how|where|why) (does|do|is|are)\b|\bwhat does\b|\bwhere (is|are)\b",
-        r"\b(repo(sitory)?|code ?base|architecture|module|structure|entry ?point|call(er)?s?)\b",
-        r"\b\w+\.(py|js|ts|go|rs|java|c|cpp|h|md|toml|ya?ml|json)\b",
+        r"\b(how|where|why) (does|do|is|are)\b(?! (you|i use you)\b)|\bwhat does\b|\bwhere (is|are)\b",
+        r"\b(which|what) (\w+ )?(files?|modules?|functions?|classes|tests?|packages?)\b|\bis there (any|a)\b",
+        r"\b(find|show|list)\b",
+        r"\b(architecture|structure|entry ?point|purpose)\b",
         r"解释|分析|概述|总结|架构|结构|在哪|哪里|是怎么|如何工作|做什么的|代码库|仓库|看一下|讲讲",
     ),
     CAPABILITY_QUERY: (
         r"\bwhat (else )?can you do\b|\bwhat are you (able|capable)\b|\bare you able to\b",
         r"\b(your|which|what) tools\b|\bcapabilit(y|ies)\b|\bwho are you\b|\bwhat are you\b",
         r"\bhow (do|can) i use you\b|\bwhat do you support\b|\bcan you (help|do|handle)\b",
-        r"你能做什么|你会什么|你能干什么|你是谁|有哪些工具|什么工具|你的能力|能帮我做什么",
+        r"\b(can|could) you (run|read|access|browse|search the web|see|open|execute|edit)\b",
+        r"\bdo you (have|support|know|speak)\b|\b(which|what) \w+ (do|can) you\b",
+        r"你能做什么|你会什么|你能干什么|你是谁|有哪些工具|什么工具|你的能力|能帮我做什么|你(会|能|可以).{0,8}吗",
     ),
     CHAT: (
         r"^\W*(hi|hello|hey|yo|thanks|thank you|thx|good (morning|afternoon|evening|night)|bye|"
         r"goodbye|ok(ay)?|cool|great|nice|lol)\b",
-        r"\bhow are you\b|\bnice to meet you\b|\bhave a (nice|good) day\b",
+        r"\bhow are you\b|\bnice to meet you\b|\bhave a (nice|good) day\b|\b(thanks|thank you|thx|cheers)\b",
+        r"^\W*(perfect|awesome|sounds good|got it|see you|understood|great)\b",
         r"^\W*(你好|您好|嗨|谢谢|多谢|早上好|晚上好|晚安|再见|哈哈|好的)",
     ),
 }
 
 _SHORT_WORDS = 3  # a text this short that matches nothing is small talk
+_SHORT_CJK = 4  # in characters, for text written without spaces
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 class KeywordIntentClassifier:
@@ -92,7 +100,7 @@ class KeywordIntentClassifier:
         ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: ties keep listed order
         best, score = ranked[0]
         if score == 0:
-            if len(text.split()) <= _SHORT_WORDS and CHAT in self._patterns:
+            if _short(text) and CHAT in self._patterns:
                 return Intent(label=CHAT, confidence=0.4, reason="short, no keywords",
                               classifier=self.name)
             return Intent(label=UNCERTAIN, confidence=0.0, reason="no keywords matched",
@@ -106,3 +114,8 @@ class KeywordIntentClassifier:
     async def classify(self, text: str, session: SessionLike | None = None) -> Intent:
         """The intent of ``text`` (``session`` is not needed)."""
         return self.classify_text(text)
+
+
+def _short(text: str) -> bool:
+    """A few words, or (in Chinese, Japanese, Korean) a few characters."""
+    return len(text.split()) <= _SHORT_WORDS and len(_CJK.findall(text)) <= _SHORT_CJK

@@ -11,6 +11,7 @@ from agcore._lazy import lazy_dir, lazy_getattr
 
 if TYPE_CHECKING:
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+    from agcore.agent.plans._plan_approval import PlanApproval, PlanDecision, PlanRejected, settle_plan
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent.plans._step_check import DefaultStepVerifier, StepVerifier
     from agcore.agent.plans._task_agent import (
@@ -33,6 +34,9 @@ EXPORTS = {
     "JsonPlanParser": "agcore.agent.plans._plan_parser",
     "PLAN_STATE_KEY": "agcore.agent.plans._task_agent",
     "Plan": "agcore.agent.plans._plan",
+    "PlanApproval": "agcore.agent.plans._plan_approval",
+    "PlanDecision": "agcore.agent.plans._plan_approval",
+    "PlanRejected": "agcore.agent.plans._plan_approval",
     "PlanParser": "agcore.agent.plans._plan_parser",
     "PlanUpdate": "agcore.agent.plans._task_agent",
     "Step": "agcore.agent.plans._plan",
@@ -40,6 +44,7 @@ EXPORTS = {
     "StepStatus": "agcore.agent.plans._plan",
     "StepVerifier": "agcore.agent.plans._step_check",
     "TaskAgent": "agcore.agent.plans._task_agent",
+    "settle_plan": "agcore.agent.plans._plan_approval",
 }
 
 __all__ = [
@@ -51,13 +56,17 @@ __all__ = [
     "JsonPlanParser",
     "PLAN_STATE_KEY",
     "Plan",
+    "PlanApproval",
+    "PlanDecision",
     "PlanParser",
+    "PlanRejected",
     "PlanUpdate",
     "Step",
     "StepError",
     "StepStatus",
     "StepVerifier",
     "TaskAgent",
+    "settle_plan",
 ]
 
 

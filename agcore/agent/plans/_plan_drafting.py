@@ -1,15 +1,18 @@
 """Drafting a plan with the model: the planning prompt (``DEFAULT_PLAN_PROMPT``, the tools and the
 sub-agents a step may use) and the one planning call, made through the session's provider and
-``on_llm_request``/``on_llm_response`` hooks, counted in its usage but kept out of its history."""
+``on_llm_request``/``on_llm_response`` hooks, counted in its usage but kept out of its history; a plan
+that cannot be read is asked for once more, with the parse error (``draft_with_reask``)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from agcore.agent._bundle import bundle_resolve_provider
-from agcore.agent._errors import AgentError
-from agcore.agent.plans._plan_parser import PLAN_SHAPE
+from agcore.agent._errors import AgentError, PlanParseError
+from agcore.agent.plans._plan import Plan
+from agcore.agent.plans._plan_parser import PLAN_SHAPE, PlanParser
 from agcore.llm.types import AssistantMessage, LLMRequest, ToolDefinition, UserMessage
 from agcore.tools import Tool
 
@@ -18,8 +21,11 @@ if TYPE_CHECKING:
     from agcore.agent.session_like import SessionLike
 
 __all__ = [
-    "DEFAULT_PLAN_PROMPT", "DEFAULT_REASK_PROMPT", "PlanPromptBuilder", "ask_for_plan", "plan_prompt",
+    "DEFAULT_PLAN_PROMPT", "DEFAULT_REASK_PROMPT", "PlanPromptBuilder", "ask_for_plan", "draft_with_reask",
+    "plan_prompt",
 ]
+
+_log = logging.getLogger("agcore.agent")
 
 #: A planning prompt built from the goal and the tools the steps may use.
 PlanPromptBuilder = Callable[[str, Sequence[ToolDefinition]], str]
@@ -96,3 +102,33 @@ async def ask_for_plan(
         await hooks.on_llm_response(session.hook_context(), response.message)
     return response.message
 
+
+
+async def draft_with_reask(
+    session: SessionLike, goal: str, prompt: str, parser: PlanParser, *, reask_prompt: str,
+    system: str | None, first_reply: AssistantMessage | None = None,
+) -> Plan:
+    """The plan the model answers ``prompt`` with (``first_reply``, when the answer was had another
+    way, e.g. by exploring first); asked once more with the parse error if it cannot be read. What
+    the parser mended is logged as warnings. Raises the second ``PlanParseError``."""
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content=prompt)]
+    reply = first_reply or await ask_for_plan(session, messages, system)
+    try:
+        return _warned(await parser.parse(reply.text, goal))
+    except PlanParseError as first:
+        messages += [reply, UserMessage(content=reask_prompt.replace("{error}", first.message))]
+    reply = await ask_for_plan(session, messages, system)
+    try:
+        return _warned(await parser.parse(reply.text, goal))
+    except PlanParseError as second:
+        problem = second.problem or second.message
+        raise PlanParseError(
+            f"The model's plan could not be read, even when asked again: {problem}",
+            raw=second.raw, cause=second, problem=problem,
+        ) from None
+
+
+def _warned(plan: Plan) -> Plan:
+    for warning in plan.warnings:
+        _log.warning("the model's plan was mended: %s", warning)
+    return plan

@@ -27,7 +27,7 @@ async def intent_to_answer_directly(
     if choice is None:
         return None
     if isinstance(choice, IntentGate):
-        intent = await choice.classifier.classify(goal, session)
+        intent = await choice.decide(goal, session)
         route = choice.route(intent)
     else:
         intent = await choice.classify(goal, session)

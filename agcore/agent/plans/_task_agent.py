@@ -47,17 +47,19 @@ from agcore.agent._agent import Agent, BasicAgent
 from agcore.agent._errors import PlanParseError
 from agcore.agent.output._output import StructuredOutput, resolve_output
 from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+from agcore.agent.plans._plan_approval import PlanApproval, settle_plan
 from agcore.agent.plans._plan_drafting import (
     DEFAULT_PLAN_PROMPT,
     DEFAULT_REASK_PROMPT,
     PlanPromptBuilder,
-    ask_for_plan,
+    draft_with_reask,
     plan_prompt,
 )
+from agcore.agent.plans._plan_exploring import explore_for_plan
 from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
 from agcore.agent.plans._plan_routing import IntentChoice, answer_directly, intent_to_answer_directly
 from agcore.agent.plans._step_check import NOT_VERIFIED, DefaultStepVerifier, StepVerifier
-from agcore.llm.types import AssistantMessage, ToolDefinition, UserMessage
+from agcore.llm.types import ToolDefinition
 from agcore.tools import Tool
 
 if TYPE_CHECKING:
@@ -127,6 +129,10 @@ class DefaultTaskAgent:
     ``intent`` (an ``IntentClassifier`` or ``IntentGate``) decides first whether ``run`` plans the
     goal at all: a goal whose intent's route does not plan (chat, a question about the agent or the
     repository, by default) is answered in one turn, returned as a one-step plan.
+    ``approve_plan`` is asked about each drafted plan before ``run`` executes it (``PlanDecision``:
+    approve, approve an edited plan, revise with feedback, at most ``max_plan_revisions`` times, or
+    reject: ``PlanRejected``). ``read_only_planning`` lets the model explore with the tools marked
+    ``read_only`` while it drafts (a sub-agent turn), so planning changes nothing.
     """
 
     def __init__(
@@ -147,6 +153,9 @@ class DefaultTaskAgent:
         output_type: Any = None,
         verifier: StepVerifier | None = _DEFAULT_VERIFIER,
         intent: IntentChoice | None = None,
+        approve_plan: PlanApproval | None = None,
+        max_plan_revisions: int = 3,
+        read_only_planning: bool = False,
     ) -> None:
         _check_policy(failure_policy, max_retries)
         self.name = name
@@ -168,6 +177,9 @@ class DefaultTaskAgent:
         self.output_type = output_type
         self.verifier = verifier
         self.intent = intent
+        self.approve_plan = approve_plan
+        self.max_plan_revisions = max_plan_revisions
+        self.read_only_planning = read_only_planning
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -187,14 +199,19 @@ class DefaultTaskAgent:
 
     async def run(self, session: AgentSession, goal: str) -> Plan:
         """Draft a plan for ``goal`` (``draft_plan``), then execute it (``execute_plan``); the executed plan.
-        Raises ``PlanParseError`` when the model's plan cannot be read even when asked again. With an
-        ``intent`` classifier, a goal that needs no plan is answered in one turn instead."""
+        Raises ``PlanParseError`` when the model's plan cannot be read even when asked again, and
+        ``PlanRejected`` when ``approve_plan`` rejects it. With an ``intent`` classifier, a goal that
+        needs no plan is answered in one turn instead."""
         direct = await intent_to_answer_directly(self.intent, session, goal)
         if direct is not None:
             plan = await answer_directly(session, goal, direct)
             await self._notify(session, plan, self.on_update)
             return plan
         plan = await self.draft_plan(session, goal)
+        if self.approve_plan is not None:
+            plan = await settle_plan(
+                session, goal, plan, self.approve_plan, max_revisions=self.max_plan_revisions,
+                redraft=lambda s, g, note: self.draft_plan(s, g, revision=note))
         await self._notify(session, plan, self.on_update)
         return await self.execute_plan(session, plan)
 
@@ -209,28 +226,20 @@ class DefaultTaskAgent:
             )
         return await self.execute_plan(session, Plan.from_dict(saved), **options)
 
-    async def draft_plan(self, session: AgentSession, goal: str) -> Plan:
+    async def draft_plan(self, session: AgentSession, goal: str, *, revision: str = "",
+                         read_only: bool | None = None) -> Plan:
         """Ask the model for a plan; on a ``PlanParseError`` ask once more, showing it the error.
+        ``revision`` is added to the prompt (a rejected plan and the feedback on it); ``read_only``
+        (None: ``read_only_planning``) lets the model explore with the read-only tools first.
         What the parser changed to read the plan is in ``plan.warnings`` (and logged as warnings of
         the ``agcore.agent`` logger). Raises the second ``PlanParseError``, or the model call's
         ``AgentError``."""
         tools = session.agent.tool_definitions(session.bundle)
-        prompt = self._plan_prompt(goal, tools)
-        messages: list[UserMessage | AssistantMessage] = [UserMessage(content=prompt)]
-        reply = await self._ask(session, messages)
-        try:
-            return _warned(await self.parser.parse(reply.text, goal))
-        except PlanParseError as first:
-            messages += [reply, UserMessage(content=self.reask_prompt.replace("{error}", first.message))]
-        reply = await self._ask(session, messages)
-        try:
-            return _warned(await self.parser.parse(reply.text, goal))
-        except PlanParseError as second:
-            problem = second.problem or second.message
-            raise PlanParseError(
-                f"The model's plan could not be read, even when asked again: {problem}",
-                raw=second.raw, cause=second, problem=problem,
-            ) from None
+        prompt = self._plan_prompt(goal, tools) + revision
+        explore = self.read_only_planning if read_only is None else read_only
+        explored = await explore_for_plan(session, prompt, self.planning_system_prompt) if explore else None
+        return await draft_with_reask(session, goal, prompt, self.parser, reask_prompt=self.reask_prompt,
+                                      system=self.planning_system_prompt, first_reply=explored)
 
     async def execute_plan(
         self,
@@ -368,11 +377,6 @@ class DefaultTaskAgent:
     def _plan_prompt(self, goal: str, tools: Sequence[ToolDefinition]) -> str:
         return plan_prompt(self.plan_prompt, goal, tools, self.subagents)
 
-    async def _ask(
-        self, session: AgentSession, messages: list[UserMessage | AssistantMessage]
-    ) -> AssistantMessage:
-        return await ask_for_plan(session, messages, self.planning_system_prompt)
-
     async def _finished(
         self, session: AgentSession, plan: Plan, step: Step, update: PlanUpdate | None
     ) -> None:
@@ -399,12 +403,6 @@ def _check_policy(policy: str, retries: int) -> None:
         raise ValueError(f"failure_policy must be 'stop', 'continue' or 'retry', not {policy!r}")
     if retries < 0:
         raise ValueError(f"max_retries must be 0 or more, not {retries}")
-
-
-def _warned(plan: Plan) -> Plan:
-    for warning in plan.warnings:
-        _log.warning("the model's plan was mended: %s", warning)
-    return plan
 
 
 def _next_step(plan: Plan) -> Step | None:

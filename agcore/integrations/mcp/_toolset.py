@@ -157,6 +157,8 @@ class MCPToolset:
                         or f"Tool '{mcp_tool.name}' of MCP server '{connection.name}'.",
                         input_schema=dict(mcp_tool.input_schema),
                         handler=_handler(connection, mcp_tool.name),
+                        # the server's own word (MCP's readOnlyHint): offered to read-only planning
+                        read_only=bool(mcp_tool.annotations and mcp_tool.annotations.read_only_hint),
                     )
                 )
         return tools

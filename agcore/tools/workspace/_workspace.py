@@ -13,7 +13,9 @@ every command through a ``CommandGuard`` (no destruction, escalation or network 
 inside a bubblewrap sandbox where one works (``sandbox="auto"``; ``"required"`` refuses to run without
 it, ``"off"`` is guard-only). Writes,
 patches and commands have ``requires_confirmation=True`` unless ``confirm_writes``/``confirm_commands``
-say otherwise: the agent loop asks before running them. Each method is also usable directly.
+say otherwise: the agent loop asks before running them. ``read_file``, ``list_dir``, ``glob`` and
+``grep`` are ``read_only`` (offered while a task agent drafts a plan read-only). Each method is also
+usable directly.
 """
 
 from __future__ import annotations
@@ -186,7 +188,10 @@ class Workspace:
         read_cap = self.read_limits.max_bytes + 10 * self.read_limits.max_lines + 2_000
         output_cap = 2 * self.max_output_bytes + 2_000
         options: dict[str, dict[str, Any]] = {
-            "read_file": {"max_output_chars": read_cap},
+            "read_file": {"max_output_chars": read_cap, "read_only": True},
+            "list_dir": {"read_only": True},
+            "glob": {"read_only": True},
+            "grep": {"read_only": True},
             "write_file": {"requires_confirmation": self.confirm_writes},
             "edit_file": {"requires_confirmation": self.confirm_writes},
             "apply_patch": {"requires_confirmation": self.confirm_writes},
