@@ -50,7 +50,7 @@ async def chat(session: AgentSession, text: str, images: list[Path]) -> bool:
             print(f"\n[{event.agent}: {event.event.call.name}]", flush=True)
     result = session.last_result
     assert result is not None  # the stream has ended, so the turn has a result
-    if result.stop == "limit":  # seed 004: reaching the cap adds a notice to the answer
+    if result.stop == "limit":  # out of model calls (the tool-call cap's notice is in the answer)
         print(f"\n[stopped: {result.error}]")
     print()
     return result.ok

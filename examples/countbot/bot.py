@@ -109,7 +109,8 @@ async def countbot(
             .memory_store(memory, remember_tool=True)  # `remember`; the prompt says when to use memory
             .retriever(KeywordRetriever(memory))       # `retrieve`
             .plugins(AuditLogPlugin(settings.home / "logs"))
-            .config(max_turns=settings.max_iterations, max_tool_turns=settings.max_iterations)
+            # Seed 004's caps: model calls and tool calls; reaching the latter adds a notice.
+            .config(max_turns=settings.max_iterations, max_tool_calls=settings.max_iterations)
             .build()
         )
         agent = BasicAgent(settings.name.lower(), system_prompt(settings, root, skills))

@@ -20,7 +20,7 @@ import pytest
 
 from agcore.llm import ImageBlock, LLMRequest, Message, ToolDefinition, UserMessage
 from agcore.memory import KeywordRetriever, SqliteMemoryStore
-from agcore.testing import FunctionProvider, ScriptedProvider, text_reply, tool_call_reply
+from agcore.testing import FunctionProvider, ScriptedProvider, text_reply, tool_call_reply, tool_calls_reply
 from examples.countbot.__main__ import chat
 from examples.countbot.bot import Settings, countbot
 
@@ -147,6 +147,23 @@ async def test_a_failing_tool_is_retried_after_a_pause(tmp_path: Path, rates_url
     assert FlakyRates.hits == 2  # a 503, then the answer
     assert result is not None
     assert result.text == "Today: 1 EUR = 1.08 USD"
+
+
+@pytest.mark.anyio
+async def test_the_tool_call_cap_stops_the_calls_and_says_so_in_the_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    three = tool_calls_reply([("list_dir", {"path": "."}), ("glob", {"pattern": "*"}),
+                              ("grep", {"pattern": "x"})])
+    model = ScriptedProvider([three, "The workspace is empty."])
+    async with countbot(model, Settings(tmp_path, max_iterations=2)) as session:
+        assert await chat(session, "Look around the workspace.", [])
+        result = session.last_result
+    assert result is not None
+    assert result.text.startswith("The workspace is empty.")
+    assert "[Stopped after 2 tool calls" in result.text
+    assert "[Stopped after 2 tool calls" in capsys.readouterr().out  # streamed to the user too
+    assert not model.requests[1].tools  # asked to answer with what it had
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
