@@ -22,13 +22,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_example(module: str, name: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m examples.<module> ARGS``, its output kept in the suite's log directory."""
+    """``python -m examples.<module> ARGS``, its output kept in the suite's log directory. The cap is
+    longer than the CLI tasks' (1,200 s): the examples' prompts are longer, and a loaded 2-core
+    machine reads ~3,000 tokens in 5 minutes."""
     env = {k: v for k, v in os.environ.items() if k not in ("AGCORE_MODEL", "OPENAI_BASE_URL")}
     started = time.monotonic()
     command = [sys.executable, "-m", f"examples.{module}", *args]
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO,
-                              timeout=setting("TIMEOUT", 300), stdin=subprocess.DEVNULL, check=False)
+                              timeout=setting("TIMEOUT", 1200), stdin=subprocess.DEVNULL, check=False)
     except subprocess.TimeoutExpired as expired:  # judged like any other run: by what it left behind
         done = subprocess.CompletedProcess(command, -9, _text(expired.stdout), _text(expired.stderr))
     logs = out_dir() / "logs"
