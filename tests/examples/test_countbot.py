@@ -166,10 +166,20 @@ async def test_the_tool_call_cap_stops_the_calls_and_says_so_in_the_answer(
     assert not model.requests[1].tools  # asked to answer with what it had
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, lines: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("AGCORE_MODEL", "OPENAI_BASE_URL")}
     return subprocess.run([sys.executable, "-m", "examples.countbot", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=120, stdin=subprocess.DEVNULL, check=False)
+                          env=env, cwd=REPO, timeout=120, input=lines or "", check=False)
+
+
+def test_without_a_message_it_converses_line_by_line_until_an_empty_line(tmp_path: Path) -> None:
+    script = tmp_path / "talk.json"
+    replies = ["Hi Sam!", {"text": "You said hello.", "expect": "Hello, I am Sam"}, "never reached"]
+    script.write_text(json.dumps(replies), encoding="utf-8")
+    done = run_cli("--home", str(tmp_path / "home"), "--model", f"scripted:{script}",
+                   lines="Hello, I am Sam\nWhat did I say?\n\nignored after the empty line\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == ["Hi Sam!", "You said hello."]
 
 
 def test_the_command_line_streams_takes_an_image_and_continues_in_a_second_process(tmp_path: Path) -> None:
