@@ -85,8 +85,9 @@ class Settings:
 
 def intent_gate(settings: Settings) -> IntentGate:
     """Seed 002 §2.1: classify each request first. A chat or a question about the agent is answered
-    without tools; a coding task or an analysis gets them all. ``model`` asks the model and falls
-    back to the keywords when its answer cannot be read (the seed's "LLM-driven + heuristics")."""
+    without tools, a question about the code with the read-only ones, a coding task with all.
+    ``model`` asks the model and falls back to the keywords when its answer cannot be read (the
+    seed's "LLM-driven + heuristics")."""
     classifier: IntentClassifier = (
         ModelIntentClassifier() if settings.intent == "model" else KeywordIntentClassifier())
 
