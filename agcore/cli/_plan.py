@@ -31,7 +31,7 @@ from agcore.agent import (
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
-from agcore.cli._plan_view import Progress, ToolLines, plan_approval, plan_table
+from agcore.cli._plan_view import Progress, ToolLines, plan_approval, plan_file_data, plan_table
 from agcore.cli._render import Renderer, count, format_usage
 from agcore.cli._served import model_or_served
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
@@ -271,12 +271,7 @@ async def draft_plan(
 
 def save_plan(plan: Plan, file: Path) -> None:
     """Write ``plan`` as JSON or YAML (by ``file``'s suffix), without run state: ready for ``plan run``."""
-    data: dict[str, Any] = {"goal": plan.goal, "steps": [
-        {"id": s.id, "description": s.description,
-         **({"depends_on": s.depends_on} if s.depends_on else {}),
-         **({"tool_hints": s.tool_hints} if s.tool_hints else {})}
-        for s in plan.steps
-    ]}
+    data = plan_file_data(plan)
     if file.suffix.lower() == ".json":
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     else:

@@ -1,16 +1,22 @@
 """How the command line shows a plan: as a table (``plan_table``), its steps' progress as they
 change (``Progress``) and their tool calls (``ToolLines``), and the question asked before a drafted
-plan runs (``plan_approval``: run it, redraft it with feedback, or stop)."""
+plan runs (``plan_approval``: run it, edit it in a file, redraft it with feedback, or stop)."""
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
 
+import anyio
+import anyio.to_thread
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agcore.agent import AgentSession, Plan, PlanApproval, PlanDecision
+from agcore.agent import AgentSession, Plan, PlanApproval, PlanDecision, PlanParseError
 from agcore.agent import StepStatus as S
 from agcore.cli._errors import cli_advice
 from agcore.cli._render import Renderer, shorten
@@ -18,14 +24,15 @@ from agcore.cli._terminal import Terminal
 from agcore.hooks import HookContext, hookimpl
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 
-__all__ = ["Progress", "ToolLines", "plan_approval", "plan_table"]
+__all__ = ["Progress", "ToolLines", "plan_approval", "plan_file_data", "plan_table"]
 
 _STYLE = {S.PENDING: "dim", S.RUNNING: "cyan", S.COMPLETED: "green", S.FAILED: "red", S.SKIPPED: "yellow"}
 _SHOWN = {S.COMPLETED: "done", S.FAILED: "failed", S.SKIPPED: "skipped", S.RUNNING: "running",
           S.PENDING: "pending"}
-_Answer = Literal["run", "revise", "stop"]
-_ANSWERS: dict[str, _Answer] = {"y": "run", "yes": "run", "r": "revise", "revise": "revise", "n": "stop",
-                                "no": "stop"}
+_Answer = Literal["run", "edit", "revise", "stop"]
+_ANSWERS: dict[str, _Answer] = {"y": "run", "yes": "run", "e": "edit", "edit": "edit", "r": "revise",
+                                "revise": "revise", "n": "stop", "no": "stop"}
+_HINT = "y = run it / e = edit it / r = redraft with feedback / n = stop"
 NO_ANSWER = "no answer (pass --yes to run the plan without asking)"
 
 
@@ -130,19 +137,62 @@ def plan_approval(terminal: Terminal, console: Console, *, yes: bool) -> PlanApp
     """Shows each drafted plan and asks whether to run it: y runs it, r asks what should change and
     has the model redraft it, n (or no answer) stops. With ``yes`` the plan runs without asking."""
 
-    async def approve(plan: Plan) -> PlanDecision:
-        console.print(plan_table(plan, title=f"plan: {plan.goal}" if plan.goal else "plan", results=False))
-        if yes:
-            console.print("approved (--yes)", style="dim", markup=False, highlight=False)
-            return PlanDecision.approve()
-        answer = await terminal.ask("Run this plan?", _ANSWERS, "stop",
-                                    hint="y = run it / r = redraft with feedback / n = stop")
-        if answer == "run":
-            return PlanDecision.approve()
-        if answer == "revise":
-            feedback = await terminal.read_line("What should change? ")
-            if feedback and feedback.strip():
-                return PlanDecision.revise(feedback)
-        return PlanDecision.reject("stopped at the approval prompt" if not terminal.at_eof else NO_ANSWER)
+    async def approve(drafted: Plan) -> PlanDecision:
+        plan = drafted
+        while True:
+            title = f"plan: {plan.goal}" if plan.goal else "plan"
+            console.print(plan_table(plan, title=title, results=False))
+            if yes:
+                console.print("approved (--yes)", style="dim", markup=False, highlight=False)
+                return PlanDecision.approve()
+            answer = await terminal.ask("Run this plan?", _ANSWERS, "stop", hint=_HINT)
+            if answer == "run":
+                return PlanDecision.approve(plan if plan is not drafted else None)
+            if answer == "edit":
+                plan = await _edited(plan, terminal, console) or plan
+                continue
+            if answer == "revise":
+                feedback = await terminal.read_line("What should change? ")
+                if feedback and feedback.strip():
+                    return PlanDecision.revise(feedback)
+            return PlanDecision.reject("stopped at the approval prompt" if not terminal.at_eof else NO_ANSWER)
 
     return approve
+
+
+def plan_file_data(plan: Plan) -> dict[str, Any]:
+    """``plan`` as a plan file holds it: the goal and the steps, without run state."""
+    return {"goal": plan.goal, "steps": [
+        {"id": s.id, "description": s.description,
+         **({"depends_on": s.depends_on} if s.depends_on else {}),
+         **({"tool_hints": s.tool_hints} if s.tool_hints else {})}
+        for s in plan.steps
+    ]}
+
+
+async def _edited(plan: Plan, terminal: Terminal, console: Console) -> Plan | None:
+    """The plan as the user edits it in a JSON file (in their own editor, while this waits for Enter);
+    None when they cancel or the file cannot be read (the error is shown)."""
+    path = await anyio.to_thread.run_sync(_write_for_editing, plan)
+    try:
+        console.print(f"edit the plan in {path}, save it, then press Enter (or type c to cancel)",
+                      markup=False, highlight=False)
+        done = await terminal.read_line("")
+        if done is None or done.strip().lower() in ("c", "cancel"):
+            return None
+        try:
+            return await anyio.to_thread.run_sync(Plan.load, path)
+        except (PlanParseError, OSError, UnicodeDecodeError) as exc:
+            why = exc.message if isinstance(exc, PlanParseError) else str(exc)
+            console.print(f"the edited plan cannot be read ({why}); it is unchanged", style="red",
+                          markup=False, highlight=False)
+            return None
+    finally:
+        await anyio.Path(path).unlink(missing_ok=True)
+
+
+def _write_for_editing(plan: Plan) -> Path:
+    handle, name = tempfile.mkstemp(prefix="agcore-plan-", suffix=".json")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(json.dumps(plan_file_data(plan), indent=2, ensure_ascii=False) + "\n")
+    return Path(name)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli import write_script
-from tests.cli.conftest import Invoke
+from tests.cli import finish, write_script
+from tests.cli.conftest import Invoke, SpawnCli
 
 PLAN = {"goal": "Write the notes", "steps": [{"id": "1", "description": "Write notes.txt"}]}
 WRITE = {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi\n"}}]}
@@ -99,3 +99,29 @@ def test_approve_plan_refuses_what_it_cannot_do(tmp_path: Path, invoke: Invoke) 
     done = invoke("run", "x y", "--model", "scripted:model.json", "--approve-plan", "--backend", "langgraph")
     assert done.exit_code == 2
     assert "loop backend" in done.stdout + done.stderr
+
+
+def test_the_plan_is_edited_in_a_file_then_run(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    write_script(tmp_path, [
+        {"expect": "Write CHANGES.txt",  # the step runs as edited
+         "tool_calls": [{"name": "write_file", "arguments": {"path": "CHANGES.txt", "content": "hi\n"}}]},
+        "Written.",
+    ])
+    child = spawn_cli("plan", "run", "plan.json", "--model", "scripted:model.json", "--no-plugins",
+                      "--approve-plan")
+    child.expect(r"Run this plan\?")
+    child.sendline("e")
+    child.expect(r"edit the plan in (\S+\.json), save it")
+    edited = Path(child.match.group(1))
+    edited.write_text(edited.read_text().replace("Write notes.txt", "Write CHANGES.txt"))
+    child.sendline("")
+    child.expect("Write CHANGES.txt")  # shown again, as edited
+    child.expect(r"Run this plan\?")
+    child.sendline("y")
+    child.expect(r"Allow write_file")
+    child.sendline("y")
+    child.expect(r"1/1 steps done")
+    assert finish(child) == 0
+    assert (tmp_path / "CHANGES.txt").read_text() == "hi\n"
+    assert not edited.exists()  # the file to edit is removed afterwards
