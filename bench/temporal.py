@@ -71,10 +71,12 @@ async def _timed_turns(turn: Any, turns: int) -> list[float]:
     return times
 
 
-async def overhead(clients: dict[str, Any], turns: int) -> str:
-    """Per-turn wall clock, in-process vs durable on each dev server (the tuned one and, as the
-    baseline in the same run, one with Temporal's default dispatch rate), turn by turn in rotation
-    so that the machine's load falls on every row alike."""
+async def overhead(variants: dict[str, tuple[Any, Any, dict[str, Any]]], turns: int) -> str:
+    """Per-turn wall clock, in-process vs durable in each variant (a client, its ``ActivityOptions``
+    and the worker's options: the tuned dev server with local model calls, and as baselines in the
+    same run scheduled model calls, a worker without Temporal's sandbox and a dev server with
+    Temporal's default dispatch rate), turn by turn in rotation so that the machine's load falls on
+    every row alike."""
     from contextlib import AsyncExitStack
 
     from agcore.agent import AgentSession, BasicAgent
@@ -85,10 +87,12 @@ async def overhead(clients: dict[str, Any], turns: int) -> str:
     times: dict[str, list[float]] = {"in-process": []}
     async with AsyncExitStack() as stack:
         durable: dict[str, DurableSession] = {}
-        for name, client in clients.items():
+        for name, (client, options, worker_options) in variants.items():
             queue = f"bench-{uuid.uuid4().hex[:6]}"
-            await stack.enter_async_context(create_worker(client, make_bundle, task_queue=queue))
-            durable[name] = await DurableSession.start(client, f"bench-{queue}", task_queue=queue)
+            await stack.enter_async_context(create_worker(client, make_bundle, task_queue=queue,
+                                                          **worker_options))
+            durable[name] = await DurableSession.start(client, f"bench-{queue}", task_queue=queue,
+                                                       options=options)
             await durable[name].turn(QUESTION)
             times[name] = []
         for _ in range(turns):
@@ -106,11 +110,11 @@ async def overhead(clients: dict[str, Any], turns: int) -> str:
     local = _percentile(times.pop("in-process"), 0.5)
     lines = [
         f"overhead, {turns} sequential tool-call turns per session (2 model calls + 1 tool each), p50",
-        f"  in-process                       {local * 1000:8.2f} ms/turn",
+        f"  {'in-process':49} {local * 1000:8.2f} ms/turn",
     ]
     for name, measured in times.items():
         p50, p95 = _percentile(measured, 0.5), _percentile(measured, 0.95)
-        lines.append(f"  durable, {name:22} {p50 * 1000:8.2f} ms/turn   "
+        lines.append(f"  durable, {name:40} {p50 * 1000:8.2f} ms/turn   "
                      f"overhead +{(p50 - local) * 1000:.1f} ms ({p50 / local:.1f}x; p95 {p95 * 1000:.1f} ms)")
     return "\n".join(lines)
 
@@ -271,8 +275,9 @@ async def stored_plan(client: Any, steps: int) -> str:
 
 async def run(args: argparse.Namespace) -> str:
     from temporalio.testing import WorkflowEnvironment
+    from temporalio.worker import UnsandboxedWorkflowRunner
 
-    from agcore.integrations.temporal import DATA_CONVERTER, DEV_SERVER_ARGS
+    from agcore.integrations.temporal import DATA_CONVERTER, DEV_SERVER_ARGS, ActivityOptions
 
     server, port = start_server()
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -290,10 +295,19 @@ async def run(args: argparse.Namespace) -> str:
     try:
         client = tuned.client
         address = client.service_client.config.target_host
-        sections = [await overhead({"tuned dev server": client, "default dev server": default.client},
-                                   args.turns)]
+        local, scheduled = ActivityOptions(), ActivityOptions(local_model_calls=False)
+        unsandboxed = {"workflow_runner": UnsandboxedWorkflowRunner()}
+        sections = [await overhead({
+            "tuned dev server, local model calls": (client, local, {}),
+            "tuned dev server, scheduled model calls": (client, scheduled, {}),
+            "tuned dev server, local, no sandbox": (client, local, unsandboxed),
+            "default dev server, local model calls": (default.client, local, {}),
+            "default dev server, scheduled model calls": (default.client, scheduled, {}),
+        }, args.turns)]
         print(sections[-1] + "\n", flush=True)  # each section as it comes: a long run keeps what it measured
         await default.shutdown()
+        if args.overhead_only:
+            return sections[0]
         for sessions in args.sessions:
             sections.append(
                 await concurrency(client, address, env, sessions, args.workers, args.session_turns)
@@ -323,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-history-events", type=int, default=10_000)
     parser.add_argument("--history-turns", type=int, default=100)
     parser.add_argument("--plan-steps", type=int, default=100)
+    parser.add_argument("--overhead-only", action="store_true", help="only the per-turn overhead")
     parser.add_argument("--no-history", action="store_true", help="skip the per-turn history sizes")
     args = parser.parse_args(argv)
     if args.quick:

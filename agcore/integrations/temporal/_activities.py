@@ -235,9 +235,12 @@ async def _heartbeating(call: Awaitable[ResultT]) -> ResultT:
 
 
 async def _heartbeat_forever() -> None:
+    if activity.info().is_local:
+        return  # a local activity has no heartbeat: its workflow task's timeout watches it
     while True:
-        activity.heartbeat()
+        # First after an interval: a call shorter than that sends no heartbeat (one RPC fewer).
         await anyio.sleep(HEARTBEAT_INTERVAL)
+        activity.heartbeat()
 
 
 def bundle_failure(exc: Exception) -> ApplicationError:

@@ -4,9 +4,11 @@ asyncio only (this directory's ``anyio_backend``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from anyio.abc import Process
 
 try:
-    from temporalio.client import Client
+    from temporalio.client import Client, WorkflowHistory
     from temporalio.testing import WorkflowEnvironment
 except ImportError:  # pragma: no cover - the extra is missing
     if os.environ.get("CI") == "true":
@@ -66,6 +68,22 @@ async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
+
+
+def recorded_activities(history: WorkflowHistory) -> Counter[str]:
+    """The activities a history records, by name: scheduled ones and local ones (whose results are
+    ``core_local_activity`` markers)."""
+    from temporalio.api.enums.v1 import EventType
+
+    names: Counter[str] = Counter()
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            names[event.activity_task_scheduled_event_attributes.activity_type.name] += 1
+        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            marker = event.marker_recorded_event_attributes
+            if marker.marker_name == "core_local_activity":
+                names[json.loads(marker.details["data"].payloads[0].data)["activity_type"]] += 1
+    return names
 
 
 async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 1) -> int:

@@ -99,17 +99,20 @@ async def test_a_turn_to_a_session_whose_worker_breaks_later_says_why(client: Cl
         await session.close()
 
 
+@pytest.mark.parametrize("local", [True, False], ids=["local-activity", "scheduled-activity"])
 async def test_a_model_call_lost_with_its_worker_is_retried_after_the_heartbeat_timeout(
-    client: Client, tmp_path: Path
+    client: Client, tmp_path: Path, local: bool
 ) -> None:
     queue = _queue()
     log = tmp_path / "calls.log"
     address = client.service_client.config.target_host
     env = {**os.environ, "AGCORE_TEMPORAL_TOOL_LOG": str(log), "PYTHONPATH": str(ROOT)}
     process = await start_worker_process(address, queue, env)
-    # llm_timeout stays at its 300 s default: only the heartbeat timeout can bring the retry sooner.
+    # llm_timeout stays at its 300 s default: only the heartbeat timeout (a scheduled call) or the
+    # workflow task's timeout (a local one) can bring the retry sooner.
     session = await DurableSession.start(
-        client, f"s-{queue}", task_queue=queue, options=ActivityOptions(llm_heartbeat_timeout=2)
+        client, f"s-{queue}", task_queue=queue,
+        options=ActivityOptions(llm_heartbeat_timeout=2, local_model_calls=local),
     )
     try:
         running = await session.start_turn("slow-model 3")
@@ -125,6 +128,7 @@ async def test_a_model_call_lost_with_its_worker_is_retried_after_the_heartbeat_
             outcome = await running.result()
         retried_after = time.monotonic() - killed
         assert outcome.text == "thought for 3.0"
+        assert retried_after < 30  # seconds, not llm_timeout's 300
         await session.close()
     print(f"model call retried and answered {retried_after:.1f} s after its worker was killed")
     await replay_task_queue(client, queue)
