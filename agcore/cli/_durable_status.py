@@ -86,12 +86,19 @@ def _headline(found: WorkflowStatus) -> str:
 
 
 def _details(found: WorkflowStatus, address: str) -> list[str]:
-    lines = [f"task queue {found.task_queue!r}: {found.workers} worker{'s' if found.workers != 1 else ''} "
-             f"polling (Temporal status: {found.temporal_status})"]
+    queue = found.task_queue
+    lines = [f"task queue {queue!r}: {_workers_seen(found)} (Temporal status: {found.temporal_status})"]
     if found.state == "waiting for a worker":
-        lines.append(no_worker_line(found.task_queue, address))
+        if found.workers and found.task_waiting_for is not None:
+            lines.append(f"a workflow task has waited {found.task_waiting_for:.0f} s for a worker: the "
+                         "workers Temporal still lists are likely gone")
+        lines.append(no_worker_line(queue, address))
     for call in found.pending:
-        where = "running" if call.started else "waiting to start"
+        if call.started:
+            silent = call.waiting_for >= 3  # heartbeats come every second
+            where = "running" + (f", no heartbeat for {call.waiting_for:.0f} s" if silent else "")
+        else:
+            where = f"waiting to start for {call.waiting_for:.0f} s"
         line = f"{call.name}: {where}, attempt {call.attempt}"
         if call.last_failure:
             line += f" (last attempt: {call.last_failure})"
@@ -105,6 +112,15 @@ def _details(found: WorkflowStatus, address: str) -> list[str]:
     if found.failure is not None:
         lines.append(f"failed: {found.failure}")
     return lines
+
+
+def _workers_seen(found: WorkflowStatus) -> str:
+    # A live worker polls at least once a minute, so "last seen" is what tells a busy worker from
+    # one that may have died since (Temporal lists a killed worker's last poll for about a minute).
+    if not found.pollers:
+        return "no worker polling"
+    count = f"{len(found.pollers)} worker{'s' if len(found.pollers) != 1 else ''}"
+    return f"{count} polling, last seen {found.pollers[0].seen_ago:.0f} s ago"
 
 
 def _show_steps(console: Console, found: WorkflowStatus, workflow_id: str) -> None:

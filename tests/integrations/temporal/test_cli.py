@@ -18,9 +18,10 @@ import anyio
 import pytest
 from temporalio.client import Client
 
-from agcore.integrations.temporal import DurableSession, create_worker
+from agcore.agent import Plan
+from agcore.integrations.temporal import DurableSession, create_worker, start_plan
 from tests.integrations.temporal._agents import make_bundle
-from tests.integrations.temporal.conftest import ROOT
+from tests.integrations.temporal.conftest import ROOT, start_worker_process
 
 pytestmark = pytest.mark.anyio
 
@@ -291,3 +292,33 @@ async def test_compaction_options_reach_the_durable_plan(
     [given] = await client.data_converter.decode(started.input.payloads, [PlanInput])
     assert given.compaction is not None
     assert given.compaction.max_context_tokens == 4096
+
+
+async def test_status_tells_a_worker_killed_a_moment_ago_from_a_live_one(client: Client) -> None:
+    from agcore.integrations.temporal import workers_polling, workflow_status
+
+    address = client.service_client.config.target_host
+    queue = f"dead-{uuid.uuid4().hex[:8]}"
+    worker = await start_worker_process(address, queue, {**os.environ, "PYTHONPATH": str(ROOT)})
+    session = await DurableSession.start(client, f"s-{queue}", task_queue=queue)
+    assert (await session.turn("hello")).text == "echo: hello"
+    code, out, err = await _agcore("session", "status", session.session_id, "--address", address)
+    assert f"session {session.session_id}: idle; 1 turn" in out, err
+    assert re.search(r"1 worker polling, last seen \d+ s ago", out)
+    worker.kill()
+    await worker.wait()
+    # Temporal still lists the killed worker's last poll, for about a minute...
+    assert await workers_polling(client, queue) == 1
+    plan_id = f"plan-{queue}"
+    await start_plan(client, Plan.from_dict({"goal": "g", "steps": [{"id": "a", "description": "say a"}]}),
+                     workflow_id=plan_id, task_queue=queue)
+    # ...but a workflow task nobody picks up says there is no live worker.
+    with anyio.fail_after(30):
+        while (await workflow_status(client, plan_id)).state != "waiting for a worker":  # noqa: ASYNC110 - the server's state
+            await anyio.sleep(0.5)
+    code, out, err = await _agcore("plan", "status", plan_id, "--address", address)
+    assert code == 0, err
+    assert f"plan {plan_id}: waiting for a worker; 0 of 1 steps done" in out
+    assert "1 worker polling, last seen" in out
+    assert "the workers Temporal still lists are likely gone" in out
+    assert f"agcore worker MODULE:FUNCTION --task-queue {queue}" in out
