@@ -29,6 +29,7 @@ from agcore.cli._options import (
     MaxTurns,
     Model,
     Namespace,
+    PayloadStore,
     PlanBackend,
     Plugins,
     Readable,
@@ -118,6 +119,7 @@ def run(
     namespace: Namespace = "default",
     tls: Tls = False,
     api_key: ApiKey = None,
+    payload_store: PayloadStore = None,
 ) -> None:
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
@@ -129,8 +131,8 @@ def run(
         from agcore.cli._durable import durable_run
 
         execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
-                                           tls=tls, api_key=api_key, task_queue=task_queue, yes=yes,
-                                           session_id=session,
+                                           tls=tls, api_key=api_key, payload_store=payload_store,
+                                           task_queue=task_queue, yes=yes, session_id=session,
                                            compaction=_durable_compaction(compact, context_window)))
         return
     if session is not None:
@@ -205,6 +207,7 @@ def plan_run(
     namespace: Namespace = "default",
     tls: Tls = False,
     api_key: ApiKey = None,
+    payload_store: PayloadStore = None,
 ) -> None:
     """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
     if a step failed. The run is saved as it goes: after Ctrl-C or a failure, `agcore plan resume ID`
@@ -217,8 +220,9 @@ def plan_run(
         from agcore.cli._durable import durable_plan
 
         execute_durable(functools.partial(durable_plan, file=file, address=temporal, namespace=namespace,
-                                           tls=tls, api_key=api_key, task_queue=task_queue,
-                                           on_failure=policy or "stop", session_id=session,
+                                           tls=tls, api_key=api_key, payload_store=payload_store,
+                                           task_queue=task_queue, on_failure=policy or "stop",
+                                           session_id=session,
                                            compaction=_durable_compaction(compact, context_window)))
         return
     execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
@@ -306,6 +310,7 @@ def worker(
         "--task-queue", metavar="NAME", help="The task queue.")] = "agcore",
     tls: Tls = False,
     api_key: ApiKey = None,
+    payload_store: PayloadStore = None,
     idempotent: Annotated[list[str] | None, typer.Option(
         "--idempotent-tool", metavar="NAME",
         help="A tool safe to run again after a lost worker (repeat the option); others run at most once.",
@@ -325,7 +330,8 @@ def worker(
 
     execute_durable(functools.partial(run_worker, factory=factory, address=address, namespace=namespace,
                                        task_queue=task_queue, tls=tls, api_key=api_key,
-                                       idempotent_tools=idempotent or [], workflow_plugins=workflow_plugins,
+                                       payload_store=payload_store, idempotent_tools=idempotent or [],
+                                       workflow_plugins=workflow_plugins,
                                        workflow_observers=workflow_observers))
 
 
@@ -355,13 +361,15 @@ def plan_status(
     namespace: Namespace = "default",
     tls: Tls = False,
     api_key: ApiKey = None,
+    payload_store: PayloadStore = None,
 ) -> None:
     """Show a durable plan's state (running, waiting for a worker, done, failed) and step progress,
     read from Temporal itself: no worker needed."""
     from agcore.cli._durable import plan_status as show_status
 
     execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
-                                       namespace=namespace, tls=tls, api_key=api_key))
+                                       namespace=namespace, tls=tls, api_key=api_key,
+                                       payload_store=payload_store))
 
 
 @session_app.command("status", epilog=EXIT_CODES_HELP)
@@ -371,13 +379,15 @@ def session_status(
     namespace: Namespace = "default",
     tls: Tls = False,
     api_key: ApiKey = None,
+    payload_store: PayloadStore = None,
 ) -> None:
     """Show a durable session's state (idle, running, waiting for a worker or for approval, done,
     failed), its turns and last stop, read from Temporal itself: no worker needed."""
     from agcore.cli._durable import session_status as show_status
 
     execute_durable(functools.partial(show_status, workflow_id=workflow_id, address=address,
-                                       namespace=namespace, tls=tls, api_key=api_key))
+                                       namespace=namespace, tls=tls, api_key=api_key,
+                                       payload_store=payload_store))
 
 
 @app.command()

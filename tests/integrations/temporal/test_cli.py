@@ -322,3 +322,33 @@ async def test_status_tells_a_worker_killed_a_moment_ago_from_a_live_one(client:
     assert "1 worker polling, last seen" in out
     assert "the workers Temporal still lists are likely gone" in out
     assert f"agcore worker MODULE:FUNCTION --task-queue {queue}" in out
+
+
+async def test_a_300_kb_plan_step_runs_with_the_payload_store(client: Client, tmp_path: Path) -> None:
+    from temporalio.converter import ExternalStorage
+
+    from agcore.integrations.temporal import FileStorageDriver, connect
+
+    address = client.service_client.config.target_host
+    store = tmp_path / "payloads"
+    stored = await connect(address, external_storage=ExternalStorage(drivers=[FileStorageDriver(store)]))
+    queue = f"big-{uuid.uuid4().hex[:8]}"
+    plan_id = f"big-{queue}"
+    big = "y" * 300_000
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(json.dumps({"id": plan_id, "goal": "big", "steps": [
+        {"id": "a", "description": f'call echo {{"text": "{big}"}}'},
+        {"id": "b", "description": "say b"},
+    ]}))
+    async with create_worker(stored, make_bundle, task_queue=queue):
+        code, out, err = await _agcore("plan", "run", str(plan), "--temporal", address, "--task-queue", queue,
+                                       "--payload-store", str(store))
+    assert code == 0, err + out
+    assert "step a: completed" in out
+    assert list(store.glob("*.payload"))  # the big step went to the store, not the history
+    history = await client.get_workflow_handle(plan_id).fetch_history()
+    assert len(history.to_json()) < 300_000
+    code, out, err = await _agcore("plan", "status", plan_id, "--address", address,
+                                   "--payload-store", str(store))
+    assert code == 0, err
+    assert f"plan {plan_id}: done; 2 of 2 steps done" in out
