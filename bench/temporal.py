@@ -46,6 +46,7 @@ from bench.agent_loop import MODEL, QUESTION, get_weather  # noqa: E402
 from bench.llm_overhead import start_server  # noqa: E402
 
 BASE_URL_ENV = "AGCORE_BENCH_BASE_URL"
+SECTIONS = ("overhead", "concurrency", "long", "history")
 
 
 def make_bundle() -> Any:
@@ -190,19 +191,28 @@ async def long_session(client: Any, turns: int, max_history_events: int) -> str:
     async with create_worker(client, make_bundle, task_queue=queue):
         session = await DurableSession.start(client, f"long-{queue}", task_queue=queue,
                                              max_history_events=max_history_events)
-        for _ in range(turns):
-            outcome = await session.turn(QUESTION)
-            assert outcome.error is None, outcome.error
-        await session.close()
+        started = time.perf_counter()
+        times = await _timed_turns(lambda: _checked_turn(session), turns)
+        elapsed = time.perf_counter() - started
+        final = await session.close()
     sizes = []
     async for execution in client.list_workflows(f"WorkflowId = '{session.session_id}'"):
         history = await client.get_workflow_handle(execution.id, run_id=execution.run_id).fetch_history()
         sizes.append(len(history.to_json().encode()))
+    snapshot = len(final.model_dump_json().encode())
     return (
         f"history, one session of {turns} tool-call turns under continue-as-new (max_history_events "
         f"{max_history_events}): {len(sizes)} runs; largest run {max(sizes) / 1e6:.2f} MB, "
-        f"last run {sizes[0] / 1e6:.2f} MB, all runs {sum(sizes) / 1e6:.1f} MB"
+        f"last run {sizes[0] / 1e6:.2f} MB, all runs {sum(sizes) / 1e6:.1f} MB\n"
+        f"  {elapsed:.0f} s in all; turn p50 {_percentile(times, 0.5) * 1000:.0f} ms, "
+        f"p99 {_percentile(times, 0.99) * 1000:.0f} ms, last turn {times[-1] * 1000:.0f} ms; "
+        f"the final snapshot (carried by each continue-as-new) {snapshot / 1e6:.2f} MB"
     )
+
+
+async def _checked_turn(session: Any) -> None:
+    outcome = await session.turn(QUESTION)
+    assert outcome.error is None, outcome.error
 
 
 async def _history_bytes(client: Any, workflow_id: str) -> int:
@@ -284,40 +294,44 @@ async def run(args: argparse.Namespace) -> str:
     os.environ[BASE_URL_ENV] = base_url
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     binary = str(Path(sys.executable).parent / "temporal")
+    stored = ["--db-filename", args.db_filename] if args.db_filename else []
     tuned = await WorkflowEnvironment.start_local(
         dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
-        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
+        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS, *stored],
     )
-    default = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
-        dev_server_extra_args=["--log-level", "error"],
-    )
+    sections: list[str] = []
+
+    def said(section: str) -> None:
+        sections.append(section)
+        print(section + "\n", flush=True)  # each section as it comes: a long run keeps what it measured
+
     try:
         client = tuned.client
         address = client.service_client.config.target_host
-        local, scheduled = ActivityOptions(), ActivityOptions(local_model_calls=False)
-        unsandboxed = {"workflow_runner": UnsandboxedWorkflowRunner()}
-        sections = [await overhead({
-            "tuned dev server, local model calls": (client, local, {}),
-            "tuned dev server, scheduled model calls": (client, scheduled, {}),
-            "tuned dev server, local, no sandbox": (client, local, unsandboxed),
-            "default dev server, local model calls": (default.client, local, {}),
-            "default dev server, scheduled model calls": (default.client, scheduled, {}),
-        }, args.turns)]
-        print(sections[-1] + "\n", flush=True)  # each section as it comes: a long run keeps what it measured
-        await default.shutdown()
-        if args.overhead_only:
-            return sections[0]
-        for sessions in args.sessions:
-            sections.append(
-                await concurrency(client, address, env, sessions, args.workers, args.session_turns)
+        if "overhead" in args.only:
+            default = await WorkflowEnvironment.start_local(
+                dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
+                dev_server_extra_args=["--log-level", "error"],
             )
-            print(sections[-1] + "\n", flush=True)
-        sections.append(await long_session(client, args.long_turns, args.max_history_events))
-        print(sections[-1] + "\n", flush=True)
-        if not args.no_history:
-            sections.append(await history(client, args.history_turns, args.plan_steps))
-            print(sections[-1] + "\n", flush=True)
+            local, scheduled = ActivityOptions(), ActivityOptions(local_model_calls=False)
+            unsandboxed = {"workflow_runner": UnsandboxedWorkflowRunner()}
+            idempotent = {"idempotent_tools": ["get_weather"]}  # its calls are local activities too
+            said(await overhead({
+                "tuned dev server, local model calls": (client, local, {}),
+                "tuned dev server, scheduled model calls": (client, scheduled, {}),
+                "tuned dev server, local, no sandbox": (client, local, unsandboxed),
+                "tuned dev server, local, idempotent tool": (client, local, idempotent),
+                "default dev server, local model calls": (default.client, local, {}),
+                "default dev server, scheduled model calls": (default.client, scheduled, {}),
+            }, args.turns))
+            await default.shutdown()
+        if "concurrency" in args.only:
+            for sessions in args.sessions:
+                said(await concurrency(client, address, env, sessions, args.workers, args.session_turns))
+        if "long" in args.only:
+            said(await long_session(client, args.long_turns, args.max_history_events))
+        if "history" in args.only:
+            said(await history(client, args.history_turns, args.plan_steps))
     finally:
         await tuned.shutdown()
         server.terminate()
@@ -337,9 +351,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-history-events", type=int, default=10_000)
     parser.add_argument("--history-turns", type=int, default=100)
     parser.add_argument("--plan-steps", type=int, default=100)
-    parser.add_argument("--overhead-only", action="store_true", help="only the per-turn overhead")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS),
+                        help="the sections to run (default: all)")
     parser.add_argument("--no-history", action="store_true", help="skip the per-turn history sizes")
+    parser.add_argument("--db-filename", help="keep the tuned dev server's state in this SQLite file "
+                        "(the in-memory one runs out of room in a 1,000-turn session)")
     args = parser.parse_args(argv)
+    if args.no_history and "history" in args.only:
+        args.only.remove("history")
     if args.quick:
         args.turns, args.sessions, args.history_turns, args.plan_steps = 5, [20], 10, 5
         args.long_turns, args.max_history_events = 30, 200

@@ -178,8 +178,11 @@ class AgentActivities:
 
         reported: list[ToolProgress] = []
 
+        local = activity.info().is_local  # a local activity has no heartbeat
+
         async def progress(update: ToolProgress) -> None:
-            activity.heartbeat(update.message)
+            if not local:
+                activity.heartbeat(update.message)
             if len(reported) >= MAX_PROGRESS_LINES:  # a chatty tool: keep the first lines and the last
                 del reported[MAX_PROGRESS_LINES // 2]
             reported.append(update)

@@ -58,6 +58,10 @@ class ActivityOptions(_Data):
       runs the workflow task makes the call and the task goes on with its reply: two fewer trips
       through the server per call; a call lost with its worker is made again once its workflow
       task times out, 10 s). False: every model call is a scheduled activity, with heartbeats;
+    * ``local_idempotent_tools``: the calls of tools the worker declared idempotent are local
+      activities too (they may run again after a lost worker, so nothing changes for them but the
+      two trips through the server they save); every other tool is a scheduled activity, run at
+      most once;
     * ``describe_timeout``, ``describe_max_attempts``: reading the agent from a worker when the
       workflow starts (a bundle factory that raises is not retried: the workflow fails with its error).
     """
@@ -70,6 +74,7 @@ class ActivityOptions(_Data):
     tool_heartbeat_timeout: float = Field(default=10.0, gt=0)
     idempotent_tool_attempts: int = Field(default=3, ge=1)
     local_model_calls: bool = True
+    local_idempotent_tools: bool = True
     describe_timeout: float = Field(default=60.0, gt=0)
     describe_max_attempts: int = Field(default=3, ge=1)
 

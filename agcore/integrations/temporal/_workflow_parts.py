@@ -58,6 +58,8 @@ ResultT = TypeVar("ResultT")
 #: The change that made model calls local activities. A history recorded before it replays with its
 #: model calls as they were (scheduled activities); a run started since records this marker once.
 LOCAL_MODEL_CALLS_PATCH = "agcore.local-llm-call"
+#: The same for the calls of tools declared idempotent.
+LOCAL_TOOLS_PATCH = "agcore.local-idempotent-tool"
 
 
 async def run_activity(
@@ -155,11 +157,16 @@ class ActivityProvider:
         return f"ActivityProvider({self._provider_name}:{self._model_id})"
 
 
-def _llm_error(exc: ActivityError | ApplicationError, provider: str, model: str) -> LLMError:
+def worker_error(exc: ActivityError | ApplicationError) -> BaseException | None:
+    """The error behind a failed activity: a scheduled one's cause; a local activity's failure comes
+    as an ``ApplicationError`` itself, with the worker's own error one level down."""
     cause = exc.cause if isinstance(exc, ActivityError) else exc
     nested = cause.cause if isinstance(cause, ApplicationError) and not cause.details else None
-    if isinstance(nested, ApplicationError):
-        cause = nested  # a local activity's failure: the worker's error is one level down
+    return nested if isinstance(nested, ApplicationError) else cause
+
+
+def _llm_error(exc: ActivityError | ApplicationError, provider: str, model: str) -> LLMError:
+    cause = worker_error(exc)
     if isinstance(cause, ApplicationError) and cause.details:
         detail = cause.details[0]
         if isinstance(detail, dict) and "error_type" in detail:
@@ -216,17 +223,22 @@ class ActivityToolRegistry(ToolRegistry):
         timeout = spec.timeout if spec.timeout is not None else default_timeout
         close = (timeout if timeout is not None else 3600.0) + options.tool_timeout_margin
         attempts = options.idempotent_tool_attempts if spec.idempotent else 1
+        # A tool declared idempotent may run twice, so, like a model call, it can be a local activity;
+        # every other tool is a scheduled one, which Temporal runs at most once.
+        local = spec.idempotent and options.local_idempotent_tools and workflow.patched(LOCAL_TOOLS_PATCH)
+        heartbeat = {} if local else {"heartbeat_timeout": timedelta(seconds=options.tool_heartbeat_timeout)}
         try:
             output = await run_activity(
                 "agcore.tool_call",
                 ToolCallInput(call=call, session_id=self._session_id, default_timeout=default_timeout),
                 result_type=ToolCallOutput,
+                local=local,
                 start_to_close_timeout=timedelta(seconds=close),
-                heartbeat_timeout=timedelta(seconds=options.tool_heartbeat_timeout),
                 retry_policy=RetryPolicy(maximum_attempts=attempts),
+                **heartbeat,
             )
-        except ActivityError as exc:
-            cause = exc.cause
+        except (ActivityError, ApplicationError) as exc:
+            cause = worker_error(exc)
             if is_bundle_failure(cause):
                 assert isinstance(cause, ApplicationError)
                 text = f"Not run: {cause.message}; fix the worker."

@@ -102,11 +102,14 @@ async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 
     return replayed
 
 
-async def start_worker_process(address: str, task_queue: str, env: dict[str, str]) -> Process:
-    """A real `agcore worker` subprocess serving the test agent; returned once it says it is ready."""
+async def start_worker_process(
+    address: str, task_queue: str, env: dict[str, str], *extra: str
+) -> Process:
+    """A real `agcore worker` subprocess serving the test agent (``extra``: more of its options);
+    returned once it says it is ready."""
     process = await anyio.open_process(
         [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
-         "--address", address, "--task-queue", task_queue],
+         "--address", address, "--task-queue", task_queue, *extra],
         cwd=ROOT, env=env,
     )
     assert process.stdout is not None
