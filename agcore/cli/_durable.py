@@ -160,7 +160,7 @@ async def durable_run(
     from temporalio.client import WorkflowUpdateFailedError
     from temporalio.service import RPCError
 
-    from agcore.cli._durable_status import wait_for_worker
+    from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
     from agcore.integrations.temporal import DurableSession
 
     client = await _connect(address, namespace, tls, api_key, payload_store)
@@ -176,6 +176,7 @@ async def durable_run(
         async with anyio.create_task_group() as group:
             group.start_soon(shown.follow, session)
             group.start_soon(_approve, session, yes)
+            group.start_soon(warn_when_stalled, console, client, workflow_id, task_queue, address)
             try:
                 running = await session.start_turn(task)
                 outcome = await running.result()
@@ -318,7 +319,7 @@ async def durable_plan(
     running workflow, or continues a finished one without redoing its completed steps."""
     from temporalio.client import WorkflowFailureError
 
-    from agcore.cli._durable_status import wait_for_worker
+    from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
     from agcore.cli._plan import load_plan, plan_table
     from agcore.integrations.temporal import start_plan
 
@@ -337,6 +338,7 @@ async def durable_plan(
     lines = _StepLines(console)
     async with anyio.create_task_group() as group:
         group.start_soon(lines.follow, handle)
+        group.start_soon(warn_when_stalled, console, client, workflow_id, task_queue, address)
         try:
             done = await handle.result()
         except WorkflowFailureError as exc:

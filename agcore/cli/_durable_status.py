@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agcore.agent import Plan
     from agcore.integrations.temporal import WorkflowProgress, WorkflowStatus
 
-__all__ = ["no_worker_line", "show_status", "wait_for_worker"]
+__all__ = ["no_worker_line", "show_status", "wait_for_worker", "warn_when_stalled"]
 
 #: How often a command waiting for a worker looks again.
 WORKER_POLL_SECONDS = 1.0
@@ -40,6 +40,29 @@ async def wait_for_worker(console: Console, client: Client, task_queue: str, add
     while not await workers_polling(client, task_queue):  # noqa: ASYNC110 - the server's state
         await anyio.sleep(WORKER_POLL_SECONDS)
     console.print("a worker is polling: going on", style="dim")
+
+
+async def warn_when_stalled(
+    console: Console, client: Client, workflow_id: str, task_queue: str, address: str
+) -> None:
+    """Say once how to start a worker if the workflow's work waits for one: a worker Temporal still
+    lists (for about a minute) may have died, so ``wait_for_worker`` can go on with none alive."""
+    from temporalio.service import RPCError
+
+    from agcore.integrations.temporal import STALLED_AFTER, workflow_status
+
+    while True:
+        await anyio.sleep(STALLED_AFTER)
+        try:
+            found = await workflow_status(client, workflow_id)
+        except RPCError:
+            continue  # a hiccup of the server's: the run itself reports what matters
+        if found.state == "waiting for a worker":
+            console.print(no_worker_line(task_queue, address), style="yellow", markup=False,
+                          highlight=False)
+            return
+        if found.temporal_status != "running":
+            return
 
 
 async def show_status(

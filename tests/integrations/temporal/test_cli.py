@@ -18,8 +18,7 @@ import anyio
 import pytest
 from temporalio.client import Client
 
-from agcore.agent import Plan
-from agcore.integrations.temporal import DurableSession, create_worker, start_plan
+from agcore.integrations.temporal import DurableSession, create_worker
 from tests.integrations.temporal._agents import make_bundle
 from tests.integrations.temporal.conftest import ROOT, start_worker_process
 
@@ -294,7 +293,9 @@ async def test_compaction_options_reach_the_durable_plan(
     assert given.compaction.max_context_tokens == 4096
 
 
-async def test_status_tells_a_worker_killed_a_moment_ago_from_a_live_one(client: Client) -> None:
+async def test_status_tells_a_worker_killed_a_moment_ago_from_a_live_one(
+    client: Client, tmp_path: Path
+) -> None:
     from agcore.integrations.temporal import workers_polling, workflow_status
 
     address = client.service_client.config.target_host
@@ -310,18 +311,33 @@ async def test_status_tells_a_worker_killed_a_moment_ago_from_a_live_one(client:
     # Temporal still lists the killed worker's last poll, for about a minute...
     assert await workers_polling(client, queue) == 1
     plan_id = f"plan-{queue}"
-    await start_plan(client, Plan.from_dict({"goal": "g", "steps": [{"id": "a", "description": "say a"}]}),
-                     workflow_id=plan_id, task_queue=queue)
-    # ...but a workflow task nobody picks up says there is no live worker.
-    with anyio.fail_after(30):
-        while (await workflow_status(client, plan_id)).state != "waiting for a worker":  # noqa: ASYNC110 - the server's state
-            await anyio.sleep(0.5)
-    code, out, err = await _agcore("plan", "status", plan_id, "--address", address)
-    assert code == 0, err
-    assert f"plan {plan_id}: waiting for a worker; 0 of 1 steps done" in out
-    assert "1 worker polling, last seen" in out
-    assert "the workers Temporal still lists are likely gone" in out
-    assert f"agcore worker MODULE:FUNCTION --task-queue {queue}" in out
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"id: {plan_id}\ngoal: g\nsteps:\n  - id: a\n    description: say a\n")
+    running = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "plan", "run", str(plan), "--temporal", address,
+         "--task-queue", queue],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )
+    try:
+        assert running.stdout is not None
+        # ...but a workflow task nobody picks up says there is no live worker, to plan run too.
+        said = await _read_until(running.stdout, b"agcore worker MODULE:FUNCTION")
+        assert f"no worker is polling task queue '{queue}'".encode() in said
+        assert (await workflow_status(client, plan_id)).state == "waiting for a worker"
+        code, out, err = await _agcore("plan", "status", plan_id, "--address", address)
+        assert code == 0, err
+        assert f"plan {plan_id}: waiting for a worker; 0 of 1 steps done" in out
+        assert "1 worker polling, last seen" in out
+        assert "the workers Temporal still lists are likely gone" in out
+        assert f"agcore worker MODULE:FUNCTION --task-queue {queue}" in out
+        async with create_worker(client, make_bundle, task_queue=queue):
+            with anyio.fail_after(60):
+                await running.wait()
+        assert running.returncode == 0
+    finally:
+        if running.returncode is None:
+            running.kill()
+            await running.wait()
 
 
 async def test_a_300_kb_plan_step_runs_with_the_payload_store(client: Client, tmp_path: Path) -> None:
