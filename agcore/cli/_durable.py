@@ -106,19 +106,27 @@ async def run_worker(
     workflow_plugins: str | None = None,
     workflow_observers: str | None = None,
     payload_store: str | None = None,
+    sandbox: bool = True,
 ) -> ExitCode:
-    """Serve agcore's workflows and activities for ``factory``'s bundle until interrupted."""
+    """Serve agcore's workflows and activities for ``factory``'s bundle until interrupted (without
+    Temporal's sandbox unless ``sandbox``)."""
     bundle_factory = load_factory(factory)
     plugins = load_factory(workflow_plugins) if workflow_plugins else None
     observers = load_factory(workflow_observers) if workflow_observers else None
     client = await _connect(address, namespace, tls, api_key, payload_store)
     from agcore.integrations.temporal import create_worker
 
+    options: dict[str, Any] = {}
+    if not sandbox:
+        from temporalio.worker import UnsandboxedWorkflowRunner
+
+        options["workflow_runner"] = UnsandboxedWorkflowRunner()
     worker = create_worker(
         client, bundle_factory, task_queue=task_queue, idempotent_tools=idempotent_tools,
-        workflow_plugins=plugins, workflow_observers=observers,
+        workflow_plugins=plugins, workflow_observers=observers, **options,
     )
-    console.print(f"worker ready: task queue {task_queue!r} at {address} (namespace {namespace!r})")
+    where = f"namespace {namespace!r}" + ("" if sandbox else ", no sandbox")
+    console.print(f"worker ready: task queue {task_queue!r} at {address} ({where})")
     await worker.run()
     return ExitCode.OK
 

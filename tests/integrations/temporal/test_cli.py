@@ -20,7 +20,7 @@ from temporalio.client import Client
 
 from agcore.integrations.temporal import DurableSession, create_worker
 from tests.integrations.temporal._agents import make_bundle
-from tests.integrations.temporal.conftest import ROOT, start_worker_process
+from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
 pytestmark = pytest.mark.anyio
 
@@ -368,3 +368,18 @@ async def test_a_300_kb_plan_step_runs_with_the_payload_store(client: Client, tm
                                    "--payload-store", str(store))
     assert code == 0, err
     assert f"plan {plan_id}: done; 2 of 2 steps done" in out
+
+
+async def test_a_worker_without_the_sandbox_serves_sessions_that_replay_in_it(client: Client) -> None:
+    address = client.service_client.config.target_host
+    queue = f"bare-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    worker = await start_worker_process(address, queue, env, "--no-sandbox")
+    try:
+        session = await DurableSession.start(client, f"s-{queue}", task_queue=queue)
+        assert (await session.turn('call echo {"text": "bare"}')).text == "done: echoed bare"
+        await session.close()
+    finally:
+        worker.kill()
+        await worker.wait()
+    await replay_task_queue(client, queue)  # the sandboxed replayer: the same workflow code, deterministic
