@@ -114,7 +114,7 @@ def _details(found: WorkflowStatus, address: str) -> list[str]:
     if found.state == "waiting for a worker":
         if found.workers and found.task_waiting_for is not None:
             lines.append(f"a workflow task has waited {found.task_waiting_for:.0f} s for a worker: the "
-                         "workers Temporal still lists are likely gone")
+                         "workers Temporal still lists are gone or too busy")
         lines.append(no_worker_line(queue, address))
     for call in found.pending:
         if call.started:
