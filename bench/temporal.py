@@ -46,6 +46,7 @@ from bench.agent_loop import MODEL, QUESTION, get_weather  # noqa: E402
 from bench.llm_overhead import start_server  # noqa: E402
 
 BASE_URL_ENV = "AGCORE_BENCH_BASE_URL"
+SECTIONS = ("overhead", "concurrency", "long", "history")
 
 
 def make_bundle() -> Any:
@@ -71,10 +72,12 @@ async def _timed_turns(turn: Any, turns: int) -> list[float]:
     return times
 
 
-async def overhead(clients: dict[str, Any], turns: int) -> str:
-    """Per-turn wall clock, in-process vs durable on each dev server (the tuned one and, as the
-    baseline in the same run, one with Temporal's default dispatch rate), turn by turn in rotation
-    so that the machine's load falls on every row alike."""
+async def overhead(variants: dict[str, tuple[Any, Any, dict[str, Any]]], turns: int) -> str:
+    """Per-turn wall clock, in-process vs durable in each variant (a client, its ``ActivityOptions``
+    and the worker's options: the tuned dev server with local model calls, and as baselines in the
+    same run scheduled model calls, a worker without Temporal's sandbox and a dev server with
+    Temporal's default dispatch rate), turn by turn in rotation so that the machine's load falls on
+    every row alike."""
     from contextlib import AsyncExitStack
 
     from agcore.agent import AgentSession, BasicAgent
@@ -85,10 +88,12 @@ async def overhead(clients: dict[str, Any], turns: int) -> str:
     times: dict[str, list[float]] = {"in-process": []}
     async with AsyncExitStack() as stack:
         durable: dict[str, DurableSession] = {}
-        for name, client in clients.items():
+        for name, (client, options, worker_options) in variants.items():
             queue = f"bench-{uuid.uuid4().hex[:6]}"
-            await stack.enter_async_context(create_worker(client, make_bundle, task_queue=queue))
-            durable[name] = await DurableSession.start(client, f"bench-{queue}", task_queue=queue)
+            await stack.enter_async_context(create_worker(client, make_bundle, task_queue=queue,
+                                                          **worker_options))
+            durable[name] = await DurableSession.start(client, f"bench-{queue}", task_queue=queue,
+                                                       options=options)
             await durable[name].turn(QUESTION)
             times[name] = []
         for _ in range(turns):
@@ -106,11 +111,11 @@ async def overhead(clients: dict[str, Any], turns: int) -> str:
     local = _percentile(times.pop("in-process"), 0.5)
     lines = [
         f"overhead, {turns} sequential tool-call turns per session (2 model calls + 1 tool each), p50",
-        f"  in-process                       {local * 1000:8.2f} ms/turn",
+        f"  {'in-process':49} {local * 1000:8.2f} ms/turn",
     ]
     for name, measured in times.items():
         p50, p95 = _percentile(measured, 0.5), _percentile(measured, 0.95)
-        lines.append(f"  durable, {name:22} {p50 * 1000:8.2f} ms/turn   "
+        lines.append(f"  durable, {name:40} {p50 * 1000:8.2f} ms/turn   "
                      f"overhead +{(p50 - local) * 1000:.1f} ms ({p50 / local:.1f}x; p95 {p95 * 1000:.1f} ms)")
     return "\n".join(lines)
 
@@ -186,19 +191,28 @@ async def long_session(client: Any, turns: int, max_history_events: int) -> str:
     async with create_worker(client, make_bundle, task_queue=queue):
         session = await DurableSession.start(client, f"long-{queue}", task_queue=queue,
                                              max_history_events=max_history_events)
-        for _ in range(turns):
-            outcome = await session.turn(QUESTION)
-            assert outcome.error is None, outcome.error
-        await session.close()
+        started = time.perf_counter()
+        times = await _timed_turns(lambda: _checked_turn(session), turns)
+        elapsed = time.perf_counter() - started
+        final = await session.close()
     sizes = []
     async for execution in client.list_workflows(f"WorkflowId = '{session.session_id}'"):
         history = await client.get_workflow_handle(execution.id, run_id=execution.run_id).fetch_history()
         sizes.append(len(history.to_json().encode()))
+    snapshot = len(final.model_dump_json().encode())
     return (
         f"history, one session of {turns} tool-call turns under continue-as-new (max_history_events "
         f"{max_history_events}): {len(sizes)} runs; largest run {max(sizes) / 1e6:.2f} MB, "
-        f"last run {sizes[0] / 1e6:.2f} MB, all runs {sum(sizes) / 1e6:.1f} MB"
+        f"last run {sizes[0] / 1e6:.2f} MB, all runs {sum(sizes) / 1e6:.1f} MB\n"
+        f"  {elapsed:.0f} s in all; turn p50 {_percentile(times, 0.5) * 1000:.0f} ms, "
+        f"p99 {_percentile(times, 0.99) * 1000:.0f} ms, last turn {times[-1] * 1000:.0f} ms; "
+        f"the final snapshot (carried by each continue-as-new) {snapshot / 1e6:.2f} MB"
     )
+
+
+async def _checked_turn(session: Any) -> None:
+    outcome = await session.turn(QUESTION)
+    assert outcome.error is None, outcome.error
 
 
 async def _history_bytes(client: Any, workflow_id: str) -> int:
@@ -271,39 +285,53 @@ async def stored_plan(client: Any, steps: int) -> str:
 
 async def run(args: argparse.Namespace) -> str:
     from temporalio.testing import WorkflowEnvironment
+    from temporalio.worker import UnsandboxedWorkflowRunner
 
-    from agcore.integrations.temporal import DATA_CONVERTER, DEV_SERVER_ARGS
+    from agcore.integrations.temporal import DATA_CONVERTER, DEV_SERVER_ARGS, ActivityOptions
 
     server, port = start_server()
     base_url = f"http://127.0.0.1:{port}/v1"
     os.environ[BASE_URL_ENV] = base_url
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     binary = str(Path(sys.executable).parent / "temporal")
+    stored = ["--db-filename", args.db_filename] if args.db_filename else []
     tuned = await WorkflowEnvironment.start_local(
         dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
-        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
+        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS, *stored],
     )
-    default = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
-        dev_server_extra_args=["--log-level", "error"],
-    )
+    sections: list[str] = []
+
+    def said(section: str) -> None:
+        sections.append(section)
+        print(section + "\n", flush=True)  # each section as it comes: a long run keeps what it measured
+
     try:
         client = tuned.client
         address = client.service_client.config.target_host
-        sections = [await overhead({"tuned dev server": client, "default dev server": default.client},
-                                   args.turns)]
-        print(sections[-1] + "\n", flush=True)  # each section as it comes: a long run keeps what it measured
-        await default.shutdown()
-        for sessions in args.sessions:
-            sections.append(
-                await concurrency(client, address, env, sessions, args.workers, args.session_turns)
+        if "overhead" in args.only:
+            default = await WorkflowEnvironment.start_local(
+                dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
+                dev_server_extra_args=["--log-level", "error"],
             )
-            print(sections[-1] + "\n", flush=True)
-        sections.append(await long_session(client, args.long_turns, args.max_history_events))
-        print(sections[-1] + "\n", flush=True)
-        if not args.no_history:
-            sections.append(await history(client, args.history_turns, args.plan_steps))
-            print(sections[-1] + "\n", flush=True)
+            local, scheduled = ActivityOptions(), ActivityOptions(local_model_calls=False)
+            unsandboxed = {"workflow_runner": UnsandboxedWorkflowRunner()}
+            idempotent = {"idempotent_tools": ["get_weather"]}  # its calls are local activities too
+            said(await overhead({
+                "tuned dev server, local model calls": (client, local, {}),
+                "tuned dev server, scheduled model calls": (client, scheduled, {}),
+                "tuned dev server, local, no sandbox": (client, local, unsandboxed),
+                "tuned dev server, local, idempotent tool": (client, local, idempotent),
+                "default dev server, local model calls": (default.client, local, {}),
+                "default dev server, scheduled model calls": (default.client, scheduled, {}),
+            }, args.turns))
+            await default.shutdown()
+        if "concurrency" in args.only:
+            for sessions in args.sessions:
+                said(await concurrency(client, address, env, sessions, args.workers, args.session_turns))
+        if "long" in args.only:
+            said(await long_session(client, args.long_turns, args.max_history_events))
+        if "history" in args.only:
+            said(await history(client, args.history_turns, args.plan_steps))
     finally:
         await tuned.shutdown()
         server.terminate()
@@ -323,8 +351,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-history-events", type=int, default=10_000)
     parser.add_argument("--history-turns", type=int, default=100)
     parser.add_argument("--plan-steps", type=int, default=100)
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS),
+                        help="the sections to run (default: all)")
     parser.add_argument("--no-history", action="store_true", help="skip the per-turn history sizes")
+    parser.add_argument("--db-filename", help="keep the tuned dev server's state in this SQLite file "
+                        "(the in-memory one runs out of room in a 1,000-turn session)")
     args = parser.parse_args(argv)
+    if args.no_history and "history" in args.only:
+        args.only.remove("history")
     if args.quick:
         args.turns, args.sessions, args.history_turns, args.plan_steps = 5, [20], 10, 5
         args.long_turns, args.max_history_events = 30, 200

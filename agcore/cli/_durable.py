@@ -68,13 +68,23 @@ def dev_server_argv(*, port: int, ui_port: int | None, db_filename: str | None) 
     return dev_server_command(binary, port=port, ui_port=ui_port, db_filename=db_filename)
 
 
-async def _connect(address: str, namespace: str, tls: bool, api_key: str | None) -> Client:
+async def _connect(
+    address: str, namespace: str, tls: bool, api_key: str | None, payload_store: str | None = None
+) -> Client:
     try:
         from agcore.integrations.temporal import connect
     except ImportError as exc:
         raise CliError(f"{exc}", ExitCode.CONFIG) from exc
+    storage = None
+    if payload_store is not None:
+        from temporalio.converter import ExternalStorage
+
+        from agcore.integrations.temporal import FileStorageDriver
+
+        # Temporal's threshold (256 kB): smaller payloads stay in the history, where they replay fastest.
+        storage = ExternalStorage(drivers=[FileStorageDriver(payload_store)])
     try:
-        return await connect(address, namespace=namespace, tls=tls, api_key=api_key)
+        return await connect(address, namespace=namespace, tls=tls, api_key=api_key, external_storage=storage)
     except RuntimeError as exc:  # the SDK's "Failed client connect"
         raise CliError(
             f"cannot reach Temporal at {address} (namespace {namespace!r}): {exc}. Start one with "
@@ -95,40 +105,51 @@ async def run_worker(
     idempotent_tools: Sequence[str],
     workflow_plugins: str | None = None,
     workflow_observers: str | None = None,
+    payload_store: str | None = None,
+    sandbox: bool = True,
 ) -> ExitCode:
-    """Serve agcore's workflows and activities for ``factory``'s bundle until interrupted."""
+    """Serve agcore's workflows and activities for ``factory``'s bundle until interrupted (without
+    Temporal's sandbox unless ``sandbox``)."""
     bundle_factory = load_factory(factory)
     plugins = load_factory(workflow_plugins) if workflow_plugins else None
     observers = load_factory(workflow_observers) if workflow_observers else None
-    client = await _connect(address, namespace, tls, api_key)
+    client = await _connect(address, namespace, tls, api_key, payload_store)
     from agcore.integrations.temporal import create_worker
 
+    options: dict[str, Any] = {}
+    if not sandbox:
+        from temporalio.worker import UnsandboxedWorkflowRunner
+
+        options["workflow_runner"] = UnsandboxedWorkflowRunner()
     worker = create_worker(
         client, bundle_factory, task_queue=task_queue, idempotent_tools=idempotent_tools,
-        workflow_plugins=plugins, workflow_observers=observers,
+        workflow_plugins=plugins, workflow_observers=observers, **options,
     )
-    console.print(f"worker ready: task queue {task_queue!r} at {address} (namespace {namespace!r})")
+    where = f"namespace {namespace!r}" + ("" if sandbox else ", no sandbox")
+    console.print(f"worker ready: task queue {task_queue!r} at {address} ({where})")
     await worker.run()
     return ExitCode.OK
 
 
 async def plan_status(
     console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None,
+    payload_store: str | None = None,
 ) -> ExitCode:
     """Print the state and step progress of the plan workflow ``workflow_id`` (no worker needed)."""
     from agcore.cli._durable_status import show_status
 
-    client = await _connect(address, namespace, tls, api_key)
+    client = await _connect(address, namespace, tls, api_key, payload_store)
     return await show_status(console, client, kind="plan", workflow_id=workflow_id, address=address)
 
 
 async def session_status(
     console: Console, *, workflow_id: str, address: str, namespace: str, tls: bool, api_key: str | None,
+    payload_store: str | None = None,
 ) -> ExitCode:
     """Print the state of the session workflow ``workflow_id`` (no worker needed)."""
     from agcore.cli._durable_status import show_status
 
-    client = await _connect(address, namespace, tls, api_key)
+    client = await _connect(address, namespace, tls, api_key, payload_store)
     return await show_status(console, client, kind="session", workflow_id=workflow_id, address=address)
 
 
@@ -139,7 +160,7 @@ POLL_SECONDS = 0.2
 async def durable_run(
     console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool,
     tls: bool = False, api_key: str | None = None, session_id: str | None = None,
-    compaction: CompactionOptions | None = None,
+    compaction: CompactionOptions | None = None, payload_store: str | None = None,
 ) -> ExitCode:
     """One turn as a session workflow, its text printed as the model writes it; approvals asked here
     (or given by ``--yes``). With ``session_id`` the turn is one more of that durable session (started
@@ -147,10 +168,10 @@ async def durable_run(
     from temporalio.client import WorkflowUpdateFailedError
     from temporalio.service import RPCError
 
-    from agcore.cli._durable_status import wait_for_worker
+    from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
     from agcore.integrations.temporal import DurableSession
 
-    client = await _connect(address, namespace, tls, api_key)
+    client = await _connect(address, namespace, tls, api_key, payload_store)
     workflow_id = session_id or f"run-{new_id()}"
     session = await DurableSession.start(client, workflow_id, task_queue=task_queue, stream_text=True,
                                          compaction=compaction)
@@ -163,6 +184,7 @@ async def durable_run(
         async with anyio.create_task_group() as group:
             group.start_soon(shown.follow, session)
             group.start_soon(_approve, session, yes)
+            group.start_soon(warn_when_stalled, console, client, workflow_id, task_queue, address)
             try:
                 running = await session.start_turn(task)
                 outcome = await running.result()
@@ -298,19 +320,19 @@ def _outcome_code(outcome: Any) -> ExitCode:
 async def durable_plan(
     console: Console, *, file: Path, address: str, namespace: str, task_queue: str, on_failure: Any,
     tls: bool = False, api_key: str | None = None, session_id: str | None = None,
-    compaction: CompactionOptions | None = None,
+    compaction: CompactionOptions | None = None, payload_store: str | None = None,
 ) -> ExitCode:
     """The plan in ``file`` as a plan workflow named ``session_id`` (default: the plan's ``id``): a
     line per step status change, then the status table. Run again, the same command attaches to the
     running workflow, or continues a finished one without redoing its completed steps."""
     from temporalio.client import WorkflowFailureError
 
-    from agcore.cli._durable_status import wait_for_worker
+    from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
     from agcore.cli._plan import load_plan, plan_table
     from agcore.integrations.temporal import start_plan
 
     plan = load_plan(file)
-    client = await _connect(address, namespace, tls, api_key)
+    client = await _connect(address, namespace, tls, api_key, payload_store)
     workflow_id = session_id or plan.id
     earlier = await _finished_plan(client, workflow_id)
     if earlier is not None and earlier.succeeded:
@@ -324,6 +346,7 @@ async def durable_plan(
     lines = _StepLines(console)
     async with anyio.create_task_group() as group:
         group.start_soon(lines.follow, handle)
+        group.start_soon(warn_when_stalled, console, client, workflow_id, task_queue, address)
         try:
             done = await handle.result()
         except WorkflowFailureError as exc:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agcore.agent import Plan
     from agcore.integrations.temporal import WorkflowProgress, WorkflowStatus
 
-__all__ = ["no_worker_line", "show_status", "wait_for_worker"]
+__all__ = ["no_worker_line", "show_status", "wait_for_worker", "warn_when_stalled"]
 
 #: How often a command waiting for a worker looks again.
 WORKER_POLL_SECONDS = 1.0
@@ -40,6 +40,29 @@ async def wait_for_worker(console: Console, client: Client, task_queue: str, add
     while not await workers_polling(client, task_queue):  # noqa: ASYNC110 - the server's state
         await anyio.sleep(WORKER_POLL_SECONDS)
     console.print("a worker is polling: going on", style="dim")
+
+
+async def warn_when_stalled(
+    console: Console, client: Client, workflow_id: str, task_queue: str, address: str
+) -> None:
+    """Say once how to start a worker if the workflow's work waits for one: a worker Temporal still
+    lists (for about a minute) may have died, so ``wait_for_worker`` can go on with none alive."""
+    from temporalio.service import RPCError
+
+    from agcore.integrations.temporal import STALLED_AFTER, workflow_status
+
+    while True:
+        await anyio.sleep(STALLED_AFTER)
+        try:
+            found = await workflow_status(client, workflow_id)
+        except RPCError:
+            continue  # a hiccup of the server's: the run itself reports what matters
+        if found.state == "waiting for a worker":
+            console.print(no_worker_line(task_queue, address), style="yellow", markup=False,
+                          highlight=False)
+            return
+        if found.temporal_status != "running":
+            return
 
 
 async def show_status(
@@ -86,12 +109,19 @@ def _headline(found: WorkflowStatus) -> str:
 
 
 def _details(found: WorkflowStatus, address: str) -> list[str]:
-    lines = [f"task queue {found.task_queue!r}: {found.workers} worker{'s' if found.workers != 1 else ''} "
-             f"polling (Temporal status: {found.temporal_status})"]
+    queue = found.task_queue
+    lines = [f"task queue {queue!r}: {_workers_seen(found)} (Temporal status: {found.temporal_status})"]
     if found.state == "waiting for a worker":
-        lines.append(no_worker_line(found.task_queue, address))
+        if found.workers and found.task_waiting_for is not None:
+            lines.append(f"a workflow task has waited {found.task_waiting_for:.0f} s for a worker: the "
+                         "workers Temporal still lists are gone or too busy")
+        lines.append(no_worker_line(queue, address))
     for call in found.pending:
-        where = "running" if call.started else "waiting to start"
+        if call.started:
+            silent = call.waiting_for >= 3  # heartbeats come every second
+            where = "running" + (f", no heartbeat for {call.waiting_for:.0f} s" if silent else "")
+        else:
+            where = f"waiting to start for {call.waiting_for:.0f} s"
         line = f"{call.name}: {where}, attempt {call.attempt}"
         if call.last_failure:
             line += f" (last attempt: {call.last_failure})"
@@ -105,6 +135,15 @@ def _details(found: WorkflowStatus, address: str) -> list[str]:
     if found.failure is not None:
         lines.append(f"failed: {found.failure}")
     return lines
+
+
+def _workers_seen(found: WorkflowStatus) -> str:
+    # A live worker polls at least once a minute, so "last seen" is what tells a busy worker from
+    # one that may have died since (Temporal lists a killed worker's last poll for about a minute).
+    if not found.pollers:
+        return "no worker polling"
+    count = f"{len(found.pollers)} worker{'s' if len(found.pollers) != 1 else ''}"
+    return f"{count} polling, last seen {found.pollers[0].seen_ago:.0f} s ago"
 
 
 def _show_steps(console: Console, found: WorkflowStatus, workflow_id: str) -> None:

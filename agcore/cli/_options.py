@@ -106,6 +106,10 @@ Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The
 Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]
 ApiKey = Annotated[str | None, typer.Option(
     "--api-key", metavar="KEY", envvar="TEMPORAL_API_KEY", help="An API key (Temporal Cloud).")]
+PayloadStore = Annotated[str | None, typer.Option(
+    "--payload-store", metavar="DIR", envvar="AGCORE_PAYLOAD_STORE",
+    help="Keep payloads over 256 kB out of the workflow history, as files in DIR (shared by every "
+         "worker and client of the task queue: give them all the same DIR).")]
 
 
 def _text_tools(value: str | None) -> str | None:

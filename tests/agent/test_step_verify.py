@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -144,6 +145,18 @@ async def test_a_step_counts_as_done_only_when_its_turn_did_it(
         assert step.result is None
     else:
         assert step.result == replies[-1]
+
+
+@pytest.mark.parametrize(("answer", "status"), [
+    ("Step 1: " + "y" * 300_000, StepStatus.FAILED),  # the step, repeated
+    ("z" * 300_000, StepStatus.COMPLETED),  # as long, but an answer of its own
+])
+async def test_a_300_kb_step_is_judged_at_once(answer: str, status: StepStatus) -> None:
+    # difflib's similarity is quadratic: over the whole texts, this took minutes.
+    agent, session, _ = make([answer])
+    with anyio.fail_after(60):
+        plan = await agent.execute_plan(session, one_step("y" * 300_000, []))
+    assert plan.steps[0].status is status
 
 
 async def test_the_dependents_of_an_unverified_step_are_skipped() -> None:

@@ -52,6 +52,10 @@ _CALL_ARG_KEYS = ("arguments", "args", "input", "parameters")
 _MAX_OBJECTS = 20  # JSON objects of an answer looked at for a written-out call
 _MAX_CALL_CHARS = 8000
 _LINE_START = re.compile(r"^[\s>*_`#-]*")
+#: Characters of the answer and of the step the similarity compares: an echo shows in its first
+#: lines, and difflib's ratio is quadratic (a 300 kB step took minutes: past a Temporal workflow
+#: task's 2 s deadline, and a hang in-process).
+_ECHO_WINDOW = 500
 _STEP_PREFIX = re.compile(r"^(?:now carry out )?step \S+(?: of \d+)?\s*[:.)-]\s*")
 
 
@@ -146,7 +150,8 @@ class DefaultStepVerifier:
             return True
         if len(text) > 2 * len(wanted) + 20:
             return False
-        return SequenceMatcher(None, text, wanted, autojunk=False).ratio() >= self.echo_similarity
+        head, wanted_head = text[:_ECHO_WINDOW], wanted[:_ECHO_WINDOW]
+        return SequenceMatcher(None, head, wanted_head, autojunk=False).ratio() >= self.echo_similarity
 
 
 def _final_answer(turn: TurnResult) -> str:

@@ -33,10 +33,13 @@ from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 from agcore.integrations.temporal._status import (
     MEMO_KEY,
+    STALLED_AFTER,
     PendingCall,
+    Poller,
     StepProgress,
     WorkflowProgress,
     WorkflowStatus,
+    task_queue_pollers,
     workers_polling,
     workflow_status,
 )
@@ -85,9 +88,12 @@ __all__ = [
     "CompactionOptions",
     "ConfirmationInput",
     "PendingCall",
+    "Poller",
+    "STALLED_AFTER",
     "StepProgress",
     "WorkflowProgress",
     "WorkflowStatus",
+    "task_queue_pollers",
     "workers_polling",
     "workflow_status",
     "DurableSession",

@@ -178,8 +178,11 @@ class AgentActivities:
 
         reported: list[ToolProgress] = []
 
+        local = activity.info().is_local  # a local activity has no heartbeat
+
         async def progress(update: ToolProgress) -> None:
-            activity.heartbeat(update.message)
+            if not local:
+                activity.heartbeat(update.message)
             if len(reported) >= MAX_PROGRESS_LINES:  # a chatty tool: keep the first lines and the last
                 del reported[MAX_PROGRESS_LINES // 2]
             reported.append(update)
@@ -235,9 +238,12 @@ async def _heartbeating(call: Awaitable[ResultT]) -> ResultT:
 
 
 async def _heartbeat_forever() -> None:
+    if activity.info().is_local:
+        return  # a local activity has no heartbeat: its workflow task's timeout watches it
     while True:
-        activity.heartbeat()
+        # First after an interval: a call shorter than that sends no heartbeat (one RPC fewer).
         await anyio.sleep(HEARTBEAT_INTERVAL)
+        activity.heartbeat()
 
 
 def bundle_failure(exc: Exception) -> ApplicationError:

@@ -146,7 +146,9 @@ class DurableSession:
         """Run a turn and wait for its outcome. ``output_type`` (a pydantic model, dataclass...
         importable by the worker as ``module:QualName``) makes it a typed turn: ``outcome.output`` is
         the answer validated into that type (see ``AgentSession.submit_turn``)."""
-        running = await self.start_turn(text, output_type=output_type, output_mode=output_mode)
+        # One call that waits for the outcome (an update started at ACCEPTED needs a second to fetch it).
+        turn = _turn_input(text, output_type, output_mode)
+        running = await self._accepted(AgentSessionWorkflow.turn, turn, WorkflowUpdateStage.COMPLETED)
         done = await running.result()
         if output_type is None or done.output is None:
             return done
@@ -158,15 +160,15 @@ class DurableSession:
         """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
         outcome (meanwhile answer confirmations, steer, query; a typed turn's ``output`` is JSON
         data there). A turn sent while the session continues as new is sent again to the new run."""
-        path = import_path(output_type) if output_type is not None else None
-        turn = TurnInput(text=text, output_type=path, output_mode=output_mode)
-        return await self._accepted(AgentSessionWorkflow.turn, turn)
+        return await self._accepted(AgentSessionWorkflow.turn, _turn_input(text, output_type, output_mode))
 
-    async def _accepted(self, update: Any, arg: Any) -> WorkflowUpdateHandle[TurnOutcome]:
+    async def _accepted(
+        self, update: Any, arg: Any, stage: WorkflowUpdateStage = WorkflowUpdateStage.ACCEPTED
+    ) -> WorkflowUpdateHandle[TurnOutcome]:
         for attempt in range(_RESENDS + 1):
             try:
                 running: WorkflowUpdateHandle[TurnOutcome] = await self.handle.start_update(
-                    update, arg, wait_for_stage=WorkflowUpdateStage.ACCEPTED
+                    update, arg, wait_for_stage=stage
                 )
                 return running
             except (RPCError, WorkflowUpdateFailedError) as exc:
@@ -189,7 +191,9 @@ class DurableSession:
 
     async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""
-        running = await self._accepted(AgentSessionWorkflow.resume, list(results))
+        running = await self._accepted(
+            AgentSessionWorkflow.resume, list(results), WorkflowUpdateStage.COMPLETED
+        )
         return await running.result()
 
     async def steer(self, text: str) -> None:
@@ -251,3 +255,8 @@ async def start_plan(
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING if attach else WorkflowIDConflictPolicy.FAIL,
         memo=status_memo(plan_progress(plan)),  # the steps are readable before any worker runs it
     )
+
+
+def _turn_input(text: str, output_type: Any, output_mode: OutputMode) -> TurnInput:
+    path = import_path(output_type) if output_type is not None else None
+    return TurnInput(text=text, output_type=path, output_mode=output_mode)

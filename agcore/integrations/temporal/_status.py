@@ -9,13 +9,14 @@ exactly when people run them.
 
 from __future__ import annotations
 
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import workflow
-from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
+from temporalio.api.enums.v1 import PendingActivityState, PendingWorkflowTaskState, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
@@ -24,7 +25,9 @@ from agcore.agent import Plan, StepStatus
 
 __all__ = [
     "MEMO_KEY",
+    "STALLED_AFTER",
     "PendingCall",
+    "Poller",
     "RunState",
     "StepProgress",
     "WorkflowProgress",
@@ -32,6 +35,7 @@ __all__ = [
     "plan_progress",
     "publish_status",
     "status_memo",
+    "task_queue_pollers",
     "workers_polling",
     "workflow_status",
 ]
@@ -40,8 +44,14 @@ __all__ = [
 MEMO_KEY = "agcore"
 #: Workflows whose history has no status marker (started before it existed) publish nothing.
 _PATCH = "agcore.status-memo"
-#: A worker long-polls about once a minute: one not seen for this long is gone.
+#: A worker long-polls about once a minute: one not seen for this long is gone. One seen more
+#: recently may be gone too (Temporal keeps a killed worker's last poll for as long): a task left
+#: waiting is what tells.
 _POLLER_SEEN_WITHIN = timedelta(seconds=75)
+#: Seconds a workflow task or activity may wait to be picked up before its workflow counts as waiting
+#: for a worker, whatever the pollers say (a live worker picks a task up within milliseconds; a
+#: killed one's session moves to another worker after the 3 s sticky timeout).
+STALLED_AFTER = 5.0
 
 RunState = Literal[
     "running", "idle", "waiting for a worker", "waiting for approval", "waiting for client tools",
@@ -103,12 +113,22 @@ def plan_progress(plan: Plan, *, generation: int = 0) -> WorkflowProgress:
 
 
 class PendingCall(BaseModel):
-    """An activity the workflow waits for: its name, attempt and why the last attempt failed."""
+    """An activity the workflow waits for: its name, attempt and why the last attempt failed;
+    ``waiting_for``: seconds since it was scheduled (not started) or since its worker last
+    heartbeated or started it (started)."""
 
     name: str
     attempt: int
     started: bool
     last_failure: str | None = None
+    waiting_for: float = 0.0
+
+
+class Poller(BaseModel):
+    """A worker polling a task queue, as Temporal last saw it."""
+
+    identity: str
+    seen_ago: float
 
 
 class WorkflowStatus(BaseModel):
@@ -119,6 +139,9 @@ class WorkflowStatus(BaseModel):
     task_queue: str
     temporal_status: str
     workers: int
+    pollers: list[Poller] = Field(default_factory=list)
+    #: Seconds the workflow's next workflow task has waited for a worker to pick it up (None: none waits).
+    task_waiting_for: float | None = None
     progress: WorkflowProgress | None = None
     pending: list[PendingCall] = Field(default_factory=list)
     failure: str | None = None
@@ -126,16 +149,30 @@ class WorkflowStatus(BaseModel):
 
 
 async def workers_polling(client: Client, task_queue: str) -> int:
-    """How many workers poll ``task_queue`` for workflow tasks (seen within the last minute or so)."""
+    """How many workers poll ``task_queue`` for workflow tasks (seen within the last minute or so:
+    a worker killed less than that ago counts too; ``workflow_status`` tells it by the tasks left
+    waiting)."""
+    return len(await task_queue_pollers(client, task_queue))
+
+
+async def task_queue_pollers(client: Client, task_queue: str) -> list[Poller]:
+    """The workers polling ``task_queue`` for workflow tasks, seen within the last minute or so,
+    most recently seen first."""
     response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
         namespace=client.namespace, task_queue=TaskQueue(name=task_queue),
         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     ))
     now = now_datetime()
-    return sum(
-        1 for poller in response.pollers
-        if now - poller.last_access_time.ToDatetime(tzinfo=UTC) <= _POLLER_SEEN_WITHIN
-    )
+    seen = [
+        Poller(identity=p.identity, seen_ago=_seconds(now - p.last_access_time.ToDatetime(tzinfo=UTC)))
+        for p in response.pollers
+    ]
+    return sorted((p for p in seen if p.seen_ago <= _POLLER_SEEN_WITHIN.total_seconds()),
+                  key=lambda p: p.seen_ago)
+
+
+def _seconds(delta: timedelta) -> float:
+    return max(0.0, delta.total_seconds())
 
 
 async def workflow_status(
@@ -149,22 +186,24 @@ async def workflow_status(
     memo = await description.memo()
     progress = WorkflowProgress.model_validate(memo[MEMO_KEY]) if MEMO_KEY in memo else None
     raw = description.raw_description
-    pending = [
-        PendingCall(
-            name=activity.activity_type.name, attempt=activity.attempt,
-            started=activity.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
-            last_failure=activity.last_failure.message or None,
-        )
-        for activity in raw.pending_activities
-    ]
+    now = now_datetime()
+    pending = [_pending_call(activity, now) for activity in raw.pending_activities]
     status = description.status or WorkflowExecutionStatus.RUNNING
-    workers = await workers_polling(client, description.task_queue)
+    pollers = await task_queue_pollers(client, description.task_queue)
+    task = raw.pending_workflow_task
+    task_waiting = (
+        _seconds(now - task.scheduled_time.ToDatetime(tzinfo=UTC))
+        if raw.HasField("pending_workflow_task")
+        and task.state == PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
+        else None
+    )
     found = WorkflowStatus(
         workflow_id=workflow_id, state="running", task_queue=description.task_queue,
-        temporal_status=status.name.lower(), workers=workers, progress=progress, pending=pending,
+        temporal_status=status.name.lower(), workers=len(pollers), pollers=pollers,
+        task_waiting_for=task_waiting, progress=progress, pending=pending,
     )
     if status == WorkflowExecutionStatus.RUNNING:
-        return found.model_copy(update={"state": _running_state(progress, workers)})
+        return found.model_copy(update={"state": _running_state(found)})
     if status == WorkflowExecutionStatus.CANCELED:
         return found.model_copy(update={"state": "cancelled"})
     try:
@@ -176,8 +215,29 @@ async def workflow_status(
     return found.model_copy(update={"state": "done", "result": result})
 
 
-def _running_state(progress: WorkflowProgress | None, workers: int) -> RunState:
-    if workers == 0:
+def _pending_call(activity: PendingActivityInfo, now: datetime) -> PendingCall:
+    started = activity.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+    last = activity.scheduled_time
+    if started:
+        beat = activity.HasField("last_heartbeat_time")
+        last = activity.last_heartbeat_time if beat else activity.last_started_time
+    return PendingCall(
+        name=activity.activity_type.name, attempt=activity.attempt, started=started,
+        last_failure=activity.last_failure.message or None,
+        waiting_for=_seconds(now - last.ToDatetime(tzinfo=UTC)) if last.seconds else 0.0,
+    )
+
+
+def _stalled(found: WorkflowStatus) -> bool:
+    """Work nobody picks up: no live worker, whatever the pollers say."""
+    if found.task_waiting_for is not None and found.task_waiting_for > STALLED_AFTER:
+        return True
+    return any(not call.started and call.waiting_for > STALLED_AFTER for call in found.pending)
+
+
+def _running_state(found: WorkflowStatus) -> RunState:
+    progress = found.progress
+    if found.workers == 0 or _stalled(found):
         return "waiting for a worker"
     if progress is None:
         return "running"

@@ -54,6 +54,14 @@ class ActivityOptions(_Data):
       timeout; ``tool_heartbeat_timeout``: a tool activity whose worker stops heartbeating for this
       long is declared lost (a non-idempotent tool is then answered "interrupted", never re-run);
     * ``idempotent_tool_attempts``: tries of a tool the worker declared idempotent;
+    * ``local_model_calls``: model calls that do not stream run as local activities (the worker that
+      runs the workflow task makes the call and the task goes on with its reply: two fewer trips
+      through the server per call; a call lost with its worker is made again once its workflow
+      task times out, 10 s). False: every model call is a scheduled activity, with heartbeats;
+    * ``local_idempotent_tools``: the calls of tools the worker declared idempotent are local
+      activities too (they may run again after a lost worker, so nothing changes for them but the
+      two trips through the server they save); every other tool is a scheduled activity, run at
+      most once;
     * ``describe_timeout``, ``describe_max_attempts``: reading the agent from a worker when the
       workflow starts (a bundle factory that raises is not retried: the workflow fails with its error).
     """
@@ -65,6 +73,8 @@ class ActivityOptions(_Data):
     tool_timeout_margin: float = Field(default=30.0, ge=0)
     tool_heartbeat_timeout: float = Field(default=10.0, gt=0)
     idempotent_tool_attempts: int = Field(default=3, ge=1)
+    local_model_calls: bool = True
+    local_idempotent_tools: bool = True
     describe_timeout: float = Field(default=60.0, gt=0)
     describe_max_attempts: int = Field(default=3, ge=1)
 

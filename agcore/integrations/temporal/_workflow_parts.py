@@ -55,8 +55,18 @@ _SKIPPED_ON_REPLAY = frozenset(name for name, kind in HOOK_KINDS.items() if kind
 ResultT = TypeVar("ResultT")
 
 
-async def run_activity(activity: str, arg: Any, *, result_type: type[ResultT], **options: Any) -> ResultT:
-    """``workflow.execute_activity``, except that a cancelled caller is cancelled at once.
+#: The change that made model calls local activities. A history recorded before it replays with its
+#: model calls as they were (scheduled activities); a run started since records this marker once.
+LOCAL_MODEL_CALLS_PATCH = "agcore.local-llm-call"
+#: The same for the calls of tools declared idempotent.
+LOCAL_TOOLS_PATCH = "agcore.local-idempotent-tool"
+
+
+async def run_activity(
+    activity: str, arg: Any, *, result_type: type[ResultT], local: bool = False, **options: Any
+) -> ResultT:
+    """``workflow.execute_activity`` (``execute_local_activity`` if ``local``), except that a
+    cancelled caller is cancelled at once.
 
     Awaited directly, a cancelled activity resolves only in the next workflow activation; anyio's
     cancel scopes (a task group, ``CancelScope.cancel()``) re-deliver a cancellation with
@@ -64,7 +74,8 @@ async def run_activity(activity: str, arg: Any, *, result_type: type[ResultT], *
     Shielded, the caller gets its ``CancelledError`` straight away and the activity is asked to
     cancel (it learns of it at its next heartbeat).
     """
-    handle = workflow.start_activity(activity, arg, result_type=result_type, **options)
+    start = workflow.start_local_activity if local else workflow.start_activity
+    handle = start(activity, arg, result_type=result_type, **options)
     try:
         return await asyncio.shield(handle)
     except asyncio.CancelledError:
@@ -97,21 +108,34 @@ class ActivityProvider:
         options = self._options
         # The key comes from the workflow's deterministic ids: the same on replay.
         key = new_id() if self._stream_text else None
+        local = self._runs_locally()
+        # A local activity has no heartbeat: a call lost with its worker shows as its workflow task
+        # timing out, and the next worker runs the call again.
+        heartbeat = {} if local else {"heartbeat_timeout": timedelta(seconds=options.llm_heartbeat_timeout)}
         try:
             response = await run_activity(
                 "agcore.llm_call",
                 LLMCallInput(request=request, stream_key=key),
                 result_type=LLMResponse,
+                local=local,
                 start_to_close_timeout=timedelta(seconds=options.llm_timeout),
-                heartbeat_timeout=timedelta(seconds=options.llm_heartbeat_timeout),
                 retry_policy=RetryPolicy(
                     initial_interval=timedelta(seconds=options.llm_initial_retry_interval),
                     maximum_attempts=options.llm_max_attempts,
                 ),
+                **heartbeat,
             )
-        except ActivityError as exc:
+        except (ActivityError, ApplicationError) as exc:  # a local activity's failure comes unwrapped
             raise _llm_error(exc, self._provider_name, self._model_id) from exc
         return response
+
+    def _runs_locally(self) -> bool:
+        # A model call may run twice (it is retried anyway), so it can be a local activity: run by
+        # the worker inside the workflow task that asked for it, two fewer trips through the server
+        # per call. A streamed call stays a scheduled activity: it publishes to the workflow.
+        if not self._options.local_model_calls or self._stream_text:
+            return False
+        return workflow.patched(LOCAL_MODEL_CALLS_PATCH)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         """The activity's reply replayed as stream events (deltas reach clients through the workflow
@@ -133,8 +157,16 @@ class ActivityProvider:
         return f"ActivityProvider({self._provider_name}:{self._model_id})"
 
 
-def _llm_error(exc: ActivityError, provider: str, model: str) -> LLMError:
-    cause = exc.cause
+def worker_error(exc: ActivityError | ApplicationError) -> BaseException | None:
+    """The error behind a failed activity: a scheduled one's cause; a local activity's failure comes
+    as an ``ApplicationError`` itself, with the worker's own error one level down."""
+    cause = exc.cause if isinstance(exc, ActivityError) else exc
+    nested = cause.cause if isinstance(cause, ApplicationError) and not cause.details else None
+    return nested if isinstance(nested, ApplicationError) else cause
+
+
+def _llm_error(exc: ActivityError | ApplicationError, provider: str, model: str) -> LLMError:
+    cause = worker_error(exc)
     if isinstance(cause, ApplicationError) and cause.details:
         detail = cause.details[0]
         if isinstance(detail, dict) and "error_type" in detail:
@@ -191,17 +223,22 @@ class ActivityToolRegistry(ToolRegistry):
         timeout = spec.timeout if spec.timeout is not None else default_timeout
         close = (timeout if timeout is not None else 3600.0) + options.tool_timeout_margin
         attempts = options.idempotent_tool_attempts if spec.idempotent else 1
+        # A tool declared idempotent may run twice, so, like a model call, it can be a local activity;
+        # every other tool is a scheduled one, which Temporal runs at most once.
+        local = spec.idempotent and options.local_idempotent_tools and workflow.patched(LOCAL_TOOLS_PATCH)
+        heartbeat = {} if local else {"heartbeat_timeout": timedelta(seconds=options.tool_heartbeat_timeout)}
         try:
             output = await run_activity(
                 "agcore.tool_call",
                 ToolCallInput(call=call, session_id=self._session_id, default_timeout=default_timeout),
                 result_type=ToolCallOutput,
+                local=local,
                 start_to_close_timeout=timedelta(seconds=close),
-                heartbeat_timeout=timedelta(seconds=options.tool_heartbeat_timeout),
                 retry_policy=RetryPolicy(maximum_attempts=attempts),
+                **heartbeat,
             )
-        except ActivityError as exc:
-            cause = exc.cause
+        except (ActivityError, ApplicationError) as exc:
+            cause = worker_error(exc)
             if is_bundle_failure(cause):
                 assert isinstance(cause, ApplicationError)
                 text = f"Not run: {cause.message}; fix the worker."

@@ -4,9 +4,11 @@ asyncio only (this directory's ``anyio_backend``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from anyio.abc import Process
 
 try:
-    from temporalio.client import Client
+    from temporalio.client import Client, WorkflowHistory
     from temporalio.testing import WorkflowEnvironment
 except ImportError:  # pragma: no cover - the extra is missing
     if os.environ.get("CI") == "true":
@@ -68,6 +70,22 @@ def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
 
 
+def recorded_activities(history: WorkflowHistory) -> Counter[str]:
+    """The activities a history records, by name: scheduled ones and local ones (whose results are
+    ``core_local_activity`` markers)."""
+    from temporalio.api.enums.v1 import EventType
+
+    names: Counter[str] = Counter()
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            names[event.activity_task_scheduled_event_attributes.activity_type.name] += 1
+        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            marker = event.marker_recorded_event_attributes
+            if marker.marker_name == "core_local_activity":
+                names[json.loads(marker.details["data"].payloads[0].data)["activity_type"]] += 1
+    return names
+
+
 async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 1) -> int:
     """Replay every workflow run on ``task_queue`` with Temporal's ``Replayer`` (a nondeterministic
     loop fails it); the number of runs replayed."""
@@ -84,11 +102,14 @@ async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 
     return replayed
 
 
-async def start_worker_process(address: str, task_queue: str, env: dict[str, str]) -> Process:
-    """A real `agcore worker` subprocess serving the test agent; returned once it says it is ready."""
+async def start_worker_process(
+    address: str, task_queue: str, env: dict[str, str], *extra: str
+) -> Process:
+    """A real `agcore worker` subprocess serving the test agent (``extra``: more of its options);
+    returned once it says it is ready."""
     process = await anyio.open_process(
         [sys.executable, "-m", "agcore.cli", "worker", "tests.integrations.temporal._agents:make_bundle",
-         "--address", address, "--task-queue", task_queue],
+         "--address", address, "--task-queue", task_queue, *extra],
         cwd=ROOT, env=env,
     )
     assert process.stdout is not None

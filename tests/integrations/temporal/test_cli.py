@@ -20,7 +20,7 @@ from temporalio.client import Client
 
 from agcore.integrations.temporal import DurableSession, create_worker
 from tests.integrations.temporal._agents import make_bundle
-from tests.integrations.temporal.conftest import ROOT
+from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
 pytestmark = pytest.mark.anyio
 
@@ -291,3 +291,95 @@ async def test_compaction_options_reach_the_durable_plan(
     [given] = await client.data_converter.decode(started.input.payloads, [PlanInput])
     assert given.compaction is not None
     assert given.compaction.max_context_tokens == 4096
+
+
+async def test_status_tells_a_worker_killed_a_moment_ago_from_a_live_one(
+    client: Client, tmp_path: Path
+) -> None:
+    from agcore.integrations.temporal import workers_polling, workflow_status
+
+    address = client.service_client.config.target_host
+    queue = f"dead-{uuid.uuid4().hex[:8]}"
+    worker = await start_worker_process(address, queue, {**os.environ, "PYTHONPATH": str(ROOT)})
+    session = await DurableSession.start(client, f"s-{queue}", task_queue=queue)
+    assert (await session.turn("hello")).text == "echo: hello"
+    code, out, err = await _agcore("session", "status", session.session_id, "--address", address)
+    assert f"session {session.session_id}: idle; 1 turn" in out, err
+    assert re.search(r"1 worker polling, last seen \d+ s ago", out)
+    worker.kill()
+    await worker.wait()
+    # Temporal still lists the killed worker's last poll, for about a minute...
+    assert await workers_polling(client, queue) == 1
+    plan_id = f"plan-{queue}"
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"id: {plan_id}\ngoal: g\nsteps:\n  - id: a\n    description: say a\n")
+    running = await anyio.open_process(
+        [sys.executable, "-m", "agcore.cli", "plan", "run", str(plan), "--temporal", address,
+         "--task-queue", queue],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )
+    try:
+        assert running.stdout is not None
+        # ...but a workflow task nobody picks up says there is no live worker, to plan run too.
+        said = await _read_until(running.stdout, b"agcore worker MODULE:FUNCTION")
+        assert f"no worker is polling task queue '{queue}'".encode() in said
+        assert (await workflow_status(client, plan_id)).state == "waiting for a worker"
+        code, out, err = await _agcore("plan", "status", plan_id, "--address", address)
+        assert code == 0, err
+        assert f"plan {plan_id}: waiting for a worker; 0 of 1 steps done" in out
+        assert "1 worker polling, last seen" in out
+        assert "the workers Temporal still lists are gone or too busy" in out
+        assert f"agcore worker MODULE:FUNCTION --task-queue {queue}" in out
+        async with create_worker(client, make_bundle, task_queue=queue):
+            with anyio.fail_after(60):
+                await running.wait()
+        assert running.returncode == 0
+    finally:
+        if running.returncode is None:
+            running.kill()
+            await running.wait()
+
+
+async def test_a_300_kb_plan_step_runs_with_the_payload_store(client: Client, tmp_path: Path) -> None:
+    from temporalio.converter import ExternalStorage
+
+    from agcore.integrations.temporal import FileStorageDriver, connect
+
+    address = client.service_client.config.target_host
+    store = tmp_path / "payloads"
+    stored = await connect(address, external_storage=ExternalStorage(drivers=[FileStorageDriver(store)]))
+    queue = f"big-{uuid.uuid4().hex[:8]}"
+    plan_id = f"big-{queue}"
+    big = "y" * 300_000
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(json.dumps({"id": plan_id, "goal": "big", "steps": [
+        {"id": "a", "description": f'call echo {{"text": "{big}"}}'},
+        {"id": "b", "description": "say b"},
+    ]}))
+    async with create_worker(stored, make_bundle, task_queue=queue):
+        code, out, err = await _agcore("plan", "run", str(plan), "--temporal", address, "--task-queue", queue,
+                                       "--payload-store", str(store))
+    assert code == 0, err + out
+    assert "step a: completed" in out
+    assert list(store.glob("*.payload"))  # the big step went to the store, not the history
+    history = await client.get_workflow_handle(plan_id).fetch_history()
+    assert len(history.to_json()) < 300_000
+    code, out, err = await _agcore("plan", "status", plan_id, "--address", address,
+                                   "--payload-store", str(store))
+    assert code == 0, err
+    assert f"plan {plan_id}: done; 2 of 2 steps done" in out
+
+
+async def test_a_worker_without_the_sandbox_serves_sessions_that_replay_in_it(client: Client) -> None:
+    address = client.service_client.config.target_host
+    queue = f"bare-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    worker = await start_worker_process(address, queue, env, "--no-sandbox")
+    try:
+        session = await DurableSession.start(client, f"s-{queue}", task_queue=queue)
+        assert (await session.turn('call echo {"text": "bare"}')).text == "done: echoed bare"
+        await session.close()
+    finally:
+        worker.kill()
+        await worker.wait()
+    await replay_task_queue(client, queue)  # the sandboxed replayer: the same workflow code, deterministic

@@ -33,7 +33,12 @@ from tests.integrations.temporal._agents import (
     make_bundle_without_key,
     make_misconfigured_bundle,
 )
-from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
+from tests.integrations.temporal.conftest import (
+    ROOT,
+    recorded_activities,
+    replay_task_queue,
+    start_worker_process,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -99,17 +104,20 @@ async def test_a_turn_to_a_session_whose_worker_breaks_later_says_why(client: Cl
         await session.close()
 
 
+@pytest.mark.parametrize("local", [True, False], ids=["local-activity", "scheduled-activity"])
 async def test_a_model_call_lost_with_its_worker_is_retried_after_the_heartbeat_timeout(
-    client: Client, tmp_path: Path
+    client: Client, tmp_path: Path, local: bool
 ) -> None:
     queue = _queue()
     log = tmp_path / "calls.log"
     address = client.service_client.config.target_host
     env = {**os.environ, "AGCORE_TEMPORAL_TOOL_LOG": str(log), "PYTHONPATH": str(ROOT)}
     process = await start_worker_process(address, queue, env)
-    # llm_timeout stays at its 300 s default: only the heartbeat timeout can bring the retry sooner.
+    # llm_timeout stays at its 300 s default: only the heartbeat timeout (a scheduled call) or the
+    # workflow task's timeout (a local one) can bring the retry sooner.
     session = await DurableSession.start(
-        client, f"s-{queue}", task_queue=queue, options=ActivityOptions(llm_heartbeat_timeout=2)
+        client, f"s-{queue}", task_queue=queue,
+        options=ActivityOptions(llm_heartbeat_timeout=2, local_model_calls=local),
     )
     try:
         running = await session.start_turn("slow-model 3")
@@ -125,8 +133,44 @@ async def test_a_model_call_lost_with_its_worker_is_retried_after_the_heartbeat_
             outcome = await running.result()
         retried_after = time.monotonic() - killed
         assert outcome.text == "thought for 3.0"
+        assert retried_after < 30  # seconds, not llm_timeout's 300
         await session.close()
     print(f"model call retried and answered {retried_after:.1f} s after its worker was killed")
+    await replay_task_queue(client, queue)
+
+
+async def test_an_idempotent_tool_is_a_local_activity_run_again_after_a_lost_worker(
+    client: Client, tmp_path: Path
+) -> None:
+    queue = _queue()
+    log, marker = tmp_path / "calls.log", tmp_path / "slow-started"
+    address = client.service_client.config.target_host
+    env = {**os.environ, "AGCORE_TEMPORAL_TOOL_LOG": str(log), "AGCORE_TEMPORAL_SLOW_MARKER": str(marker),
+           "PYTHONPATH": str(ROOT)}
+    first = await start_worker_process(address, queue, env, "--idempotent-tool", "slow")
+    session = await DurableSession.start(client, f"s-{queue}", task_queue=queue)
+    try:
+        running = await session.start_turn('call slow {"seconds": 5, "label": "x"}')
+        with anyio.fail_after(30):
+            while not marker.exists():  # noqa: ASYNC110 - another process writes it
+                await anyio.sleep(0.05)
+    finally:
+        first.kill()
+        await first.wait()
+    second = await start_worker_process(address, queue, env, "--idempotent-tool", "slow")
+    try:
+        with anyio.fail_after(60):
+            outcome = await running.result()
+        assert outcome.text == "done: slept 5.0"  # run again, not answered "interrupted"
+        await session.close()
+    finally:
+        second.kill()
+        await second.wait()
+    calls = log.read_text().split()
+    assert calls.count("slow:x") == 2
+    assert calls.count("slow-done:x") == 1
+    history = await session.handle.fetch_history()
+    assert recorded_activities(history)["agcore.tool_call"] == 1  # one marker: the attempt that finished
     await replay_task_queue(client, queue)
 
 

@@ -38,7 +38,12 @@ from agcore.integrations.temporal import (
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 from agcore.memory import SessionRecord
 from tests.integrations.temporal._agents import make_bundle, make_streaming_bundle
-from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
+from tests.integrations.temporal.conftest import (
+    ROOT,
+    recorded_activities,
+    replay_task_queue,
+    start_worker_process,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -84,6 +89,25 @@ async def test_a_turn_with_a_tool_call_runs_as_activities(
     final = await session.close()
     assert final.record.turn_index == 2
     assert len(final.messages) == 6
+
+
+@pytest.mark.parametrize("local", [True, False], ids=["local", "scheduled"])
+async def test_model_calls_are_local_activities_unless_told_otherwise(
+    client: Client, task_queue: str, worker: Worker, local: bool
+) -> None:
+    session = await _start(client, task_queue, options=ActivityOptions(local_model_calls=local))
+    outcome = await session.turn('call echo {"text": "hi"}')
+    assert outcome.text == "done: echoed hi"
+    await session.close()
+    history = await session.handle.fetch_history()
+    recorded = recorded_activities(history)
+    assert recorded == {"agcore.describe_agent": 1, "agcore.llm_call": 2, "agcore.tool_call": 1}
+    scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name for e in history.events
+                 if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+    # Local: the model's replies are markers written by the workflow task that asked for them, so
+    # no trip through the server (and no request in the history) per call.
+    assert ("agcore.llm_call" in scheduled) is not local
+    await replay_task_queue(client, task_queue)
 
 
 async def _awaiting(session: DurableSession) -> list[ToolUseBlock]:
@@ -379,7 +403,9 @@ async def test_compaction_keeps_each_model_request_small_in_a_long_session(
 ) -> None:
     sizes = {}
     for name, compaction in (("whole", None), ("compacted", CompactionOptions(max_context_tokens=600))):
-        session = await _start(client, task_queue, compaction=compaction)
+        # Scheduled model calls, so that each request is in the history.
+        session = await _start(client, task_queue, compaction=compaction,
+                               options=ActivityOptions(local_model_calls=False))
         for i in range(12):
             outcome = await session.turn(f'call echo {{"text": "message number {i} {"y" * 80}"}}')
             assert outcome.text.startswith(f"done: echoed message number {i}")
