@@ -10,10 +10,12 @@ from agcore.agent import (
     AgentConfig,
     AgentSession,
     BasicAgent,
+    Capability,
     TextDelta,
     ToolResults,
     tool_calls_notice,
 )
+from agcore.agent.capability import CallModel, Next, Reply, TurnView
 from agcore.testing import ScriptedProvider, tool_call_reply, tool_calls_reply
 
 from .test_loop_basic import add
@@ -81,3 +83,28 @@ async def test_the_notice_is_streamed_last() -> None:
 async def test_config_refuses_a_cap_below_one() -> None:
     with pytest.raises(ValueError, match="max_tool_calls"):
         AgentConfig(max_tool_calls=0)
+
+
+class _AskOnceMore(Capability):
+    """A capability listed after the cap that sends the first answer back (as a failing acceptance
+    check does)."""
+
+    async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
+        if steps.turn.capabilities.get("asked"):
+            return None
+        steps.turn.capabilities["asked"] = True
+        return CallModel()
+
+
+async def test_an_answer_sent_back_after_the_notice_carries_it_once() -> None:
+    model = ScriptedProvider([
+        tool_calls_reply([("add", {"a": 1, "b": 1}), ("add", {"a": 2, "b": 2})]),
+        "First answer.",
+        "Second answer.",
+    ])
+    bundle = (AgentBuilder().provider(model).tools(add).config(max_tool_calls=1)
+              .capabilities(_AskOnceMore()).build())
+    result = await AgentSession(BasicAgent("a", "You add."), "s1", bundle).submit_turn("add two pairs")
+    assert result.stop == "done"
+    assert result.text.count("[Stopped after 1 tool call") == 1
+    assert result.text.endswith(tool_calls_notice(1))
