@@ -32,8 +32,8 @@ from agcore.agent import (
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
-from agcore.cli._plan_view import Progress, ToolLines, plan_approval, plan_file_data, plan_table, plan_words
-from agcore.cli._render import Renderer, count, format_usage
+from agcore.cli._plan_view import Progress, ToolLines, plan_approval, plan_file_data, plan_summary, plan_table
+from agcore.cli._render import Renderer
 from agcore.cli._served import model_or_served
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
@@ -139,11 +139,7 @@ async def run_plan(
     if interrupted:
         renderer.line("⏹ cancelled", style="yellow")
     console.print(plan_table(ran, title="plan status", results=True, interrupted=interrupted))
-    tracker = session.usage
-    cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
-    console.print(f"{sum(1 for s in ran.steps if s.done)}/{len(ran.steps)} steps {plan_words(ran)} · "
-                  f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
-                  markup=False, highlight=False)
+    console.print(plan_summary(ran, session.usage), markup=False, highlight=False)
     if interrupted or not ran.succeeded:
         again = resume_command("plan", "resume", session.session_id, db=db, model=None, base_url=None,
                                options=(local or LocalOptions()).arguments())

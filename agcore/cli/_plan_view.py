@@ -16,16 +16,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agcore.agent import AgentSession, Plan, PlanApproval, PlanDecision, PlanParseError, Step
+from agcore.agent import AgentSession, CostTracker, Plan, PlanApproval, PlanDecision, PlanParseError, Step
 from agcore.agent import StepStatus as S
 from agcore.cli._errors import cli_advice
-from agcore.cli._render import Renderer, shorten
+from agcore.cli._render import Renderer, count, format_usage, shorten
 from agcore.cli._terminal import Terminal
 from agcore.hooks import HookContext, hookimpl
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 
 __all__ = [
-    "Progress", "ToolLines", "failed_words", "plan_approval", "plan_file_data", "plan_table", "plan_words",
+    "Progress", "ToolLines", "failed_words", "plan_approval", "plan_file_data", "plan_summary", "plan_table",
+    "plan_words",
 ]
 
 _STYLE = {S.PENDING: "dim", S.RUNNING: "cyan", S.COMPLETED: "green", S.FAILED: "red", S.SKIPPED: "yellow"}
@@ -172,14 +173,23 @@ def failed_words(step: Step) -> str:
     return "failed"
 
 
-def plan_words(plan: Plan) -> str:
+def plan_words(plan: Plan, *, checked: bool = False) -> str:
     """How the plan's closing line says it went, in ``agcore run``'s words: ``done · checks passed``,
-    ``done (unchecked)`` (no check in the plan), or ``done · failed · check 'pytest -q' exit 1``."""
+    ``done (unchecked)`` (no check in the plan, and not ``checked`` by ``--check``), or ``done ·
+    failed · check 'pytest -q' exit 1``."""
     failed = next((s for s in plan.steps if s.error is not None and s.error.check is not None), None)
     if failed is not None:
         return f"done · {failed_words(failed)}"
-    checked = plan.checks or any(s.checks for s in plan.steps)
+    checked = checked or bool(plan.checks) or any(s.checks for s in plan.steps)
     return "done · checks passed" if checked and plan.succeeded else "done" if checked else "done (unchecked)"
+
+
+def plan_summary(plan: Plan, usage: CostTracker, *, checked: bool = False) -> str:
+    """A plan run's closing line: steps done, how it went (``plan_words``), model calls, tokens, cost."""
+    cost = f"${usage.cost_usd:.4f}" if usage.cost_usd is not None else "cost unknown"
+    words = plan_words(plan, checked=checked)
+    return (f"{sum(1 for s in plan.steps if s.done)}/{len(plan.steps)} steps {words} · "
+            f"{count(usage.calls, 'model call')} · {format_usage(usage.usage)} · {cost}")
 
 
 def plan_file_data(plan: Plan) -> dict[str, Any]:

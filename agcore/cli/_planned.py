@@ -9,11 +9,19 @@ from typing import Any
 
 from rich.console import Console
 
-from agcore.agent import AgentSession, DefaultTaskAgent, Plan, PlanRejected, RuntimeBundle
+from agcore.agent import (
+    AgentError,
+    AgentSession,
+    DefaultTaskAgent,
+    Plan,
+    PlanParseError,
+    PlanRejected,
+    RuntimeBundle,
+)
 from agcore.agent.intent import IntentGate
-from agcore.cli._errors import ExitCode
-from agcore.cli._plan_view import Progress, plan_approval, plan_table
-from agcore.cli._render import Renderer, count, format_usage
+from agcore.cli._errors import ExitCode, cli_advice, exit_code_for
+from agcore.cli._plan_view import Progress, plan_approval, plan_summary, plan_table
+from agcore.cli._render import Renderer
 from agcore.cli._setup import Confirm, run_interruptible
 from agcore.cli._terminal import Terminal
 
@@ -22,12 +30,13 @@ __all__ = ["run_planned"]
 
 async def run_planned(
     console: Console, renderer: Renderer, task: str, *, prompt: str, bundle: RuntimeBundle,
-    transform: Any, yes: bool, gate: IntentGate | None,
+    transform: Any, yes: bool, gate: IntentGate | None, checked: bool = False,
 ) -> ExitCode:
-    """Draft (read-only), approve and execute ``task`` as a plan; the run's exit code."""
+    """Draft (read-only), approve and execute ``task`` as a plan; the run's exit code. ``checked``: the
+    bundle's acceptance checks (``--check``) judge each step."""
     agent = DefaultTaskAgent("agcore", prompt, read_only_planning=True, intent=gate,
                              on_update=Progress(renderer))
-    outcome: list[Plan | PlanRejected] = []
+    outcome: list[Plan | PlanRejected | AgentError] = []
 
     def ask_on(terminal: Terminal) -> None:
         agent.approve_plan = plan_approval(terminal, console, yes=yes)
@@ -38,7 +47,7 @@ async def run_planned(
     async def work(session: AgentSession) -> None:
         try:
             outcome.append(await agent.run(session, task))
-        except PlanRejected as exc:
+        except (PlanRejected, AgentError) as exc:  # said in one line below, as `plan draft` says it
             outcome.append(exc)
 
     session, interrupted = await run_interruptible(console, renderer, yes=yes, open_session=new_session,
@@ -49,10 +58,9 @@ async def run_planned(
     if isinstance(ran, PlanRejected):
         renderer.line(f"✗ {ran}", style="red")
         return ExitCode.TASK_FAILED
+    if isinstance(ran, AgentError):
+        renderer.line(f"✗ {cli_advice(str(ran), error=ran)}", style="red")
+        return exit_code_for(ran) if not isinstance(ran, PlanParseError) else ExitCode.TASK_FAILED
     console.print(plan_table(ran, title="plan status", results=True))
-    tracker = session.usage
-    cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
-    console.print(f"{sum(1 for s in ran.steps if s.done)}/{len(ran.steps)} steps done · "
-                  f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
-                  markup=False, highlight=False)
+    console.print(plan_summary(ran, session.usage, checked=checked), markup=False, highlight=False)
     return ExitCode.OK if ran.succeeded else ExitCode.TASK_FAILED

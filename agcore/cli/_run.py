@@ -84,7 +84,8 @@ async def run_task(
         if approve_plan:
             gate = next((c for c in capabilities if isinstance(c, IntentGate)), None)
             return await run_planned(console, renderer, task, prompt=coding_prompt(space, skills),
-                                     bundle=bundle, transform=transform, yes=yes, gate=gate)
+                                     bundle=bundle, transform=transform, yes=yes, gate=gate,
+                                     checked=bool(checks))
 
         async def new_session(confirm: Confirm) -> ConversationSession:
             # on the bundle's backend

@@ -81,7 +81,7 @@ def test_run_approve_plan_drafts_read_only_then_runs_once_approved(tmp_path: Pat
                   "--approve-plan", input="y\ny\n")  # the plan, then the write
     assert done.exit_code == 0, done.stdout + done.stderr
     assert "Run this plan?" in done.stdout
-    assert "1/1 steps done" in done.stdout
+    assert "1/1 steps done (unchecked)" in done.stdout
     assert (tmp_path / "notes.txt").read_text() == "hi\n"
 
 
@@ -125,3 +125,27 @@ def test_the_plan_is_edited_in_a_file_then_run(tmp_path: Path, spawn_cli: SpawnC
     assert finish(child) == 0
     assert (tmp_path / "CHANGES.txt").read_text() == "hi\n"
     assert not edited.exists()  # the file to edit is removed afterwards
+
+
+def test_run_approve_plan_says_in_one_line_why_drafting_failed(tmp_path: Path, invoke: Invoke) -> None:
+    """A server that is down while drafting: one line saying so (as `plan draft` says it), no
+    traceback; the closing line of a plan that ran says how it went, as `plan run`'s does."""
+    done = invoke("run", "write the notes", "--model", "openai-compatible:x", "--base-url",
+                  "http://127.0.0.1:9/v1", "--no-plugins", "--approve-plan", "--yes")
+    assert done.exit_code == 4, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "nothing is listening at http://127.0.0.1:9/v1" in done.stdout
+
+
+def test_run_approve_plan_checks_the_steps_not_the_drafting(tmp_path: Path, invoke: Invoke) -> None:
+    """--check runs when a step's agent says it is done, not on the read-only drafting turn, and the
+    closing line says how the checks went."""
+    write_script(tmp_path, [
+        {"expect": "read-only tools", "text": plan_text("Write notes.txt")},
+        WRITE, "Written.",
+    ])
+    done = invoke("run", "write the notes", "--model", "scripted:model.json", "--no-plugins",
+                  "--approve-plan", "--yes", "--check", "test -f notes.txt", "--check-rounds", "0")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "1/1 steps done · checks passed" in done.stdout
+    assert (tmp_path / "notes.txt").read_text() == "hi\n"

@@ -76,6 +76,8 @@ class AcceptanceChecks(Capability):
         return f"AcceptanceChecks({list(self.commands)!r}, rounds={self.rounds})"
 
     async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
+        if steps.session.parent is not None:
+            return None  # a sub-agent's task (a plan drafted read-only too) is not the user's to check
         commands = (*self.commands, *turn_checks(steps.session))
         if not commands:
             return None
