@@ -1,0 +1,47 @@
+"""Whether a reply only echoes the reminder text mode sends after tool results.
+
+Small models echo the runtime's own words back as their "answer": whole ("Continue with the task:
+Write the next tool call now ..."), without its parenthesis, or as a fragment ("Write the file the
+task asks for."), often after repeating the task. Matching the reminder's sentences exactly missed
+the last two (seen with Qwen2.5-Coder 1.5B). So a reply is an echo when it holds a run of
+``_RUN`` words of a reminder, or when nearly all of its words (``_SHARE``, at least ``_FEWEST``) are
+the reminders' words: an answer says what was done with words of its own (file names, results).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["ReminderEcho"]
+
+_WORD = re.compile(r"[a-z0-9_.'/-]+")
+#: Consecutive reminder words that no answer of its own would repeat.
+_RUN = 7
+#: The share of a short reply's words that must be the reminders' for it to be an echo.
+_SHARE = 0.85
+_FEWEST = 4
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".'") for w in _WORD.findall(text.lower()) if w.strip(".'")]
+
+
+class ReminderEcho:
+    """Recognises echoes of ``reminders`` (the texts text mode sends after tool results)."""
+
+    def __init__(self, reminders: Iterable[str]) -> None:
+        texts = [_words(r) for r in reminders]
+        self._vocabulary = frozenset(w for words in texts for w in words)
+        self._runs = frozenset(
+            tuple(words[i : i + _RUN]) for words in texts for i in range(len(words) - _RUN + 1)
+        )
+
+    def __call__(self, text: str) -> bool:
+        words = _words(text)
+        if any(tuple(words[i : i + _RUN]) in self._runs for i in range(len(words) - _RUN + 1)):
+            return True
+        if len(words) < _FEWEST:
+            return False
+        known = sum(1 for w in words if w in self._vocabulary)
+        return known / len(words) >= _SHARE
