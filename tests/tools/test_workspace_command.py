@@ -257,3 +257,15 @@ async def test_a_credential_named_by_a_glob_is_refused_in_guard_only_mode(tmp_pa
                     f"bash -c 'cat /proc/{os.getpid()}/envir*'"):
         with pytest.raises(ToolDenied, match="credential"):
             await ws.run_command(command)
+
+
+@pytest.mark.anyio
+async def test_an_optional_path_sent_empty_means_its_default(ws: Workspace) -> None:
+    """Small models fill optional arguments with "": a run_command cwd, a list_dir or grep path left
+    empty means the workspace root, as if it were not sent (a 1.5B model's run failed on
+    `cwd: ""` before)."""
+    out = await ws.run_command("pwd", cwd="")
+    assert out.startswith("$ pwd\n")
+    assert str(ws.root) in out
+    assert "a.txt" in ws.list_dir("")
+    assert "a.txt" in await ws.grep("alpha", path="")

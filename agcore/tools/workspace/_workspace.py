@@ -214,7 +214,7 @@ class Workspace:
         if not isinstance(command, (str, list)) or not isinstance(cwd, str):
             return None  # running it reports what is wrong with the arguments
         try:
-            directory = self.path_guard.resolve(cwd)
+            directory = self.path_guard.resolve(cwd or ".")  # "" sent for the optional cwd: the root
             self.command_guard.check(command, cwd=directory, confirmed=True, read_files=not self.sandboxed)
         except ToolDenied as exc:
             return exc.reason
@@ -283,6 +283,7 @@ class Workspace:
             path: Directory relative to the workspace root. Default: the root.
             depth: How many levels to show; 1 lists only the directory's own entries.
         """
+        path = path or "."  # an optional path sent empty (small models do) means the default
         return _files.list_dir(self.readable.guard_for(path), path, depth, self.max_list_entries)
 
     def glob(self, pattern: str) -> str:
@@ -316,6 +317,7 @@ class Workspace:
             max_results: At most this many matching lines are printed.
         """
         limit = min(max_results, self.max_grep_results)
+        path = path or "."  # an optional path sent empty (small models do) means the default
         guard = self.readable.guard_for(path)
         return await grep(guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
 
@@ -400,6 +402,8 @@ class Workspace:
             raise ToolError(
                 f"timeout must be between 0 and {self.max_command_timeout:g} seconds, got {timeout}"
             )
+        cwd = cwd or "."  # an optional directory sent empty (small models do) means the root
+        cwd = cwd or "."  # an optional directory sent empty (small models do) means the root
         directory = self.path_guard.resolve(cwd)
         if not directory.is_dir():
             raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
