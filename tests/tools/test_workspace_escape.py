@@ -138,9 +138,10 @@ async def test_no_escape_attempt_touches_anything_outside(tmp_path: Path) -> Non
     for path in paths:
         await must_fail("read_file", {"path": path})
         await must_fail("write_file", {"path": path, "content": "PWNED\n"})
-        await must_fail("list_dir", {"path": path})
-        await must_fail("grep", {"pattern": "secret", "path": path})
-        await must_fail("run_command", {"command": "ls", "cwd": path})
+        if path:  # an optional directory sent empty means the workspace root (checked below)
+            await must_fail("list_dir", {"path": path})
+            await must_fail("grep", {"pattern": "secret", "path": path})
+            await must_fail("run_command", {"command": "ls", "cwd": path})
         await must_fail("apply_patch", {"patch": f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+PWNED\n"})
         await must_fail(
             "apply_patch", {"patch": f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-top secret\n+PWNED\n"}
@@ -148,6 +149,10 @@ async def test_no_escape_attempt_touches_anything_outside(tmp_path: Path) -> Non
         await must_fail(
             "apply_patch", {"patch": f"--- a/{path}\n+++ /dev/null\n@@ -1 +0,0 @@\n-top secret\n"}
         )
+    for name, arguments in (("list_dir", {"path": ""}), ("grep", {"pattern": "secret", "path": ""}),
+                            ("run_command", {"command": "cat link_file", "cwd": ""})):
+        result = await registry.execute(ToolUseBlock(id="e", name=name, input=arguments), ctx)
+        assert "top secret" not in str(result.content), (name, result.content)
     for command in COMMAND_ATTEMPTS:
         await must_fail("run_command", {"command": command})
     for pattern in ("../*", "../sentinel/*", "/etc/*", "link_out/*", "link_up/**"):
