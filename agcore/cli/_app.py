@@ -21,6 +21,7 @@ from agcore.cli._options import (
     ApiKey,
     BaseUrl,
     Compact,
+    ConstrainedCalls,
     ContextWindow,
     EnvAllow,
     FailurePolicyOption,
@@ -102,6 +103,7 @@ def run(
     backend: Annotated[str, typer.Option(
         "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = LOOP_BACKEND,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -141,7 +143,7 @@ def run(
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, constrained_calls)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -157,6 +159,7 @@ def chat(
     yes: Yes = False,
     plugins: Plugins = True,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -172,7 +175,7 @@ def chat(
     execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, constrained_calls)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)
@@ -195,6 +198,7 @@ def plan_run(
     on_failure: FailurePolicyOption = None,
     backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -225,7 +229,7 @@ def plan_run(
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, constrained_calls)))
 
 
 @plan_app.command("resume", epilog=EXIT_CODES_HELP)
@@ -242,6 +246,7 @@ def plan_resume(
     on_failure: FailurePolicyOption = None,
     backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -258,7 +263,7 @@ def plan_resume(
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens)))
+                                            max_tokens, constrained_calls)))
 
 
 def _require_words(value: str, name: str, example: str) -> None:

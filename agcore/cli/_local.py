@@ -1,4 +1,5 @@
-"""The options that make small local models usable from the CLI: ``--text-tools``, ``--max-turns``,
+"""The options that make small local models usable from the CLI: ``--text-tools``,
+``--constrained-calls``, ``--max-turns``,
 ``--temperature``, ``--context-window``, ``--compact`` and ``--max-tokens``, turned into config changes
 and a session's compaction transform.
 
@@ -43,6 +44,8 @@ class LocalOptions:
     context_window: int | None = None
     compact: bool | None = None
     max_tokens: int | None = None
+    #: ``--constrained-calls``: ``AgentConfig.constrained_calls`` (None: the config's default).
+    constrained_calls: str | None = None
     #: The window came from the server, not from --context-window (said on the first lines).
     window_from_server: bool = False
 
@@ -76,6 +79,8 @@ class LocalOptions:
         text_mode = text_tools_setting(self.text_tools)
         if text_mode is not None:
             changes["text_mode_tools"] = text_mode
+        if self.constrained_calls is not None:
+            changes["constrained_calls"] = self.constrained_calls
         if self.max_turns is not None:  # one cap for the user: model calls and tool rounds alike
             changes["max_turns"] = self.max_turns
             changes["max_tool_turns"] = self.max_turns
@@ -88,6 +93,8 @@ class LocalOptions:
         args: list[str] = []
         if self.text_tools is not None:
             args += ["--text-tools", self.text_tools]
+        if self.constrained_calls is not None:
+            args += ["--constrained-calls", self.constrained_calls]
         if self.max_turns is not None:
             args += ["--max-turns", str(self.max_turns)]
         if self.temperature is not None:
