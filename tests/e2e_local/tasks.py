@@ -1,9 +1,10 @@
 """The e2e suite's tasks: each lays out a fresh workspace, says what to ask, and checks the outcome.
 
 A check reads the workspace (files, the tests' exit status) and, for the one "explain" task, whether
-the answer holds a fact that only the file holds. It never trusts what the model says it did. Every
-task also has a reference solution (``solve``): ``test_tasks.py`` proves, offline and without a model,
-that each check fails on the untouched workspace and passes once the work is really done.
+the answer (the text after the last tool result: ``final_answer``) holds a fact only the file holds.
+It never trusts what the model says it did. Every task also has a reference solution (``solve``):
+``test_tasks.py`` proves, offline and without a model, that each check fails on the untouched
+workspace and passes once the work is really done.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import configparser
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -19,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["TASKS", "Check", "Outcome", "Task", "run_pytest"]
+__all__ = ["TASKS", "Check", "Outcome", "Task", "final_answer", "run_pytest"]
+
+# agcore run's closing line(s): "✓ done · 3 model calls · ...", "✗ failed · ...", "■ stopped ...".
+_SUMMARY = re.compile(r"^[✓✗■⏹] .*\b\d[\d,]* model calls?\b")
 
 
 @dataclass(frozen=True)
@@ -104,8 +109,21 @@ _SETTINGS = """
 """
 
 
+def final_answer(output: str) -> str:
+    """The answer in ``agcore run``'s output: the text after the last tool call and its result
+    (``▸ name(...)`` then indented result lines), without the closing summary. An echoed call line
+    (``▸ write_file(path="settings.py", content="...")``) or a tool's result is no answer."""
+    lines = output.splitlines()
+    calls = [n for n, line in enumerate(lines) if line.startswith("▸ ")]
+    start = calls[-1] + 1 if calls else 0
+    while calls and start < len(lines) and (lines[start].startswith((" ", "\t")) or not lines[start].strip()):
+        start += 1
+    kept = [line for line in lines[start:] if not _SUMMARY.match(line)]
+    return "\n".join(kept).strip()
+
+
 def _check_explain(root: Path, outcome: Outcome) -> Check:
-    answer = outcome.output.lower()
+    answer = final_answer(outcome.output).lower()
     if "heliotrope" not in answer and "5731" not in answer:
         return Check(False, "the answer does not mention the codename, which only settings.py holds")
     return Check(True)

@@ -19,7 +19,7 @@ import pytest
 
 from tests.e2e_local.llama_server import BuildError, find_llama_server, start_llama_server
 from tests.e2e_local.runner import TaskResult, markdown_table, run_task, write_results
-from tests.e2e_local.tasks import TASKS, Outcome, Task
+from tests.e2e_local.tasks import TASKS, Outcome, Task, final_answer
 
 _BY_NAME = {t.name: t for t in TASKS}
 
@@ -47,6 +47,20 @@ def test_explain_is_judged_by_a_fact_only_the_file_holds(tmp_path: Path) -> None
     task.setup(tmp_path)
     assert not task.check(tmp_path, Outcome(0, "It configures the billing service's deployment.")).achieved
     assert task.check(tmp_path, Outcome(0, "The release codename is heliotrope-5731.")).achieved
+
+
+def test_explain_is_judged_on_the_answer_after_the_last_tool_result(tmp_path: Path) -> None:
+    task = _BY_NAME["explain-file"]
+    task.setup(tmp_path)
+    echoed = ('▸ read_file(path="settings.py")\n  ✓ settings.py: lines 1-5 of 5 (180 bytes)\n'
+              '▸ write_file(path="settings.py", content="RELEASE_CODENAME = heliotrope-5731")\n'
+              "  ✓ Overwrote 'settings.py' (36 bytes; it had 180 bytes).\n"
+              "It configures the billing service.\n✓ done · 3 model calls · 36 in / 15 out tokens\n")
+    assert final_answer(echoed) == "It configures the billing service."
+    assert not task.check(tmp_path, Outcome(0, echoed)).achieved
+    answered = ('▸ read_file(path="settings.py")\n  ✓ settings.py: lines 1-5 of 5 (180 bytes)\n'
+                "It configures billing; the codename is heliotrope-5731.\n✓ done · 2 model calls\n")
+    assert task.check(tmp_path, Outcome(0, answered)).achieved
 
 
 def test_fixing_the_test_instead_of_the_code_is_not_achieved(tmp_path: Path) -> None:
