@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -17,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e_local.compare import comparison_table
 from tests.e2e_local.llama_server import BuildError, find_llama_server, start_llama_server
 from tests.e2e_local.runner import TaskResult, markdown_table, run_task, write_results
 from tests.e2e_local.tasks import TASKS, Outcome, Task, final_answer
@@ -40,6 +43,29 @@ def test_check_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path
     task.solve(tmp_path)
     solved = task.check(tmp_path, Outcome(0, ""))
     assert solved.achieved, solved.reason
+
+
+def _check_command(root: Path, command: str) -> int:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True, text=True,
+                          timeout=120, check=False).returncode
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.name != "explain-file"], ids=lambda t: t.name)
+def test_check_command_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path) -> None:
+    task.setup(tmp_path)
+    assert _check_command(tmp_path, task.check_cmd) != 0
+    task.solve(tmp_path)
+    assert _check_command(tmp_path, task.check_cmd) == 0
+
+
+def test_the_explain_check_command_guards_the_file(tmp_path: Path) -> None:
+    task = _BY_NAME["explain-file"]
+    task.setup(tmp_path)
+    assert _check_command(tmp_path, task.check_cmd) == 0
+    (tmp_path / "settings.py").write_text("RETRY_LIMIT = 4\n")
+    assert _check_command(tmp_path, task.check_cmd) != 0
 
 
 def test_explain_is_judged_by_a_fact_only_the_file_holds(tmp_path: Path) -> None:
@@ -220,15 +246,33 @@ def test_results_are_written_as_json_and_a_markdown_table(tmp_path: Path) -> Non
                TaskResult("plan-greet", "plan", False, "timed out", False, None, None, 3, 240.0, True)]
     markdown = write_results(results, tmp_path, title="t", meta={"model": "m.gguf"})
     text = markdown.read_text(encoding="utf-8")
-    assert "| count-lines | cli | no | failed" not in text
-    row = "| count-lines | cli | no | done (**false success**) | 1 | 0 | 5 s | count.txt was not written |"
+    assert "| count-lines | cli | no | no | failed" not in text
+    row = ("| count-lines | cli | no | no | done (**false success**) | 1 | 0 | 5 s | "
+           "count.txt was not written |")
     assert row in text
-    assert "| plan-greet | plan | no | timed out | ? | 3 | 240 s |" in text
+    assert "| plan-greet | plan | no | no | timed out | ? | 3 | 240 s |" in text
     assert "1/3 achieved · 1 false success(es)" in text
     data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert data["meta"] == {"model": "m.gguf"}
     assert [r["false_success"] for r in data["results"]] == [False, True, False]
     assert markdown_table(results, title="t") in text
+
+
+def test_runs_are_compared_side_by_side(tmp_path: Path) -> None:
+    unchecked = [TaskResult("create-file", "cli", True, "", True, 0, 2, 1, 60.0, False),
+                 TaskResult("count-lines", "cli", False, "not written", True, 0, 1, 0, 30.0, False)]
+    checked = [TaskResult("create-file", "cli", True, "", True, 0, 2, 1, 60.0, False, checked=True),
+               TaskResult("count-lines", "cli", False, "not written", False, 1, 4, 2, 90.0, False, checked=True)]
+    for name, rows in (("a", unchecked), ("b", checked)):
+        write_results(rows, tmp_path / name, title=name, meta={})
+    loaded = [(label, json.loads((tmp_path / label / "results.json").read_text())["results"])
+              for label in ("a", "b")]
+    table = comparison_table(loaded)
+    assert "| task | a | b |" in table
+    assert "| count-lines | FALSE (1) | no (4) |" in table
+    assert "| **achieved** | 1/2 | 1/2 |" in table
+    assert "| **false successes** | 1 | 0 |" in table
+    assert "| **wall time** | 1.5 min | 2.5 min |" in table
 
 
 # ---------------------------------------------------------------------------------- the launcher
