@@ -262,7 +262,8 @@ def test_runs_are_compared_side_by_side(tmp_path: Path) -> None:
     unchecked = [TaskResult("create-file", "cli", True, "", True, 0, 2, 1, 60.0, False),
                  TaskResult("count-lines", "cli", False, "not written", True, 0, 1, 0, 30.0, False)]
     checked = [TaskResult("create-file", "cli", True, "", True, 0, 2, 1, 60.0, False, checked=True),
-               TaskResult("count-lines", "cli", False, "not written", False, 1, 4, 2, 90.0, False, checked=True)]
+               TaskResult("count-lines", "cli", False, "not written", False, 1, 4, 2, 90.0, False,
+                          checked=True)]
     for name, rows in (("a", unchecked), ("b", checked)):
         write_results(rows, tmp_path / name, title=name, meta={})
     loaded = [(label, json.loads((tmp_path / label / "results.json").read_text())["results"])
