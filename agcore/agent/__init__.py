@@ -47,6 +47,8 @@ from agcore.agent._errors import (
 from agcore.agent._events import (
     AgentEvent,
     AgentEventAdapter,
+    CheckFinished,
+    CheckStarted,
     ClientToolsRequested,
     Done,
     Failed,
@@ -108,6 +110,14 @@ if TYPE_CHECKING:
     from agcore.agent._memory_guidance import MemoryGuidancePlugin, memory_guidance
     from agcore.agent._persistence import INTERRUPTED
     from agcore.agent._skills import LOAD_SKILL_TOOL, SKILL_FILE, Skill, SkillError, Skills
+    from agcore.agent.checks._acceptance import AcceptanceChecks, checks_for_turn, turn_checks
+    from agcore.agent.checks._check_report import (
+        CHECKS_KEY,
+        CheckOutcome,
+        CheckReport,
+        ChecksFailed,
+        check_report,
+    )
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
     from agcore.agent.plans._step_check import DefaultStepVerifier, StepVerifier
@@ -130,6 +140,7 @@ if TYPE_CHECKING:
     )
     from agcore.agent.subagents._subagent_store import list_subagent_sessions
 
+from agcore.agent import checks as _checks
 from agcore.agent import plans as _plans
 from agcore.agent import subagents as _subagents
 
@@ -154,6 +165,7 @@ _LAZY = {
     "SkillError": "agcore.agent._skills",
     "Skills": "agcore.agent._skills",
     # the names of agcore.agent's feature packages, from their own maps (one list each)
+    **_checks.EXPORTS,
     **_plans.EXPORTS,
     **_subagents.EXPORTS,
 }
@@ -266,6 +278,17 @@ __all__ = [
     "error_result",
     "TURN_RUNNING",
     "wait_until_closed",
+    # ---- acceptance checks ----
+    "CHECKS_KEY",
+    "AcceptanceChecks",
+    "CheckFinished",
+    "CheckOutcome",
+    "CheckReport",
+    "CheckStarted",
+    "ChecksFailed",
+    "check_report",
+    "checks_for_turn",
+    "turn_checks",
     # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",
     "PERSONAS",

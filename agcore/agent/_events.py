@@ -20,6 +20,8 @@ from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage
 __all__ = [
     "AgentEvent",
     "AgentEventAdapter",
+    "CheckFinished",
+    "CheckStarted",
     "ClientToolsRequested",
     "Done",
     "Failed",
@@ -133,6 +135,29 @@ class TextModeSwitched(_Event):
     model: str
 
 
+class CheckStarted(_Event):
+    """An acceptance check (``agcore.agent.checks.AcceptanceChecks``) starts: the model said it is done,
+    and ``command`` runs in the command sandbox; ``round`` counts the times the checks ran this turn."""
+
+    type: Literal["check_started"] = "check_started"
+    command: str
+    round: int = 1
+
+
+class CheckFinished(_Event):
+    """An acceptance check ended: ``passed`` (exit 0), else ``status`` says how (``exit 1``, ``timed out
+    after 30s``, ``not run: ...``); ``output`` is the end of what it printed (bounded)."""
+
+    type: Literal["check_finished"] = "check_finished"
+    command: str
+    round: int = 1
+    passed: bool
+    status: str
+    exit_code: int | None = None
+    output: str = ""
+    duration: float = 0.0
+
+
 class Done(_Event):
     """The turn ended without error: ``stop`` is ``done``, ``client_tools`` or ``stopped_by_hook``."""
 
@@ -163,6 +188,8 @@ SubagentInnerEvent = Annotated[
     | Steered
     | ProviderSwitched
     | TextModeSwitched
+    | CheckStarted
+    | CheckFinished
     | Done
     | Failed,
     Field(discriminator="type"),
@@ -195,6 +222,8 @@ AgentEvent = Annotated[
     | Steered
     | ProviderSwitched
     | TextModeSwitched
+    | CheckStarted
+    | CheckFinished
     | Done
     | Failed
     | SubagentEvent,

@@ -35,6 +35,9 @@ class TurnResult:
     error: AgentError | None = None
     #: The typed final answer of a turn run with an output type (None otherwise, and when it failed).
     output: Any = None
+    #: What the turn's capabilities kept (``TurnState.capabilities``, by their names): e.g. the
+    #: acceptance checks' results, which ``agcore.agent.checks.check_report(result)`` reads.
+    capabilities: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

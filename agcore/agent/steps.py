@@ -389,6 +389,7 @@ def finish_turn(session: SessionLike, stop: ev.TurnStop, error: AgentError | Non
             messages=session.messages[turn.start :],
             error=error,
             output=turn.output_value if turn.output_ready and error is None else None,
+            capabilities=dict(turn.capabilities),
         )
     if stop != "client_tools":
         session.state.turn = None

@@ -20,6 +20,8 @@ from agcore.cli._options import (
     LOOP_BACKEND,
     ApiKey,
     BaseUrl,
+    CheckRounds,
+    Checks,
     Compact,
     ConstrainedCalls,
     ContextWindow,
@@ -111,6 +113,8 @@ def run(
     skills: SkillsDir = None,
     image: Images = None,
     max_tokens: MaxTokens = None,
+    check: Checks = None,
+    check_rounds: CheckRounds = 3,
     temporal: Temporal = None,
     session: Annotated[str | None, typer.Option(
         "--session", "-s", metavar="ID",
@@ -122,12 +126,17 @@ def run(
     api_key: ApiKey = None,
 ) -> None:
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
-    asks before writes and commands (unless --yes), ends with model calls, tokens and cost."""
+    asks before writes and commands (unless --yes), runs the --check commands when it says it is
+    done, ends with how it went (done · checks passed, failed · check 'CMD' exit N, or done
+    (unchecked)), model calls, tokens and cost."""
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
     if temporal is not None:
         if skills is not None or image:
             raise typer.BadParameter("not available with --temporal yet; run without --temporal to use "
                                      "skills or images", param_hint="--skills/--image")
+        if check:
+            raise typer.BadParameter("not available with --temporal yet; run without --temporal to check "
+                                     "the work", param_hint="--check")
         from agcore.cli._durable import durable_run
 
         execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
@@ -142,6 +151,7 @@ def run(
 
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
+                               checks=check or [], check_rounds=check_rounds,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls)))
 

@@ -152,6 +152,17 @@ MaxTokens = Annotated[int | None, typer.Option(
     help="At most N tokens per model reply. Default: a fifth of a context window under 32768 tokens "
          "(--context-window, or the registry's), at most 4096; none otherwise (the server's default).",
 )]
+Checks = Annotated[list[str] | None, typer.Option(
+    "--check", metavar="CMD",
+    help="A command that must pass (exit 0) before the task counts as done, e.g. 'pytest -q' "
+         "(repeatable; run in order, in the workspace's command sandbox, when the model says it is "
+         "done). A failing check's output goes back to the model, up to --check-rounds times; still "
+         "failing, the task fails (exit 1).",
+)]
+CheckRounds = Annotated[int, typer.Option(
+    "--check-rounds", metavar="N", min=0,
+    help="How many times the model is asked to fix a failing --check before the task fails.",
+)]
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "

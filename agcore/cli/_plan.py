@@ -19,6 +19,7 @@ from rich.text import Text
 
 from agcore.agent import (
     PLAN_STATE_KEY,
+    AcceptanceChecks,
     AgentError,
     AgentSession,
     DefaultTaskAgent,
@@ -26,6 +27,7 @@ from agcore.agent import (
     Plan,
     PlanParseError,
     RuntimeBundle,
+    Step,
 )
 from agcore.agent import StepStatus as S
 from agcore.cli._errors import CliError, ExitCode, cli_advice, exit_code_for
@@ -147,10 +149,12 @@ class _Progress:
                 text = shorten(step.description, 100)
                 self.renderer.line(f"▶ {where} running{again}: {text}", style="cyan")
             elif step.status is S.COMPLETED:
-                self.renderer.line(f"✓ {where} done: {shorten(step.result or '', 100)}", style="green")
+                checked = " · checks passed" if plan.checks_for(step) else ""
+                self.renderer.line(f"✓ {where} done{checked}: {shorten(step.result or '', 100)}",
+                                   style="green")
             elif step.status is S.FAILED:
                 message = cli_advice(step.error.message) if step.error else ""
-                self.renderer.line(f"✗ {where} failed: {shorten(message, 160)}", style="red")
+                self.renderer.line(f"✗ {where} {_failed_words(step)}: {shorten(message, 160)}", style="red")
             elif step.status is S.SKIPPED:
                 reason = shorten(step.skip_reason or "", 120)
                 self.renderer.line(f"- {where} skipped: {reason}", style="yellow")
@@ -192,7 +196,8 @@ async def run_plan(
             local = await (local or LocalOptions()).with_served_window(provider, base_url)
             tool_lines = _ToolLines(renderer)
             bundle = build_bundle(provider, space, entry_point_plugins=plugins,
-                                  plugins=(tool_lines,), config=local.config_changes(provider))
+                                  plugins=(tool_lines,), config=local.config_changes(provider),
+                                  capabilities=(AcceptanceChecks(space),))  # runs the plan's check:
             transform = local.compaction(provider)
             for note in local.notes(transform, provider):
                 renderer.line(note, style="dim")
@@ -219,7 +224,7 @@ async def run_plan(
     console.print(plan_table(ran, title="plan status", results=True, interrupted=interrupted))
     tracker = session.usage
     cost = f"${tracker.cost_usd:.4f}" if tracker.cost_usd is not None else "cost unknown"
-    console.print(f"{sum(1 for s in ran.steps if s.done)}/{len(ran.steps)} steps done · "
+    console.print(f"{sum(1 for s in ran.steps if s.done)}/{len(ran.steps)} steps {_plan_words(ran)} · "
                   f"{count(tracker.calls, 'model call')} · {format_usage(tracker.usage)} · {cost}",
                   markup=False, highlight=False)
     if interrupted or not ran.succeeded:
@@ -229,6 +234,24 @@ async def run_plan(
     if interrupted:
         return ExitCode.INTERRUPTED
     return ExitCode.OK if ran.succeeded else ExitCode.TASK_FAILED
+
+
+def _failed_words(step: Step) -> str:
+    """``failed``, or ``failed · check 'pytest -q' exit 1`` for a step its checks failed."""
+    error = step.error
+    if error is not None and error.check is not None:
+        return f"failed · check {error.check!r} {error.check_status}"
+    return "failed"
+
+
+def _plan_words(plan: Plan) -> str:
+    """How the plan's closing line says it went, in ``agcore run``'s words: ``done · checks passed``,
+    ``done (unchecked)`` (no check in the plan), or ``done · failed · check 'pytest -q' exit 1``."""
+    failed = next((s for s in plan.steps if s.error is not None and s.error.check is not None), None)
+    if failed is not None:
+        return f"done · {_failed_words(failed)}"
+    checked = plan.checks or any(s.checks for s in plan.steps)
+    return "done · checks passed" if checked and plan.succeeded else "done" if checked else "done (unchecked)"
 
 
 #: Where a plan run keeps the CLI options it was started with (``app_state``, saved with the session).
@@ -346,9 +369,10 @@ def save_plan(plan: Plan, file: Path) -> None:
     data: dict[str, Any] = {"goal": plan.goal, "steps": [
         {"id": s.id, "description": s.description,
          **({"depends_on": s.depends_on} if s.depends_on else {}),
-         **({"tool_hints": s.tool_hints} if s.tool_hints else {})}
+         **({"tool_hints": s.tool_hints} if s.tool_hints else {}),
+         **({"check": s.checks} if s.checks else {})}
         for s in plan.steps
-    ]}
+    ], **({"check": plan.checks} if plan.checks else {})}
     if file.suffix.lower() == ".json":
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     else:

@@ -15,6 +15,9 @@ from rich.text import Text
 
 from agcore.agent import (
     AgentEvent,
+    CheckFinished,
+    ChecksFailed,
+    CheckStarted,
     ClientToolsRequested,
     Done,
     Failed,
@@ -27,15 +30,19 @@ from agcore.agent import (
     ToolCallRequested,
     ToolResultReady,
     TurnResult,
+    check_report,
 )
 from agcore.cli._errors import cli_advice
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage
 
-__all__ = ["Renderer", "count", "format_call", "format_usage", "shorten", "summarize_result"]
+__all__ = [
+    "Renderer", "count", "format_call", "format_usage", "outcome_words", "shorten", "summarize_result",
+]
 
 _ARG_CHARS = 60
 _CALL_CHARS = 160
 _RESULT_CHARS = 160
+_CHECK_TAIL_LINES = 6  # of a failing check's output, shown under it
 #: run_command's result: "$ cmd" then "exit code: N"; a non-zero N is a failed command.
 _COMMAND_FAILED = re.compile(r"\$ [^\n]*\nexit code: (?!0\b)-?\d+")
 #: The workspace's write_file and apply_patch results end with this: the change can be undone.
@@ -141,6 +148,11 @@ class Renderer:
             names = ", ".join(c.name for c in event.calls)
             self.line(f"the turn paused for client tools ({names}), which this CLI cannot run",
                       style="yellow")
+        elif isinstance(event, CheckStarted):
+            self.line(f"⧗ check: {event.command}" + (f" (round {event.round})" if event.round > 1 else ""),
+                      style="cyan")
+        elif isinstance(event, CheckFinished):
+            self.check_finished(event)
         elif isinstance(event, Done | Failed):
             self.end_text()
         elif isinstance(event, SubagentEvent):
@@ -185,21 +197,45 @@ class Renderer:
             self.line(f"{indent}    ↩ undo: tell the agent to undo it (undo_patch takes back the last write "
                       "or patch, one at a time, while this session runs)", style="dim")
 
+    def check_finished(self, event: CheckFinished) -> None:
+        if event.passed:
+            self.line(f"  ✓ check passed: {event.command}", style="green")
+            return
+        self.line(f"  ✗ check failed: {event.command} ({event.status})", style="yellow")
+        for line in [x for x in event.output.splitlines() if x.strip()][-_CHECK_TAIL_LINES:]:
+            self.line(f"    {shorten(line, _RESULT_CHARS)}", style="dim")
+
     def summary(self, result: TurnResult) -> None:
         """The closing line of a turn: how it ended, model calls, tokens, cost."""
         self.end_text()
         calls = count(result.turns, "model call")
         cost = (f"${result.cost_usd:.4f}" if result.cost_usd is not None
                 else "cost unknown (no price for this model)")
-        ending = {"done": "✓ done", "cancelled": "⏹ cancelled", "limit": "✗ stopped at a limit",
-                  "error": "✗ failed", "stopped_by_hook": "■ stopped by a hook",
-                  "client_tools": "■ paused for client tools"}[result.stop]
+        ending = _ENDINGS[result.stop]
         style = "green" if result.stop == "done" else "yellow" if result.stop == "cancelled" else "red"
         if result.error is not None and result.stop != "cancelled":
             message = cli_advice(str(result.error), base_url=self.base_url, error=result.error)
             self.console.print(Text(f"{ending}: {message}", style=style), soft_wrap=True)
-        self.console.print(Text(f"{ending} · {calls} · {format_usage(result.usage)} · {cost}", style=style),
+        verdict = outcome_words(result)
+        self.console.print(Text(f"{verdict} · {calls} · {format_usage(result.usage)} · {cost}", style=style),
                            soft_wrap=True)
+
+
+_ENDINGS = {"done": "✓ done", "cancelled": "⏹ cancelled", "limit": "✗ stopped at a limit",
+            "error": "✗ failed", "stopped_by_hook": "■ stopped by a hook",
+            "client_tools": "■ paused for client tools"}
+
+
+def outcome_words(result: TurnResult) -> str:
+    """How a turn ended, in the summary's words: ``✓ done · checks passed``, ``✗ failed · check
+    'pytest -q' exit 1``, ``✓ done (unchecked)`` (no check ran), or the other endings as they are."""
+    error = result.error
+    if isinstance(error, ChecksFailed):
+        return f"✗ failed · check {error.outcome.command!r} {error.outcome.status}"
+    if result.stop != "done":
+        return _ENDINGS[result.stop]
+    report = check_report(result)
+    return "✓ done · checks passed" if report is not None and report.passed else "✓ done (unchecked)"
 
 
 def count(n: int, noun: str) -> str:

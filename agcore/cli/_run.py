@@ -9,7 +9,14 @@ from typing import cast
 
 from rich.console import Console
 
-from agcore.agent import AgentEvent, BasicAgent, ConversationSession, TurnResult, open_session
+from agcore.agent import (
+    AcceptanceChecks,
+    AgentEvent,
+    BasicAgent,
+    ConversationSession,
+    TurnResult,
+    open_session,
+)
 from agcore.cli._errors import ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
@@ -43,6 +50,8 @@ async def run_task(
     local: LocalOptions | None = None,
     skills_dir: Path | None = None,
     images: list[Path] | None = None,
+    checks: list[str] | None = None,
+    check_rounds: int = 3,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
@@ -51,14 +60,18 @@ async def run_task(
     provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         local = await local.with_served_window(provider, base_url)
+        checked = (AcceptanceChecks(space, checks, rounds=check_rounds),) if checks else ()
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
-                              config=local.config_changes(provider), skills=skills)
+                              config=local.config_changes(provider), skills=skills, capabilities=checked)
         transform = local.compaction(provider)
         agent = BasicAgent("agcore", coding_prompt(space, skills))
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         renderer.line(f"commands: {space.sandbox_description}", style="dim")
         for missing in space.protections_off:
             renderer.line(f"  off: {missing}", style="dim")
+        if checks:
+            listed = ", ".join(repr(c) for c in checks)
+            renderer.line(f"checks: {listed} (up to {check_rounds} rounds of fixes)", style="dim")
         for note in local.notes(transform, provider):
             renderer.line(note, style="dim")
 

@@ -14,6 +14,7 @@ from agcore.agent import (
     DEFAULT_SAFETY_RULES,
     DEFAULT_TOOL_RULES,
     AgentBuilder,
+    Capability,
     ConfigError,
     ConversationSession,
     RuntimeBundle,
@@ -108,15 +109,18 @@ def build_bundle(
     backend: str = "loop",
     config: dict[str, Any] | None = None,
     skills: Skills | None = None,
+    capabilities: tuple[Capability, ...] = (),
 ) -> RuntimeBundle:
     """The runtime bundle: ``provider``, the workspace tools (and ``load_skill`` when there are
     ``skills`` to load on demand), ``plugins``, (if asked) the plugins of the ``agcore`` entry-point
-    group, and ``config`` changes to ``AgentConfig``; long tool outputs are cut to keyword windows.
+    group, ``config`` changes to ``AgentConfig`` and ``capabilities`` (acceptance checks); long tool
+    outputs are cut to keyword windows.
     An invalid plugin is a configuration error (exit 3)."""
     builder = AgentBuilder().provider(provider).tools(workspace.tools())
     if skills is not None and skills.on_demand:
         builder.tools(skills.tool())
     builder.plugins(*plugins, entry_points=entry_point_plugins).backend(backend)
+    builder.capabilities(*capabilities)
     if config:
         builder.config(**config)
     try:

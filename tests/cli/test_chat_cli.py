@@ -32,7 +32,7 @@ def test_text_typed_during_a_turn_steers_it(tmp_path: Path, spawn_cli: SpawnCli)
     child.expect("Thinking about it...")
     child.expect("↪ steered: use tabs")
     child.expect("Using tabs as you asked.")
-    child.expect(r"✓ done · 3 model calls")
+    child.expect(r"✓ done \(unchecked\) · 3 model calls")
     child.expect(PROMPT)
     child.sendeof()
     assert finish(child) == 0

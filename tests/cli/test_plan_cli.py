@@ -49,7 +49,7 @@ def test_plan_run_shows_progress_a_final_table_and_writes_files(tmp_path: Path, 
     child.expect("plan status")
     child.expect(r"│ write\s+│ Write hello.txt with a greeting\s+│ done\s+│\s+1 │ hello.txt written.")
     child.expect(r"│ check\s+│ Show the file's content\s+│ done\s+│\s+1 │ It says hi there.")
-    child.expect(r"2/2 steps done · 4 model calls")
+    child.expect(r"2/2 steps done \(unchecked\) · 4 model calls")
     assert finish(child) == 0
     assert (tmp_path / "hello.txt").read_text() == "hi there"
 

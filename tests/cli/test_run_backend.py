@@ -22,7 +22,7 @@ def test_run_on_langgraph_asks_writes_and_summarises(tmp_path: Path, spawn_cli: 
     child.sendline("y")
     child.expect("✓ Created 'notes.txt'")
     child.expect("Wrote notes.txt.")
-    child.expect(r"✓ done · 2 model calls")
+    child.expect(r"✓ done \(unchecked\) · 2 model calls")
     assert finish(child) == 0
     assert (tmp_path / "notes.txt").read_text() == "hello from the graph"
 

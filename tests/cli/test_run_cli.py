@@ -25,7 +25,7 @@ def test_answering_yes_writes_the_file_and_shows_the_summary(tmp_path: Path, spa
     child.sendline("y")
     child.expect("✓ Created 'notes.txt'")
     child.expect("Wrote notes.txt.")
-    child.expect(r"✓ done · 2 model calls · [\d,]+ in / [\d,]+ out tokens · cost unknown")
+    child.expect(r"✓ done \(unchecked\) · 2 model calls · [\d,]+ in / [\d,]+ out tokens · cost unknown")
     assert finish(child) == 0
     assert (tmp_path / "notes.txt").read_text() == "hello from the agent"
 

@@ -193,7 +193,7 @@ def test_cli_task_done_for_real_is_achieved_with_its_counts(tmp_path: Path) -> N
     assert result.achieved, result.reason
     assert (result.claimed, result.exit_code, result.model_calls, result.tool_calls) == (True, 0, 2, 1)
     assert not result.false_success
-    assert result.detail.startswith("✓ done · 2 model calls ·")
+    assert result.detail.startswith("✓ done (unchecked) · 2 model calls ·")
 
 
 def test_cli_task_claimed_but_not_done_is_a_false_success(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ A plan comes from the model (``JsonPlanParser``) or from outside: ``Plan.load("p
 ``Plan.from_json(text)``, ``Plan.from_yaml(text)``, ``Plan.from_dict(data)``. The data is either
 ``{"id": ..., "goal": ..., "steps": [...]}`` or a bare list of steps; a step is an object
 (``id``, ``description``, ``tool_hints``, ``depends_on``, ``agent`` (a sub-agent to delegate it to),
+``check`` (commands that must pass before it counts as done; the plan may have its own ``check``),
 and for a plan saved mid-run ``status``, ``attempts``, ``result``, ``error``, ``skip_reason``) or
 just its description as a string.
 Step ids default to their position ("1", "2", ...); numeric ids are read as strings.
@@ -23,7 +24,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agcore._clock import new_id
 from agcore.agent._errors import AgentError, PlanParseError
@@ -50,6 +59,9 @@ class StepError(BaseModel):
     message: str
     type: str = "AgentError"
     recoverable: bool = False
+    #: The acceptance check that failed the step, and how (``exit 1``): ``type`` is ``ChecksFailed``.
+    check: str | None = None
+    check_status: str | None = None
 
     @classmethod
     def from_error(cls, error: AgentError) -> StepError:
@@ -82,6 +94,14 @@ class Step(BaseModel):
     #: The validated answer of a completed step with an ``output_type``, as JSON data (saved with the
     #: plan; ``DefaultTaskAgent.step_output`` gives it back typed).
     output: Any = None
+    #: Commands that must pass (exit 0) before the step counts as done: a plan file's ``check:`` (a
+    #: command or a list). They run when the step's agent says it is done (docs/checks.md).
+    checks: list[str] = Field(default_factory=list, validation_alias=AliasChoices("check", "checks"))
+
+    @field_validator("checks", mode="before")
+    @classmethod
+    def _check_list(cls, value: Any) -> Any:
+        return _command_list(value)
 
     @field_validator("id", mode="before")
     @classmethod
@@ -164,6 +184,14 @@ class Plan(BaseModel):
     goal: str = ""
     steps: list[Step] = Field(min_length=1)
     warnings: list[str] = Field(default_factory=list)
+    #: Commands that must pass once the last step is done: a plan file's ``check:`` (a command or a
+    #: list). They run, after that step's own, when its agent says it is done (docs/checks.md).
+    checks: list[str] = Field(default_factory=list, validation_alias=AliasChoices("check", "checks"))
+
+    @field_validator("checks", mode="before")
+    @classmethod
+    def _check_list(cls, value: Any) -> Any:
+        return _command_list(value)
 
     @model_validator(mode="after")
     def _steps_fit_together(self) -> Self:
@@ -292,6 +320,12 @@ class Plan(BaseModel):
         """Every step is completed."""
         return all(s.done for s in self.steps)
 
+    def checks_for(self, step: Step) -> list[str]:
+        """The checks ``step``'s turn must pass: its own, then the plan's when it is the last step to
+        run (every other step is completed)."""
+        last = all(other.done for other in self.steps if other is not step)
+        return [*step.checks, *(self.checks if last else [])]
+
     def check(self) -> None:
         """Raise ``PlanParseError`` if the steps no longer fit together (e.g. after editing them)."""
         problem = structure_problem(self.steps)
@@ -300,6 +334,15 @@ class Plan(BaseModel):
 
 
 _FINAL = (StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SKIPPED)
+
+
+def _command_list(value: Any) -> Any:
+    """``check:`` as a list of command lines: one command alone is a list of one; none is refused."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and any(isinstance(c, str) and not c.strip() for c in value):
+        raise ValueError("a check is an empty command; give the command line to run, e.g. 'pytest -q'")
+    return value
 
 
 def _step_data(raw: Any, index: int) -> Any:
@@ -366,7 +409,8 @@ def _describe(exc: ValidationError, body: Mapping[str, Any]) -> list[str]:
                     where += f" ({description[:57]!r})"
             field = ".".join(str(part) for part in loc[2:])
             if error["type"] == "extra_forbidden":
-                message = "is not a step field (the fields are: " + ", ".join(Step.model_fields) + ")"
+                fields = ("check" if name == "checks" else name for name in Step.model_fields)
+                message = "is not a step field (the fields are: " + ", ".join(fields) + ")"
             elif error["type"] == "missing":
                 message = "is missing"
             elif field == "" and error["type"] in ("model_type", "model_attributes_type"):
@@ -375,7 +419,7 @@ def _describe(exc: ValidationError, body: Mapping[str, Any]) -> list[str]:
         else:
             field = ".".join(str(part) for part in loc)
             if error["type"] == "extra_forbidden":
-                message = "is not a plan field (the fields are: id, goal, steps)"
+                message = "is not a plan field (the fields are: id, goal, steps, check)"
             elif field == "steps" and error["type"] == "too_short":
                 message = "the plan has no steps; give at least one"
             out.append(f"{field + ': ' if field else ''}{message}")

@@ -45,8 +45,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agcore.agent._agent import Agent, BasicAgent
 from agcore.agent._errors import PlanParseError
+from agcore.agent.checks import checks_for_turn
 from agcore.agent.output._output import StructuredOutput, resolve_output
 from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
+from agcore.agent.plans._plan_checks import check_plan_checks, step_error
 from agcore.agent.plans._plan_drafting import (
     DEFAULT_PLAN_PROMPT,
     DEFAULT_REASK_PROMPT,
@@ -240,6 +242,7 @@ class DefaultTaskAgent:
         update = on_update if on_update is not None else self.on_update
         plan.check()
         self._check_output_types(plan)
+        check_plan_checks(session, plan)
         for step in plan.steps:
             if not step.done:
                 step.reset()
@@ -280,6 +283,7 @@ class DefaultTaskAgent:
         step.output = None
         prompt = self.step_input(plan, step)
         output = self._step_output_type(step, plan)
+        checks = plan.checks_for(step)
         if step.agent is not None:  # a typed step types the sub-agent's turn (else its own type does)
             from agcore.agent.subagents._subagent_step import run_delegated_step
 
@@ -287,14 +291,15 @@ class DefaultTaskAgent:
             if result is None:
                 return
         else:
-            if output is None and resolve_output(None, session.agent) is None:
-                result = await session.submit_turn(prompt)
-            else:  # an untyped step stays untyped whatever the session's agent types its turns as
-                result = await session.submit_turn(prompt, output_type=output or str)
+            with checks_for_turn(session, checks):
+                if output is None and resolve_output(None, session.agent) is None:
+                    result = await session.submit_turn(prompt)
+                else:  # an untyped step stays untyped whatever the session's agent types its turns as
+                    result = await session.submit_turn(prompt, output_type=output or str)
         if result.stop != "done" or result.error is not None:
             step.fail(_turn_error(result))
             return
-        if self.verifier is not None:
+        if self.verifier is not None and not checks:  # the checks, where given, verified the step
             tools = [t.name for t in session.agent.tool_definitions(session.bundle)]
             problem = await self.verifier.verify(step, result, prompt=prompt, tools=tools)
             if problem is not None:
@@ -405,7 +410,7 @@ def _next_step(plan: Plan) -> Step | None:
 
 def _turn_error(result: TurnResult) -> StepError:
     if result.error is not None:
-        return StepError.from_error(result.error)
+        return step_error(result.error)
     if result.stop == "client_tools":
         names = ", ".join(c.name for c in result.pending_tool_calls)
         message = (f"The step's turn paused for client tools ({names}), which a plan cannot run: "

@@ -12,6 +12,7 @@ registry = ToolRegistry(workspace.tools(include=["read_file", "grep", "list_dir"
 
 from __future__ import annotations
 
+from agcore.tools.workspace._command_result import CommandResult
 from agcore.tools.workspace._environment import (
     DEFAULT_ENV_ALLOW,
     SECRET_ENV_PATTERNS,
@@ -21,6 +22,7 @@ from agcore.tools.workspace._files import SKIP_DIRS
 from agcore.tools.workspace._workspace import TOOL_NAMES, Workspace, workspace_tools
 
 __all__ = [
+    "CommandResult",
     "DEFAULT_ENV_ALLOW",
     "SECRET_ENV_PATTERNS",
     "SKIP_DIRS",

@@ -40,6 +40,7 @@ from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import BwrapSandbox
 from agcore.tools._shell_syntax import ShellSyntaxError, SimpleCommand, Word, parse_script
+from agcore.tools.workspace._command_result import CommandResult
 from agcore.tools.workspace._fd_paths import open_redirection
 from agcore.tools.workspace._leftovers import TAG_VARIABLE, kill_tagged
 
@@ -165,15 +166,6 @@ class _Capped:
         limit = self.head_limit + self.tail_limit
         note = f"[... {omitted:,} bytes omitted: output is capped at {limit:,} bytes per stream ...]"
         return f"{head}\n{note}\n{tail}"
-
-
-@dataclass(slots=True)
-class CommandResult:
-    exit_code: int | None  # None: timed out
-    stdout: str
-    stderr: str
-    cwd: str  # root-relative, after any "cd"
-    timed_out: bool = False
 
 
 @dataclass(slots=True)

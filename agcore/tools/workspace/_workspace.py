@@ -39,7 +39,7 @@ from agcore.tools._sandbox_view import SandboxView
 from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
-from agcore.tools.workspace._command import plan_command, run_plan
+from agcore.tools.workspace._command import CommandResult, plan_command, run_plan
 from agcore.tools.workspace._edit import describe_edit, plan_edit
 from agcore.tools.workspace._environment import (
     CommandEnvironment,
@@ -375,6 +375,21 @@ class Workspace:
             timeout: Seconds before the command is killed. Default: the workspace's setting.
             cwd: Working directory relative to the workspace root.
         """
+        return (await self.execute(command, timeout=timeout, cwd=cwd)).report()
+
+    async def execute(
+        self,
+        command: str | list[str],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109  (enforced inside, with the output kept)
+        cwd: str = ".",
+        confirmed: bool | None = None,
+    ) -> CommandResult:
+        """``run_command`` as data: the same guard, sandbox, timeout and output caps, the result a
+        ``CommandResult`` (``exit_code`` None when it timed out). ``confirmed`` tells the guard whether
+        the user approved the command (default: ``confirm_commands``, as for the model's calls);
+        acceptance checks, which the user wrote, pass True. Raises ``ToolError``/``ToolDenied`` for a
+        command it will not run."""
         limit = self.command_timeout if timeout is None else timeout
         if not 0 < limit <= self.max_command_timeout:
             raise ToolError(
@@ -387,8 +402,9 @@ class Workspace:
             raise ToolError("the command is empty; give the program to run and its arguments")
         try:
             self.command_guard.check(
-                command, cwd=directory, confirmed=self.confirm_commands, read_files=not self.sandboxed
-            )
+                command, cwd=directory, read_files=not self.sandboxed,
+                confirmed=self.confirm_commands if confirmed is None else confirmed,
+            )  # fmt: skip
         except OSError as exc:  # a path the guard resolved changed under it (a racing command)
             raise ToolError(
                 f"a path in the command changed while it was being checked ({exc.strerror}: "
@@ -419,28 +435,12 @@ class Workspace:
             masked_sockets=sockets,
             private_home=self.private_home(),
         )
-        shown = command if isinstance(command, str) else shlex.join(command)
-        where = "" if cwd in (".", "") else f" (in {self.path_guard.relative(directory)})"
-        if result.timed_out:
-            killed = (
-                "the command and every process it started were killed"
-                if sandbox is not None
-                else "its process group and every process carrying its tag were killed (guard-only mode)"
-            )
-            status = f"timed out after {limit:g}s; {killed}. Output so far:"
-        else:
-            status = f"exit code: {result.exit_code}"
-        parts = [f"$ {shown}{where}", status]
-        parts.append("stdout:\n" + result.stdout.rstrip("\n") if result.stdout else "stdout: (empty)")
-        parts.append("stderr:\n" + result.stderr.rstrip("\n") if result.stderr else "stderr: (empty)")
-        undone = await anyio.to_thread.run_sync(traps.undo_traps)
-        if undone:
-            parts.append(
-                "refused: the command planted git metadata that the user's own git would run outside the "
-                "sandbox, and it was undone:\n" + "\n".join(f"  - {note}" for note in undone) + "\n"
-                "Change the repository with git commands (git add, git commit), not by writing into .git."
-            )
-        return "\n".join(parts)
+        result.command = command if isinstance(command, str) else shlex.join(command)
+        result.cwd_shown = "" if cwd in (".", "") else self.path_guard.relative(directory)
+        result.time_limit = limit
+        result.sandboxed = sandbox is not None
+        result.undone_traps = await anyio.to_thread.run_sync(traps.undo_traps)
+        return result
 
 
 def workspace_tools(root: str | os.PathLike[str], **options: Any) -> list[Tool]:

@@ -1,0 +1,59 @@
+"""Acceptance checks: commands (``pytest -q``) that must pass before a turn's "done" counts.
+
+```python
+from agcore.agent import AgentBuilder
+from agcore.agent.checks import AcceptanceChecks, check_report
+
+bundle = AgentBuilder().model(...).tools(workspace.tools()).capabilities(
+    AcceptanceChecks(workspace, ["pytest -q"], rounds=3)
+).build()
+```
+
+All of it is also importable from ``agcore.agent``; loaded on first use. docs/checks.md says more."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agcore._lazy import lazy_dir, lazy_getattr
+
+if TYPE_CHECKING:
+    from agcore.agent.checks._acceptance import AcceptanceChecks, checks_for_turn, turn_checks
+    from agcore.agent.checks._check_report import (
+        CHECKS_KEY,
+        CheckOutcome,
+        CheckReport,
+        ChecksFailed,
+        check_report,
+    )
+
+#: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
+EXPORTS = {
+    "AcceptanceChecks": "agcore.agent.checks._acceptance",
+    "checks_for_turn": "agcore.agent.checks._acceptance",
+    "turn_checks": "agcore.agent.checks._acceptance",
+    "CHECKS_KEY": "agcore.agent.checks._check_report",
+    "CheckOutcome": "agcore.agent.checks._check_report",
+    "CheckReport": "agcore.agent.checks._check_report",
+    "ChecksFailed": "agcore.agent.checks._check_report",
+    "check_report": "agcore.agent.checks._check_report",
+}
+
+__all__ = [
+    "CHECKS_KEY",
+    "AcceptanceChecks",
+    "CheckOutcome",
+    "CheckReport",
+    "ChecksFailed",
+    "check_report",
+    "checks_for_turn",
+    "turn_checks",
+]
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_getattr(__name__, EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return lazy_dir(__name__, EXPORTS)

@@ -1,0 +1,149 @@
+"""``AcceptanceChecks``: work that is checked, not claimed (aider's ``--test-cmd``/``--auto-test``).
+
+When the model answers without calls (``before_finish``), each check command runs in the workspace's
+command sandbox (``Workspace.execute``: the guard, bubblewrap, the timeout and the output caps of
+``run_command``). All pass: the answer is accepted. One fails: the model reads the command, its exit
+status and the end of its output, and is asked again; after ``rounds`` such rounds the turn ends
+failed with ``ChecksFailed``. Each check reports ``CheckStarted``/``CheckFinished`` events, and the
+turn's ``CheckReport`` is kept under ``CHECKS_KEY`` (``check_report(result)``).
+
+The commands are the capability's own (every turn of the bundle's sessions) plus the running turn's
+(``session.state.app_state[CHECKS_KEY]``, which ``checks_for_turn`` sets: how a plan step's
+``check:`` reaches the turn that runs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from agcore._clock import monotonic
+from agcore.agent._events import CheckFinished, CheckStarted
+from agcore.agent._messages import ContextNote
+from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
+from agcore.agent.checks._check_report import CHECKS_KEY, CheckOutcome, CheckReport, ChecksFailed
+from agcore.tools import ToolError
+
+if TYPE_CHECKING:
+    from agcore.agent.session_like import SessionLike
+    from agcore.tools.workspace import Workspace
+
+__all__ = ["AcceptanceChecks", "checks_for_turn", "turn_checks"]
+
+#: How much of a failing check's output the model reads (its end: where a test run's verdict is).
+DEFAULT_OUTPUT_CHARS = 4_000
+
+
+class AcceptanceChecks(Capability):
+    """Run ``commands`` in ``workspace`` whenever the model says it is done (answers without calls),
+    through ``Workspace.execute``: the guard, the sandbox, the timeout and the output caps of
+    ``run_command``. All pass: the answer stands. One fails: the model reads its command, exit status
+    and output's end, and is asked again; still failing after ``rounds`` such rounds, the turn ends
+    failed with ``ChecksFailed``. ``CheckStarted``/``CheckFinished`` events report each check, and
+    ``check_report(result)`` reads the turn's results. A turn's own checks (``checks_for_turn``) run
+    after these. docs/checks.md has more.
+
+    ``rounds``: how many times the model is asked to fix a failing check before the turn fails (0:
+    fail at once). ``timeout``: seconds per check (default: the workspace's ``command_timeout``).
+    ``output_chars``: how much of a failing check's output (its end) the model and the events get."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        commands: Sequence[str] = (),
+        *,
+        rounds: int = 3,
+        timeout: float | None = None,
+        output_chars: int = DEFAULT_OUTPUT_CHARS,
+    ) -> None:
+        if isinstance(commands, str):
+            raise TypeError(
+                f"commands is a list of command lines: AcceptanceChecks(workspace, [{commands!r}])"
+            )
+        if rounds < 0:
+            raise ValueError(f"rounds must be 0 or more, got {rounds}")
+        empty = [c for c in commands if not c.strip()]
+        if empty:
+            raise ValueError("a check command is empty; give the command line to run, e.g. 'pytest -q'")
+        self.workspace = workspace
+        self.commands = tuple(commands)
+        self.rounds = rounds
+        self.timeout = timeout
+        self.output_chars = output_chars
+
+    def __repr__(self) -> str:
+        return f"AcceptanceChecks({list(self.commands)!r}, rounds={self.rounds})"
+
+    async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
+        commands = (*self.commands, *turn_checks(steps.session))
+        if not commands:
+            return None
+        state: dict[str, Any] = steps.turn.capabilities.setdefault(CHECKS_KEY, {"rounds": 0})
+        state["rounds"] = round_ = int(state.get("rounds", 0)) + 1
+        outcomes: list[CheckOutcome] = []
+        for command in commands:
+            outcome = await self._run(steps, command, round_)
+            outcomes.append(outcome)
+            if not outcome.passed:  # the model fixes one failure at a time; the rest run next round
+                break
+        report = CheckReport(round_, outcomes)
+        state["outcomes"] = report.to_json()["outcomes"]
+        failure = report.failure
+        if failure is None:
+            return None
+        asked = round_ - 1
+        if failure.not_run or asked >= self.rounds:
+            return Finish("error", ChecksFailed(failure, rounds=asked))
+        await steps.record(ContextNote(text=self._fix_request(failure, asked + 1)))
+        return CallModel()
+
+    async def _run(self, steps: TurnView, command: str, round_: int) -> CheckOutcome:
+        steps.emit(CheckStarted(command=command, round=round_))
+        started = monotonic()
+        try:
+            result = await self.workspace.execute(command, timeout=self.timeout, confirmed=True)
+        except ToolError as exc:  # refused by the guard, unreadable, a bad timeout: not the model's to fix
+            outcome = CheckOutcome(command, False, f"not run: {exc}", round=round_, not_run=True)
+        else:
+            outcome = CheckOutcome(
+                command, result.passed, result.status, result.exit_code,
+                result.output_tail(self.output_chars), round_,
+            )  # fmt: skip
+        steps.emit(CheckFinished(
+            command=command, round=round_, passed=outcome.passed, status=outcome.status,
+            exit_code=outcome.exit_code, output=outcome.output, duration=monotonic() - started,
+        ))  # fmt: skip
+        return outcome
+
+    def _fix_request(self, failure: CheckOutcome, round_: int) -> str:
+        output = failure.output or "(it printed nothing)"
+        return (
+            f"You said you were done, but the acceptance check `{failure.command}` failed "
+            f"({failure.status}), so the task is not done yet. The end of its output:\n{output}\n\n"
+            "Find the cause (read the files involved), fix it with the tools, then say you are done; "
+            f"the check runs again then (round {round_} of {self.rounds})."
+        )
+
+
+def turn_checks(session: SessionLike) -> list[str]:
+    """The checks the session's running turn must pass besides the capability's own."""
+    value = session.state.app_state.get(CHECKS_KEY)
+    return [str(c) for c in value] if isinstance(value, list) else []
+
+
+@contextmanager
+def checks_for_turn(session: SessionLike, commands: Sequence[str]) -> Iterator[None]:
+    """Add ``commands`` to the checks of the turns run inside the block (a plan step's ``check:``);
+    they run through the bundle's ``AcceptanceChecks``, which must be there."""
+    state = session.state.app_state
+    before = state.get(CHECKS_KEY)
+    if commands:
+        state[CHECKS_KEY] = list(commands)
+    try:
+        yield
+    finally:
+        if before is None:
+            state.pop(CHECKS_KEY, None)
+        else:
+            state[CHECKS_KEY] = before
