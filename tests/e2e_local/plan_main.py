@@ -68,14 +68,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         config["text_mode_tools"] = {"on": True, "off": False}.get(args.text_tools, args.text_tools)
     if args.constrained_calls:
         config["constrained_calls"] = args.constrained_calls
-    bundle = AgentBuilder().provider(provider).tools(space.tools()).plugins(tools).config(**config).build()
-    agent = DefaultTaskAgent("agcore-e2e", prompt)
-    session = AgentSession(agent, bundle=bundle)
+    builder = AgentBuilder().provider(provider).tools(space.tools()).plugins(tools).config(**config)
     plan = Plan.load(args.plan)
     report: dict[str, Any] = {"timed_out": False, "error": None, "checked": False}
-    if args.check and "check" in type(plan).model_fields:  # a kernel with plan checks (issue 26.1)
-        plan = Plan.model_validate({**plan.model_dump(), "check": list(args.check)})
+    if args.check and "checks" in type(plan).model_fields:  # a kernel with plan checks (issue 26.1)
+        from agcore.agent.checks import AcceptanceChecks
+
+        plan = Plan.model_validate({**plan.model_dump(), "checks": list(args.check)})
+        builder = builder.capabilities(AcceptanceChecks(space))
         report["checked"] = True
+    agent = DefaultTaskAgent("agcore-e2e", prompt)
+    session = AgentSession(agent, bundle=builder.build())
     try:
         with anyio.move_on_after(args.timeout) as scope:
             plan = await agent.execute_plan(session, plan)

@@ -178,11 +178,12 @@ def _serve(replies: list[str | tuple[str, dict[str, Any]]], delay: float = 0.0) 
 
 
 def _run(task: Task, server: _ScriptedServer, tmp_path: Path, timeout: float = 60,
-         text_tools: str | None = None) -> TaskResult:
+         text_tools: str | None = None, checked: bool = False) -> TaskResult:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     return run_task(task, workspace, base_url=server.base_url, model="tiny-local", timeout=timeout,
-                    max_turns=12, context=8192, logs=tmp_path / "logs", text_tools=text_tools)
+                    max_turns=12, context=8192, logs=tmp_path / "logs", text_tools=text_tools,
+                    checked=checked)
 
 
 def test_cli_task_done_for_real_is_achieved_with_its_counts(tmp_path: Path) -> None:
@@ -204,6 +205,31 @@ def test_cli_task_claimed_but_not_done_is_a_false_success(tmp_path: Path) -> Non
     assert result.claimed
     assert result.false_success
     assert (result.model_calls, result.tool_calls) == (1, 0)
+
+
+def test_checked_cli_task_claimed_but_not_done_fails_on_its_check(tmp_path: Path) -> None:
+    with _serve(["I created hello.txt with the text you asked for."]) as server:
+        result = _run(_BY_NAME["create-file"], server, tmp_path, checked=True)
+    assert result.checked
+    assert not result.achieved
+    assert not result.claimed  # the check failed: agcore said failed, not done
+    assert not result.false_success
+    assert "check" in result.detail
+    assert result.model_calls is not None
+    assert result.model_calls > 1  # asked to fix the failing check
+
+
+def test_checked_plan_task_passes_its_check_when_done(tmp_path: Path) -> None:
+    task = _BY_NAME["plan-notes"]
+    notes = 'SERVICE_NAME = "billing"\nRELEASE_CODENAME = "heliotrope-5731"\nRETRY_LIMIT = 4\n'
+    replies: list[str | tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "settings.py"}), "settings.py defines three settings.",
+        ("write_file", {"path": "NOTES.md", "content": notes}), "Wrote NOTES.md."]
+    with _serve(replies) as server:
+        result = _run(task, server, tmp_path, checked=True)
+    assert result.checked
+    assert result.achieved, result.reason
+    assert result.claimed
 
 
 def test_plan_task_runs_execute_plan_and_is_judged_by_the_workspace(tmp_path: Path) -> None:
