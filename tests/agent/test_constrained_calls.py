@@ -16,6 +16,9 @@ import pytest
 import respx
 
 from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, TextDelta
+from agcore.agent.textcalls._answer_stream import AnswerTextFilter
+from agcore.agent.textcalls._reply_shape import answer_of
+from agcore.agent.textcalls._text_stream import CallTextFilter
 from agcore.llm import detect_local_server, forget_local_servers
 from agcore.llm.providers.ollama import OllamaProvider
 from agcore.llm.providers.openai import OpenAIProvider
@@ -189,3 +192,27 @@ async def test_streaming_shows_the_answer_text_never_the_json(tmp_path: Path) ->
     assert session.last_result is not None
     assert session.last_result.text == shown
     assert all(is_reply_shape(body) for body in server.bodies)
+
+
+def _filtered(chunks: list[str]) -> list[str]:
+    shown = AnswerTextFilter(CallTextFilter({"read_file"}, lone_results=True))
+    return [*(shown.feed(c) for c in chunks), shown.flush()]
+
+
+def test_the_answer_streams_as_text_with_escapes_cut_anywhere() -> None:
+    chunks = ["{", '"ans', 'wer": "Caf', "\\u00", 'e9 \\"ok\\"\\', "nnext", '"}']
+    assert "".join(_filtered(chunks)) == 'Café "ok"\nnext'
+    assert _filtered(chunks)[:3] == ["", "", "Caf"]  # shown as it comes, not at the end
+
+
+def test_calls_stream_nothing_and_plain_text_goes_to_the_text_mode_filter() -> None:
+    assert "".join(_filtered(['{"tool_', 'calls": [{"name": "read_file", "arguments": {}}]}'])) == ""
+    plain = 'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}}\n</tool_call>'
+    assert "".join(_filtered([plain[:9], plain[9:]])).strip() == "Let me look."
+
+
+def test_an_answer_cut_off_by_the_token_cap_is_read_as_far_as_it_came() -> None:
+    assert answer_of('{"answer": "The codename is helio') == "The codename is helio"
+    assert answer_of('{"answer": "x\\u00') == "x"
+    assert answer_of('{"tool_calls": [') is None
+    assert answer_of("plain text") is None

@@ -5,41 +5,15 @@ the text-mode filter it wraps, unchanged."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from agcore.agent.capability import TextFilter
+from agcore.agent.textcalls._reply_shape import ANSWER_OPENING, decoded_prefix
 
 __all__ = ["AnswerTextFilter"]
 
-_ANSWER_OPENING = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
 # The first key as far as it has come (a key that can still become "answer" waits).
 _KEY_OPENING = re.compile(r'\s*\{\s*"?([^"]*)')
-
-
-def _decoded_prefix(body: str) -> str:
-    """The JSON string body ``body`` (after its opening quote) decoded up to its closing quote, or,
-    while it is still coming, up to the last complete character (an escape cut in two waits)."""
-    end = 0
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == '"':
-            end = i
-            break
-        if ch == "\\":
-            width = 6 if body[i + 1 : i + 2] == "u" else 2
-            if i + width > len(body):
-                break
-            i += width
-        else:
-            i += 1
-        end = i
-    try:
-        decoded: str = json.loads(f'"{body[:end]}"')
-    except ValueError:  # a surrogate pair cut in two: wait for its second half
-        decoded = json.loads(f'"{body[:max(0, end - 6)]}"') if end >= 6 else ""
-    return decoded
 
 
 class AnswerTextFilter:
@@ -77,8 +51,8 @@ class AnswerTextFilter:
                 return self._plain(self._text)
         if self._mode != "answer":
             return ""
-        opening = _ANSWER_OPENING.match(self._text)
-        decoded = _decoded_prefix(self._text[opening.end() :]) if opening else ""
+        opening = ANSWER_OPENING.match(self._text)
+        decoded = decoded_prefix(self._text[opening.end() :]) if opening else ""
         new = decoded[len(self._shown) :]
         self._shown = decoded
         return new
@@ -95,7 +69,7 @@ class AnswerTextFilter:
             return "plain" if final else None
         if not stripped.startswith("{"):
             return "plain"
-        if _ANSWER_OPENING.match(self._text):
+        if ANSWER_OPENING.match(self._text):
             return "answer"
         key = _KEY_OPENING.match(self._text)
         name = key.group(1) if key is not None else ""

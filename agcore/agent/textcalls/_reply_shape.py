@@ -30,7 +30,10 @@ from agcore.llm.types import (
     ToolDefinition,
 )
 
-__all__ = ["MAX_CALLS", "REPLY_FORMAT", "answer_of", "is_constrained", "reply_format", "shaped_request"]
+__all__ = [
+    "ANSWER_OPENING", "MAX_CALLS", "REPLY_FORMAT", "answer_of", "decoded_prefix", "is_constrained",
+    "reply_format", "shaped_request",
+]
 
 #: ``ResponseFormat.name`` of the reply shape (how the steps after ``shape_request`` know the call).
 REPLY_FORMAT = "agcore_tool_calls_or_answer"
@@ -55,6 +58,32 @@ contents, counts or outputs.
 Available tools:
 """
 _CALL_TEXT = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.DOTALL)
+#: How an answer reply opens, up to the first character of the answer's text.
+ANSWER_OPENING = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
+
+
+def decoded_prefix(body: str) -> str:
+    """The JSON string body ``body`` (after its opening quote) decoded up to its closing quote, or,
+    while it is still coming (or was cut off), up to its last complete character."""
+    end = 0
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == '"':
+            break
+        if ch == "\\":
+            width = 6 if body[i + 1 : i + 2] == "u" else 2
+            if i + width > len(body):
+                break
+            i += width
+        else:
+            i += 1
+        end = i
+    try:
+        decoded: str = json.loads(f'"{body[:end]}"')
+    except ValueError:  # a surrogate pair cut in two: wait for its second half
+        decoded = json.loads(f'"{body[: max(0, end - 6)]}"') if end >= 6 else ""
+    return decoded
 
 
 def _arguments_schema(tool: ToolDefinition) -> dict[str, Any]:
@@ -132,14 +161,16 @@ def shaped_request(request: LLMRequest) -> LLMRequest:
 
 
 def answer_of(text: str) -> str | None:
-    """The answer's text when ``text`` is an ``{"answer": ...}`` reply; None otherwise."""
+    """The answer's text when ``text`` is an ``{"answer": ...}`` reply (also one cut off by the
+    reply's token cap: the answer as far as it came); None otherwise."""
     stripped = text.strip()
     if not stripped.startswith("{"):
         return None
     try:
         value = json.loads(stripped)
     except ValueError:
-        return None
+        opening = ANSWER_OPENING.match(stripped)
+        return decoded_prefix(stripped[opening.end() :]) if opening else None
     if isinstance(value, dict) and set(value) == {"answer"} and isinstance(value["answer"], str):
         return value["answer"]
     return None
