@@ -269,7 +269,7 @@ def _server(args: argparse.Namespace) -> Any:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with start_llama_server(build_llama_server(), gguf, log=out / "llama-server.log", context=8192, threads=2,
-                            alias=gguf.stem, extra=("--temp", "0", "--seed", "1", "--jinja")) as server:
+                            alias=gguf.stem, extra=("--temp", "0", "--seed", "1")) as server:
         yield server.base_url, server.model
 
 
@@ -299,7 +299,7 @@ def main(argv: list[str]) -> int:
         for framework in args.frameworks.split(","):
             results = [_judge(framework, task, out / "workspace", base_url=base_url, model=model,
                               logs=out / "logs") for task in tasks]
-            meta = {"framework": framework, "model": args.gguf or model, "server": "llama-server --jinja, "
+            meta = {"framework": framework, "model": args.gguf or model, "server": "llama-server (its default --jinja), "
                     "ctx 8192, 2 threads, temperature 0, seed 1", "max model calls": MAX_CALLS,
                     "per-task timeout (s)": TIMEOUT, "reply cap (tokens)": REPLY_CAP}
             markdown = write_results(results, out / framework, title=f"{framework} on the e2e-local tasks",
