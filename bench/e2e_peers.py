@@ -209,7 +209,7 @@ def run_one(framework: str, task: Task, workspace: Path, base_url: str, model: s
 
 
 def _judge(framework: str, task: Task, workspace: Path, *, base_url: str, model: str,
-           logs: Path) -> TaskResult:
+           logs: Path, timeout: float) -> TaskResult:
     shutil.rmtree(workspace, ignore_errors=True)
     workspace.mkdir(parents=True)
     task.setup(workspace)
@@ -223,7 +223,7 @@ def _judge(framework: str, task: Task, workspace: Path, *, base_url: str, model:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=workspace,
                                    start_new_session=True)
         try:
-            process.wait(timeout=TIMEOUT)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             process.kill()
@@ -235,7 +235,7 @@ def _judge(framework: str, task: Task, workspace: Path, *, base_url: str, model:
     check = task.check(workspace, Outcome(0 if report.get("claimed") else 1, report.get("answer", "")))
     reason = check.reason if not check.achieved else ""
     if timed_out and not check.achieved:
-        reason = f"timed out after {TIMEOUT:.0f}s; {reason}"
+        reason = f"timed out after {timeout:.0f}s; {reason}"
     detail = report.get("error") or ("answered" if report.get("claimed") else "no report")
     shutil.copytree(workspace, logs / f"{framework}-{task.name}.workspace", dirs_exist_ok=True)
     claimed = bool(report.get("claimed")) and not timed_out
@@ -283,6 +283,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", default="")
     parser.add_argument("--one", nargs=2, metavar=("FRAMEWORK", "TASK"))
     parser.add_argument("--workspace", default="")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per task (300)")
     args = parser.parse_args(argv)
     by_name = {t.name: t for t in TASKS}
     if args.one:
@@ -298,10 +299,11 @@ def main(argv: list[str]) -> int:
     with _server(args) as (base_url, model):
         for framework in args.frameworks.split(","):
             results = [_judge(framework, task, out / "workspace", base_url=base_url, model=model,
-                              logs=out / "logs") for task in tasks]
-            meta = {"framework": framework, "model": args.gguf or model, "server": "llama-server (its default --jinja), "
-                    "ctx 8192, 2 threads, temperature 0, seed 1", "max model calls": MAX_CALLS,
-                    "per-task timeout (s)": TIMEOUT, "reply cap (tokens)": REPLY_CAP}
+                              logs=out / "logs", timeout=args.timeout) for task in tasks]
+            meta = {"framework": framework, "model": args.gguf or model,
+                    "server": "llama-server (its default --jinja), ctx 8192, 2 threads, temperature 0, seed 1",
+                    "max model calls": MAX_CALLS,
+                    "per-task timeout (s)": args.timeout, "reply cap (tokens)": REPLY_CAP}
             markdown = write_results(results, out / framework, title=f"{framework} on the e2e-local tasks",
                                      meta=meta)
             print(markdown.read_text(encoding="utf-8"), flush=True)
