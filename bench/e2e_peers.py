@@ -301,7 +301,7 @@ def main(argv: list[str]) -> int:
             results = [_judge(framework, task, out / "workspace", base_url=base_url, model=model,
                               logs=out / "logs", timeout=args.timeout) for task in tasks]
             meta = {"framework": framework, "model": args.gguf or model,
-                    "server": "llama-server (its default --jinja), ctx 8192, 2 threads, temperature 0, seed 1",
+                    "server": "llama-server (default --jinja), ctx 8192, 2 threads, temperature 0, seed 1",
                     "max model calls": MAX_CALLS,
                     "per-task timeout (s)": args.timeout, "reply cap (tokens)": REPLY_CAP}
             markdown = write_results(results, out / framework, title=f"{framework} on the e2e-local tasks",
