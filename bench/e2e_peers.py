@@ -268,7 +268,9 @@ def _server(args: argparse.Namespace) -> Any:
     gguf = Path(args.gguf).expanduser()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with start_llama_server(build_llama_server(), gguf, log=out / "llama-server.log", context=8192, threads=2,
+    threads = int(os.environ.get("AGCORE_E2E_THREADS", "2"))  # as the suite: 2 unless told
+    with start_llama_server(build_llama_server(), gguf, log=out / "llama-server.log", context=8192,
+                            threads=threads,
                             alias=gguf.stem, extra=("--temp", "0", "--seed", "1")) as server:
         yield server.base_url, server.model
 
@@ -301,7 +303,8 @@ def main(argv: list[str]) -> int:
             results = [_judge(framework, task, out / "workspace", base_url=base_url, model=model,
                               logs=out / "logs", timeout=args.timeout) for task in tasks]
             meta = {"framework": framework, "model": args.gguf or model,
-                    "server": "llama-server (default --jinja), ctx 8192, 2 threads, temperature 0, seed 1",
+                    "server": "llama-server (default --jinja), ctx 8192, temperature 0, seed 1",
+                    "threads": os.environ.get("AGCORE_E2E_THREADS", "2"),
                     "max model calls": MAX_CALLS,
                     "per-task timeout (s)": args.timeout, "reply cap (tokens)": REPLY_CAP}
             markdown = write_results(results, out / framework, title=f"{framework} on the e2e-local tasks",
