@@ -121,6 +121,10 @@ async def test_calls_and_answer_on_a_recognised_server(flavour: Flavour, tmp_pat
     assistant = next(m for m in second["messages"] if m["role"] == "assistant")
     assert json.loads(assistant["content"]) == json.loads(CALL)
     assert "hello" in json.dumps(second["messages"])
+    # After the results, the reminder asks for the answer in the shape once the task is done.
+    reminder = json.dumps(second["messages"][-1])
+    assert 'If the task is now done, reply {\\"answer\\"' in reminder
+    assert "answer in plain text" not in reminder
 
 
 @pytest.mark.parametrize(("flavour", "refusal"), [("llama.cpp", LLAMA_CPP_BAD_SCHEMA),

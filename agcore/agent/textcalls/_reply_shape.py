@@ -19,6 +19,7 @@ import json
 import re
 from typing import Any
 
+from agcore.agent.textcalls._text_tools import _CONTINUE as TAGS_CONTINUE
 from agcore.agent.textcalls._text_tools import _PROTOCOL as TAGS_PROTOCOL
 from agcore.llm.types import (
     AssistantMessage,
@@ -28,6 +29,7 @@ from agcore.llm.types import (
     ResponseFormat,
     TextBlock,
     ToolDefinition,
+    UserMessage,
 )
 
 __all__ = [
@@ -57,6 +59,14 @@ contents, counts or outputs.
 
 Available tools:
 """
+# After tool results: the text-mode reminder asks for the next call and a "plain text" answer, which
+# a constrained model cannot write; it kept calling (a 1.5B model wrote the same finished write_file
+# until the repetition guard stopped the turn). Here the finished case comes first, in the reply shape.
+_CONTINUE = (
+    'If the task is now done, reply {"answer": "<what you did, in one or two sentences>"}. Otherwise '
+    "write the tool call for the part of the task still to do (for example, writing the file the task "
+    "asks for)."
+)
 _CALL_TEXT = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.DOTALL)
 #: How an answer reply opens, up to the first character of the answer's text.
 ANSWER_OPENING = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
@@ -152,11 +162,22 @@ def _reshaped(message: Message) -> Message:
     return message.model_copy(update={"content": [*others, TextBlock(text=text)]})
 
 
+def _reminded(message: Message) -> Message:
+    if not isinstance(message, UserMessage) or isinstance(message.content, str):
+        return message
+    blocks = [TextBlock(text=b.text.replace(TAGS_CONTINUE, _CONTINUE)) if isinstance(b, TextBlock) else b
+              for b in message.content]
+    return message.model_copy(update={"content": blocks})
+
+
 def shaped_request(request: LLMRequest) -> LLMRequest:
     """A text-mode request (``text_mode_request``'s) that teaches the reply shape: the protocol in the
-    system prompt and the model's earlier replies in that shape."""
+    system prompt, the model's earlier replies in that shape, and the reminder after tool results
+    asking for an answer in it once the task is done."""
     system = request.system.replace(TAGS_PROTOCOL, _PROTOCOL) if request.system else request.system
     messages = [_reshaped(m) for m in request.messages]
+    if messages:
+        messages[-1] = _reminded(messages[-1])
     return request.model_copy(update={"system": system, "messages": messages})
 
 
