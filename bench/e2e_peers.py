@@ -253,7 +253,7 @@ def _ensure_venv() -> Path:
               flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        "-r", str(REQUIREMENTS), "pyyaml"], check=True)
+                        "-r", str(REQUIREMENTS)], check=True)
         stamp.write_text(want)
     return python
 
