@@ -59,13 +59,16 @@ contents, counts or outputs.
 
 Available tools:
 """
-# After tool results: the text-mode reminder asks for the next call and a "plain text" answer, which
-# a constrained model cannot write; it kept calling (a 1.5B model wrote the same finished write_file
-# until the repetition guard stopped the turn). Here the finished case comes first, in the reply shape.
+# After tool results: the text-mode reminder restates the task ("Continue with the task: ...") and
+# asks for the next call, "for example, writing the file the task asks for", and for a "plain text"
+# answer, which a constrained model cannot write: a 1.5B model wrote the same finished write_file
+# until the repetition guard stopped the turn. Here the results come first, then the finished case.
+_TASK_LINE = "Continue with the task: "
+_TASK_LINE_SHAPED = "The task: "
 _CONTINUE = (
-    'If the task is now done, reply {"answer": "<what you did, in one or two sentences>"}. Otherwise '
-    "write the tool call for the part of the task still to do (for example, writing the file the task "
-    "asks for)."
+    "The results above show what your calls did. If they show the task is done, reply "
+    '{"answer": "<what you did, in one or two sentences>"}; do not repeat a call that already '
+    "succeeded. Otherwise write the tool call for the part of the task still to do."
 )
 _CALL_TEXT = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.DOTALL)
 #: How an answer reply opens, up to the first character of the answer's text.
@@ -162,11 +165,16 @@ def _reshaped(message: Message) -> Message:
     return message.model_copy(update={"content": [*others, TextBlock(text=text)]})
 
 
+def _reworded(text: str) -> TextBlock:
+    if TAGS_CONTINUE in text:
+        text = text.replace(TAGS_CONTINUE, _CONTINUE).replace(_TASK_LINE, _TASK_LINE_SHAPED, 1)
+    return TextBlock(text=text)
+
+
 def _reminded(message: Message) -> Message:
     if not isinstance(message, UserMessage) or isinstance(message.content, str):
         return message
-    blocks = [TextBlock(text=b.text.replace(TAGS_CONTINUE, _CONTINUE)) if isinstance(b, TextBlock) else b
-              for b in message.content]
+    blocks = [_reworded(b.text) if isinstance(b, TextBlock) else b for b in message.content]
     return message.model_copy(update={"content": blocks})
 
 
