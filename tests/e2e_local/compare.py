@@ -3,8 +3,9 @@ and on, a peer framework), one row per task, then the totals.
 
     python -m tests.e2e_local.compare "off=.e2e-off/results.json" "on, checked=.e2e-on-ck/results.json"
 
-Each cell says what happened: ``yes`` (achieved), ``no`` (said failed), ``FALSE`` (said done, work not
-there: a false success), ``timeout``; the model calls follow in brackets.
+Each cell says what happened: ``yes`` (achieved; ``yes, said failed`` when agcore ended the task
+failed though the work is there), ``no`` (said failed), ``FALSE`` (said done, work not there: a false
+success), ``timeout``; the model calls follow in brackets.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ __all__ = ["comparison_table", "main"]
 
 def _cell(row: dict[str, Any]) -> str:
     if row["achieved"]:
-        word = "yes"
+        word = "yes" if row["claimed"] else "yes, said failed"
     elif row.get("timed_out"):
         word = "timeout"
     else:
