@@ -16,9 +16,10 @@ these is asked once, not before every call. Cloud vendors are never asked: only 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["LocalServer", "detect_local_server", "forget_local_servers"]
 
@@ -62,6 +63,8 @@ async def detect_local_server(provider: object) -> LocalServer | None:
 
 
 async def _probe(base: str, api_key: str | None) -> LocalServer | None:
+    import httpx  # here, not at the top: `import agcore.llm` stays cheap
+
     root = base.removesuffix("/v1")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     async with httpx.AsyncClient(timeout=_PROBE_SECONDS, headers=headers) as http:
@@ -81,6 +84,8 @@ async def _probe(base: str, api_key: str | None) -> LocalServer | None:
 
 async def _get_json(http: httpx.AsyncClient, url: str) -> dict[str, Any]:
     """``url``'s JSON object, or an empty dict for anything else (an error, HTML, no server)."""
+    import httpx
+
     try:
         response = await http.get(url)
         body = response.json() if response.status_code == 200 else None
