@@ -123,8 +123,8 @@ async def test_calls_and_answer_on_a_recognised_server(flavour: Flavour, tmp_pat
     assert "hello" in json.dumps(second["messages"])
     # After the results, the reminder asks for the answer in the shape once the task is done.
     reminder = json.dumps(second["messages"][-1])
-    assert 'If they show the task is done, reply {\\"answer\\"' in reminder
-    assert "The task: What do the notes say?" in reminder
+    assert 'If the task is now done, reply {\\"answer\\"' in reminder
+    assert "Continue with the task: What do the notes say?" in reminder
     assert "answer in plain text" not in reminder
 
 

@@ -62,13 +62,12 @@ Available tools:
 # After tool results: the text-mode reminder restates the task ("Continue with the task: ...") and
 # asks for the next call, "for example, writing the file the task asks for", and for a "plain text"
 # answer, which a constrained model cannot write: a 1.5B model wrote the same finished write_file
-# until the repetition guard stopped the turn. Here the results come first, then the finished case.
-_TASK_LINE = "Continue with the task: "
-_TASK_LINE_SHAPED = "The task: "
+# until the repetition guard stopped the turn. Here the finished case comes first, in the reply shape,
+# and a call that succeeded is not to be repeated.
 _CONTINUE = (
-    "The results above show what your calls did. If they show the task is done, reply "
-    '{"answer": "<what you did, in one or two sentences>"}; do not repeat a call that already '
-    "succeeded. Otherwise write the tool call for the part of the task still to do."
+    'If the task is now done, reply {"answer": "<what you did, in one or two sentences>"}; do not '
+    "repeat a call that already succeeded. Otherwise write the tool call for the part of the task "
+    "still to do."
 )
 _CALL_TEXT = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.DOTALL)
 #: How an answer reply opens, up to the first character of the answer's text.
@@ -166,9 +165,7 @@ def _reshaped(message: Message) -> Message:
 
 
 def _reworded(text: str) -> TextBlock:
-    if TAGS_CONTINUE in text:
-        text = text.replace(TAGS_CONTINUE, _CONTINUE).replace(_TASK_LINE, _TASK_LINE_SHAPED, 1)
-    return TextBlock(text=text)
+    return TextBlock(text=text.replace(TAGS_CONTINUE, _CONTINUE))
 
 
 def _reminded(message: Message) -> Message:
