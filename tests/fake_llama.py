@@ -2,8 +2,9 @@
 OpenAI-compatible API): real HTTP on 127.0.0.1, answering with the bodies those servers send.
 
 ``FakeLocalServer(flavour=...)`` serves ``GET /v1/models`` (llama.cpp's entries carry ``meta``, vLLM's
-``max_model_len``), ``GET /props`` and ``GET /health`` for llama.cpp, and ``POST /v1/chat/completions``
-from a queue of canned answers (``answer(status, body)``; a reply text becomes a chat completion).
+``max_model_len``), ``GET /props`` and ``GET /health`` for llama.cpp, ``GET /api/version`` for Ollama,
+and ``POST /v1/chat/completions`` from a queue of canned answers (``answer(status, body)``; a reply
+text becomes a chat completion).
 """
 
 from __future__ import annotations
@@ -163,6 +164,8 @@ class FakeLocalServer:
                     self._send(200, fake.props())
                 elif fake.flavour == "llama.cpp" and self.path == "/health":
                     self._send(200, {"status": "ok"})
+                elif fake.flavour == "ollama" and self.path == "/api/version":
+                    self._send(200, {"version": "0.12.3"})
                 else:
                     self._send(404, {"error": {"code": 404, "message": "File Not Found",
                                                "type": "not_found_error"}})

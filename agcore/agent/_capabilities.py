@@ -13,6 +13,7 @@ from agcore.agent._tool_call_cap import ToolCallCap
 from agcore.agent.capability import Capability
 from agcore.agent.output._output_capability import TypedOutput
 from agcore.agent.subagents._subagent_links import SubagentLinks
+from agcore.agent.textcalls._constrained import ConstrainedCalls
 from agcore.agent.textcalls._text_capability import TextModeCalls
 
 if TYPE_CHECKING:
@@ -22,8 +23,8 @@ __all__ = ["BUILTIN_CAPABILITIES", "CapabilityTable", "capabilities_of"]
 
 #: agcore's own features on the steps (stateless: every session of every bundle shares them).
 BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
-    TurnLimits(), TextModeCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(), RunawayGuard(),
-    AnswerRequired(), ToolCallCap(),  # the cap's notice goes on an answer the others accepted
+    TurnLimits(), TextModeCalls(), ConstrainedCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(),
+    RunawayGuard(), AnswerRequired(), ToolCallCap(),  # the cap's notice goes on an answer the others accepted
 )
 
 

@@ -36,6 +36,10 @@ class AgentConfig(BaseModel):
       knows as local) that writes a well-formed call as text has it run, and the session switches
       to text mode; a model the registry lists without tool calling is in text mode from the start.
       ``"on"``: always text mode; ``"off"``: never. ``True``/``False`` are read as ``"on"``/``"off"``;
+    * ``constrained_calls``: text-mode replies constrained while they are decoded to calls to the
+      offered tools or an answer (``agcore.agent.ConstrainedCalls``). ``"auto"`` (the default): on
+      a llama.cpp, vLLM or Ollama server recognised by asking it (never a cloud vendor); ``"on"``:
+      on any server (dropped for good if it refuses); ``"off"``: never;
     * ``streaming``: how model calls are made. ``"auto"`` streams when someone reads the events
       (``stream_turn``) and makes one ``complete()`` call per model turn otherwise (``submit_turn``:
       the same reply for less CPU, since nobody reads the deltas); ``"always"`` streams every call
@@ -68,6 +72,7 @@ class AgentConfig(BaseModel):
     repetition_limit: int = Field(default=3, ge=2)
     repetition_action: Literal["stop", "nudge"] = "nudge"
     text_mode_tools: Literal["auto", "on", "off"] = "auto"
+    constrained_calls: Literal["auto", "on", "off"] = "auto"
     streaming: Literal["auto", "always", "never"] = "auto"
     backend: str = Field(default="loop", min_length=1)
     output_retries: int = Field(default=2, ge=0)

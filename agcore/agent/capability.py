@@ -179,8 +179,9 @@ class Capability:
         """Before each model call: a ``Finish`` ends the turn instead (a limit, a budget)."""
         return None
 
-    def shape_request(self, steps: TurnView, call: ModelCall) -> None:
-        """Shape ``call`` (its request, ``tool_mode``) before the tools offered are fixed."""
+    def shape_request(self, steps: TurnView, call: ModelCall) -> Awaitable[None] | None:
+        """Shape ``call`` (its request, ``tool_mode``) before the tools offered are fixed. May be
+        ``async def`` (to ask the server what it can do first); the steps await it."""
         return None
 
     def encode_request(self, steps: TurnView, call: ModelCall) -> None:

@@ -148,7 +148,9 @@ class TurnSteps(ToolSteps):
         provider, request = await self._request()
         call = ModelCall(provider, request)
         for capability in self.capabilities.shape_request:
-            capability.shape_request(self, call)
+            pending = capability.shape_request(self, call)
+            if pending is not None:  # an async shape_request (one that asks the server something)
+                await pending
         self._note_model(provider)
         call.offered = frozenset(t.name for t in call.request.tools)
         for capability in self.capabilities.encode_request:

@@ -24,6 +24,7 @@ from agcore.cli._options import (
     CheckRounds,
     Checks,
     Compact,
+    ConstrainedCalls,
     ContextWindow,
     EnvAllow,
     FailurePolicyOption,
@@ -109,6 +110,7 @@ def run(
     backend: Annotated[str, typer.Option(
         "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = LOOP_BACKEND,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -163,7 +165,7 @@ def run(
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
                                checks=check or [], check_rounds=check_rounds, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens, max_tool_calls=max_tool_calls, intent=intent)))
+                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls, intent=intent)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -179,6 +181,7 @@ def chat(
     yes: Yes = False,
     plugins: Plugins = True,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -196,7 +199,7 @@ def chat(
     execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens, max_tool_calls=max_tool_calls, intent=intent)))
+                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls, intent=intent)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)
@@ -220,6 +223,7 @@ def plan_run(
     approve_plan: ApprovePlan = False,
     backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -256,7 +260,7 @@ def plan_run(
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens, max_tool_calls=max_tool_calls)))
+                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls)))
 
 
 @plan_app.command("resume", epilog=EXIT_CODES_HELP)
@@ -273,6 +277,7 @@ def plan_resume(
     on_failure: FailurePolicyOption = None,
     backend: PlanBackend = LOOP_BACKEND,
     text_tools: TextTools = None,
+    constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
     temperature: Temperature = None,
     context_window: ContextWindow = None,
@@ -290,7 +295,7 @@ def plan_resume(
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
                                on_failure=policy,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens, max_tool_calls=max_tool_calls)))
+                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls)))
 
 
 def _require_words(value: str, name: str, example: str) -> None:

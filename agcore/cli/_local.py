@@ -1,6 +1,7 @@
-"""The options that make small local models usable from the CLI: ``--text-tools``, ``--max-turns``,
-``--max-tool-calls``, ``--temperature``, ``--context-window``, ``--compact``, ``--max-tokens`` and
-``--intent``, turned into config changes, capabilities and a session's compaction transform.
+"""The options that make small local models usable from the CLI: ``--text-tools``,
+``--constrained-calls``, ``--max-turns``, ``--max-tool-calls``, ``--temperature``,
+``--context-window``, ``--compact``, ``--max-tokens`` and ``--intent``, turned into config changes,
+capabilities and a session's compaction transform.
 
 Compaction is on by default where the window is small (``agcore.context.default_compaction``: under
 32k tokens), which for a model the registry does not know means: when ``--context-window`` says how
@@ -46,6 +47,8 @@ class LocalOptions:
     max_tool_calls: int | None = None
     #: ``--intent``: off, keywords or model (None: off).
     intent: str | None = None
+    #: ``--constrained-calls``: ``AgentConfig.constrained_calls`` (None: the config's default).
+    constrained_calls: str | None = None
     #: The window came from the server, not from --context-window (said on the first lines).
     window_from_server: bool = False
 
@@ -79,6 +82,8 @@ class LocalOptions:
         text_mode = text_tools_setting(self.text_tools)
         if text_mode is not None:
             changes["text_mode_tools"] = text_mode
+        if self.constrained_calls is not None:
+            changes["constrained_calls"] = self.constrained_calls
         if self.max_turns is not None:  # one cap for the user: model calls and tool rounds alike
             changes["max_turns"] = self.max_turns
             changes["max_tool_turns"] = self.max_turns
@@ -101,6 +106,8 @@ class LocalOptions:
         args: list[str] = []
         if self.text_tools is not None:
             args += ["--text-tools", self.text_tools]
+        if self.constrained_calls is not None:
+            args += ["--constrained-calls", self.constrained_calls]
         if self.max_turns is not None:
             args += ["--max-turns", str(self.max_turns)]
         if self.temperature is not None:

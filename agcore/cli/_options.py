@@ -125,6 +125,12 @@ TextTools = Annotated[str | None, typer.Option(
          "(default): native, and text mode from the first call a local or unknown model writes as "
          "text (text mode from the start for a model the registry says has no tool calling).",
 )]
+ConstrainedCalls = Annotated[str | None, typer.Option(
+    "--constrained-calls", metavar="on|off|auto", callback=_text_tools,
+    help="Constrain text-mode replies, while the server decodes them, to calls to the offered tools or "
+         "an answer (a JSON Schema). auto (default): on llama.cpp, vLLM and Ollama servers, recognised "
+         "by asking them; on: on any server (dropped if it refuses); off: never.",
+)]
 MaxTurns = Annotated[int | None, typer.Option(
     "--max-turns", metavar="N", min=1,
     help="At most N model calls (and N tool rounds) per task or plan step (default: 50 calls, 25 rounds).",
@@ -203,12 +209,13 @@ ReadOnly = Annotated[bool, typer.Option(
 
 
 def _local(text_tools: str | None, max_turns: int | None, temperature: float | None,
-           context_window: int | None, compact: bool | None, max_tokens: int | None, *,
-           max_tool_calls: int | None = None, intent: str | None = None) -> LocalOptions:
+           context_window: int | None, compact: bool | None, max_tokens: int | None,
+           constrained_calls: str | None = None, *, max_tool_calls: int | None = None,
+           intent: str | None = None) -> LocalOptions:
     from agcore.cli._local import LocalOptions
 
     return LocalOptions(text_tools=text_tools, max_turns=max_turns, temperature=temperature,
                         context_window=context_window, compact=compact, max_tokens=max_tokens,
-                        max_tool_calls=max_tool_calls, intent=intent)
+                        constrained_calls=constrained_calls, max_tool_calls=max_tool_calls, intent=intent)
 
 

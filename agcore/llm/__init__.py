@@ -13,6 +13,7 @@ from agcore.llm._assembly import StreamAssembler, message_to_events
 from agcore.llm._identifiers import fit_identifier, new_call_id
 from agcore.llm._images import IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, ImageFileError
 from agcore.llm._lenient_json import read_lenient_object
+from agcore.llm._local_server import LocalServer, detect_local_server, forget_local_servers
 from agcore.llm._loop_bound import LoopBound
 from agcore.llm._urls import check_base_url
 from agcore.llm.errors import (
@@ -107,6 +108,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "detect_local_server",
+    "forget_local_servers",
     "CUT_AT_MAX_TOKENS",
     "IMAGE_MEDIA_TYPES",
     "MAX_IMAGE_BYTES",
@@ -126,6 +129,7 @@ __all__ = [
     "LLMError",
     "LoopBound",
     "LLMProvider",
+    "LocalServer",
     "LLMRequest",
     "LLMResponse",
     "Message",

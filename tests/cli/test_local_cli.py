@@ -179,12 +179,45 @@ def test_plan_run_says_when_the_model_switches_to_text_mode(
     llama.answer(200, '```json\n{"name": "list_dir", "arguments": {"path": "."}}\n```')
     llama.answer(200, "The workspace holds main.py.")
     done = invoke("plan", "run", "plan.json", "--base-url", llama.base_url, "--model", MODEL, "--yes",
-                  "--no-plugins", "--max-turns", "5", "--context-window", "4096")
+                  "--no-plugins", "--max-turns", "5", "--context-window", "4096",
+                  "--constrained-calls", "off")
     assert done.exit_code == 0, done.stdout + done.stderr
     out = flat(done.stdout)
     assert f"{MODEL} writes its tool calls as text: text-mode tool calls from now on" in out
     assert out.index("text-mode tool calls from now on") < out.index("▸ list_dir")
     assert "↩ undo" not in out
+
+
+def test_run_on_llama_cpp_constrains_replies_and_shows_the_answer_not_its_json(
+    invoke: Invoke, llama: FakeLocalServer, tmp_path: Path
+) -> None:
+    (tmp_path / "main.py").write_text("print('hello')\n")
+    llama.answer(200, '{"tool_calls": [{"name": "read_file", "arguments": {"path": "main.py"}}]}')
+    llama.answer(200, '{"answer": "main.py prints hello."}')
+    done = invoke("run", "what does main.py print?", "--base-url", llama.base_url, "--model", MODEL, "--yes",
+                  "--no-plugins", "--workspace", str(tmp_path))
+    assert done.exit_code == 0, done.stdout + done.stderr
+    out = flat(done.stdout)
+    assert "main.py prints hello." in out
+    assert '"answer"' not in out
+    assert "tool_calls" not in out
+    assert "▸ read_file" in out
+    first, second = llama.requests
+    assert first["response_format"]["type"] == "json_schema"
+    assert "tools" not in first
+    assert "response_format" in second
+
+
+def test_constrained_calls_off_sends_no_schema(invoke: Invoke, llama: FakeLocalServer) -> None:
+    llama.answer(200, "Hello.")
+    done = invoke("run", "say hello", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins",
+                  "--constrained-calls", "off")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "response_format" not in llama.requests[0]
+    bad = invoke("run", "say hello", "--base-url", llama.base_url, "--model", MODEL,
+                 "--constrained-calls", "yes")
+    assert bad.exit_code != 0
+    assert "choose on, off or auto" in flat(bad.stdout + bad.stderr)
 
 
 @pytest.mark.parametrize("text_tools", ["auto", "on"])

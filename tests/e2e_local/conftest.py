@@ -9,6 +9,10 @@ Skipped unless ``AGCORE_E2E_GGUF`` names a GGUF file. Settings (environment):
   context size, threads and default sampling temperature;
 * ``AGCORE_E2E_TEXT_TOOLS`` (unset): on/off/auto forces agcore's text-mode tool calls (``--text-tools``
   where the CLI has it; ``text_mode_tools`` for the plans); unset keeps agcore's defaults;
+* ``AGCORE_E2E_CONSTRAINED`` (unset): on/off/auto forces agcore's constrained calls
+  (``--constrained-calls``; ``constrained_calls`` for the plans); unset keeps agcore's default;
+* ``AGCORE_E2E_CHECKED`` (unset): 1 passes each task's acceptance check (``--check CMD`` where
+  ``agcore run --help`` lists it; a plan's ``check:`` where plans take one);
 * ``AGCORE_E2E_OUT`` (``.e2e-local/`` in the repository): where results.json, results.md and the logs go.
 """
 
@@ -48,6 +52,17 @@ def text_tools() -> str | None:
     return value or None
 
 
+def constrained() -> str | None:
+    value = os.environ.get("AGCORE_E2E_CONSTRAINED", "").strip().lower()
+    if value and value not in ("on", "off", "auto"):
+        raise pytest.UsageError(f"AGCORE_E2E_CONSTRAINED={value}: choose on, off or auto")
+    return value or None
+
+
+def checked() -> bool:
+    return os.environ.get("AGCORE_E2E_CHECKED", "").strip().lower() in ("1", "yes", "on", "true")
+
+
 def out_dir() -> Path:
     return Path(os.environ.get("AGCORE_E2E_OUT", str(_REPO / ".e2e-local"))).expanduser()
 
@@ -85,13 +100,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     gguf = gguf_path()
     title = f"agcore e2e-local: {gguf.name if gguf else '?'} on llama-server (agcore {_commit()})"
-    flags = cli_flags(setting("MAX_TURNS", 12), setting("CTX", 8192), text_tools())
+    flags = cli_flags(setting("MAX_TURNS", 12), setting("CTX", 8192), text_tools(), constrained())
     meta: dict[str, object] = {
         "model": str(gguf), "agcore": _commit(), "context": setting("CTX", 8192),
         "threads": setting("THREADS", 2), "server temperature": os.environ.get("AGCORE_E2E_TEMP", "0"),
         "per-task timeout (s)": setting("TIMEOUT", 300), "plan max_tool_turns": setting("MAX_TURNS", 12),
         "extra agcore run flags": " ".join(flags) or "(none: this CLI has none of the optional flags)",
         "text-mode tools asked for (AGCORE_E2E_TEXT_TOOLS)": text_tools() or "(agcore's default)",
+        "constrained calls asked for (AGCORE_E2E_CONSTRAINED)": constrained() or "(agcore's default)",
+        "acceptance checks passed (AGCORE_E2E_CHECKED)": checked(),
     }
     markdown = write_results(_RESULTS, out_dir(), title=title, meta=meta)
     terminalreporter.write_sep("=", "local-model e2e results")

@@ -6,7 +6,9 @@ process of its own (so a hung step can be killed), and prints one JSON line with
 The bundle is the one ``agcore plan run`` builds: the workspace tools (writes and commands approved, as
 with ``--yes``), the coding-assistant system prompt, and the default ``AgentConfig`` except a cap of
 ``--max-tool-turns`` tool rounds per step (the CLI's own default is 25) and, with ``--text-tools``,
-``text_mode_tools`` (on: True, off: False, auto: "auto", for a kernel that has the auto mode).
+``text_mode_tools`` (on: True, off: False, auto: "auto", for a kernel that has the auto mode), with
+``--constrained-calls``, ``constrained_calls``, and with ``--check CMD``, the plan's ``check:`` (on a
+kernel whose plans take one; the report says whether it did).
 """
 
 from __future__ import annotations
@@ -64,11 +66,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     config: dict[str, Any] = {"max_tool_turns": args.max_tool_turns}
     if args.text_tools:
         config["text_mode_tools"] = {"on": True, "off": False}.get(args.text_tools, args.text_tools)
-    bundle = AgentBuilder().provider(provider).tools(space.tools()).plugins(tools).config(**config).build()
-    agent = DefaultTaskAgent("agcore-e2e", prompt)
-    session = AgentSession(agent, bundle=bundle)
+    if args.constrained_calls:
+        config["constrained_calls"] = args.constrained_calls
+    builder = AgentBuilder().provider(provider).tools(space.tools()).plugins(tools).config(**config)
     plan = Plan.load(args.plan)
-    report: dict[str, Any] = {"timed_out": False, "error": None}
+    report: dict[str, Any] = {"timed_out": False, "error": None, "checked": False}
+    if args.check and "checks" in type(plan).model_fields:  # a kernel with plan checks (issue 26.1)
+        from agcore.agent.checks import AcceptanceChecks
+
+        plan = Plan.model_validate({**plan.model_dump(), "checks": list(args.check)})
+        builder = builder.capabilities(AcceptanceChecks(space))
+        report["checked"] = True
+    agent = DefaultTaskAgent("agcore-e2e", prompt)
+    session = AgentSession(agent, bundle=builder.build())
     try:
         with anyio.move_on_after(args.timeout) as scope:
             plan = await agent.execute_plan(session, plan)
@@ -99,6 +109,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--max-tool-turns", type=int, default=12)
     parser.add_argument("--text-tools", choices=("on", "off", "auto"))
+    parser.add_argument("--constrained-calls", choices=("on", "off", "auto"))
+    parser.add_argument("--check", action="append", help="the plan's acceptance check, where plans take one")
     report = anyio.run(run, parser.parse_args(argv))
     print("E2E-PLAN-REPORT " + json.dumps(report), flush=True)
     return 0

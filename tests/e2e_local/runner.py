@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.e2e_local.tasks import Outcome, Task
 
-__all__ = ["TaskResult", "cli_flags", "markdown_table", "run_task", "write_results"]
+__all__ = ["TaskResult", "cli_flags", "cli_has", "markdown_table", "run_task", "write_results"]
 
 _REPO = Path(__file__).resolve().parents[2]
 _CALLS = re.compile(r"(\d[\d,]*) model calls?\b")
@@ -41,6 +41,7 @@ class TaskResult:
     seconds: float
     timed_out: bool
     detail: str = ""  # agcore's own closing line (cli) or the steps' statuses (plan)
+    checked: bool = False  # the task's acceptance check was passed to agcore (--check / plan check:)
 
     @property
     def false_success(self) -> bool:
@@ -53,14 +54,28 @@ def _agcore() -> list[str]:
 
 
 @functools.cache
-def cli_flags(max_turns: int, context: int, text_tools: str | None = None) -> tuple[str, ...]:
-    """The optional flags this ``agcore run`` understands, with their values; ``--text-tools`` only
-    when asked for (``AGCORE_E2E_TEXT_TOOLS``: the default is the CLI's own)."""
-    help_text = subprocess.run([*_agcore(), "run", "--help"], capture_output=True, text=True,
-                               env=_env(None), check=False).stdout
+def _run_help() -> str:
+    return subprocess.run([*_agcore(), "run", "--help"], capture_output=True, text=True, env=_env(None),
+                          check=False).stdout
+
+
+def cli_has(flag: str) -> bool:
+    """Whether this ``agcore run`` has ``flag`` (the suite runs on CLIs that predate some)."""
+    return re.search(rf"{re.escape(flag)}\b", _run_help()) is not None
+
+
+@functools.cache
+def cli_flags(max_turns: int, context: int, text_tools: str | None = None,
+              constrained: str | None = None) -> tuple[str, ...]:
+    """The optional flags this ``agcore run`` understands, with their values; ``--text-tools`` and
+    ``--constrained-calls`` only when asked for (``AGCORE_E2E_TEXT_TOOLS``,
+    ``AGCORE_E2E_CONSTRAINED``: the default is the CLI's own)."""
+    help_text = _run_help()
     wanted = dict(_OPTIONAL_FLAGS)
     if text_tools:
         wanted["--text-tools"] = text_tools
+    if constrained:
+        wanted["--constrained-calls"] = constrained
     flags: list[str] = []
     for flag, value in wanted.items():
         if re.search(rf"{re.escape(flag)}\b", help_text):
@@ -100,9 +115,12 @@ def _run_capped(command: list[str], *, cwd: Path, env: dict[str, str], timeout: 
 
 
 def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout: float, max_turns: int,
-             context: int, logs: Path, text_tools: str | None = None) -> TaskResult:
+             context: int, logs: Path, text_tools: str | None = None, constrained: str | None = None,
+             checked: bool = False) -> TaskResult:
     """Set up ``workspace``, run ``task`` against the server, and judge the workspace. ``text_tools``
-    (on/off/auto) forces agcore's text-mode tool calls where the CLI has the flag; None: defaults."""
+    and ``constrained`` (on/off/auto) force agcore's text-mode tool calls and constrained calls where
+    the CLI has the flag (None: defaults); ``checked``: pass the task's acceptance check
+    (``--check``, a plan's ``check:``) where agcore takes it."""
     task.setup(workspace)
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{task.name}.log"
@@ -110,9 +128,10 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
     home.mkdir(exist_ok=True)
     started = time.monotonic()
     if task.via == "cli":
+        checks = ["--check", task.check_cmd] if checked and cli_has("--check") else []
         command = [*_agcore(), "run", task.prompt, "--model", model, "--base-url", base_url,
                    "--workspace", str(workspace), "--yes", "--no-plugins",
-                   *cli_flags(max_turns, context, text_tools)]
+                   *cli_flags(max_turns, context, text_tools, constrained), *checks]
         code, output, timed_out = _run_capped(command, cwd=workspace, env=_env(home), timeout=timeout,
                                               log=log)
         seconds = time.monotonic() - started
@@ -127,7 +146,9 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
         command = [sys.executable, "-m", "tests.e2e_local.plan_main", str(plan_file),
                    "--workspace", str(workspace), "--base-url", base_url, "--model", model,
                    "--timeout", str(timeout), "--max-tool-turns", str(max_turns),
-                   *(["--text-tools", text_tools] if text_tools else [])]
+                   *(["--text-tools", text_tools] if text_tools else []),
+                   *(["--constrained-calls", constrained] if constrained else []),
+                   *(["--check", task.check_cmd] if checked else [])]
         code, output, timed_out = _run_capped(command, cwd=_REPO, env=_env(home), timeout=timeout + 60,
                                               log=log)
         seconds = time.monotonic() - started
@@ -137,12 +158,13 @@ def run_task(task: Task, workspace: Path, *, base_url: str, model: str, timeout:
         tools = report.get("tool_calls")
         claimed = bool(report.get("succeeded"))
         detail = _steps_line(report)
+        checks = ["--check"] if report.get("checked") else []
     check = task.check(workspace, Outcome(code, output))
     reason = check.reason if not check.achieved else ""
     if timed_out and not check.achieved:
         reason = f"timed out after {timeout:.0f}s; {reason}"
     return TaskResult(task.name, task.via, check.achieved, reason, claimed, code, calls, tools,
-                      round(seconds, 1), timed_out, detail)
+                      round(seconds, 1), timed_out, detail, checked=bool(checks))
 
 
 def _closing_line(output: str) -> str:
@@ -183,14 +205,16 @@ def _plan_report(output: str) -> dict[str, object]:
 def markdown_table(results: list[TaskResult], *, title: str) -> str:
     """The results as a markdown table, with totals."""
     lines = [f"### {title}", "",
-             "| task | via | achieved | agcore said | model calls | tool calls | wall time | why not |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| task | via | checked | achieved | agcore said | model calls | tool calls | wall time "
+             "| why not |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         said = ("done" if r.claimed else "failed") + (" (**false success**)" if r.false_success else "")
         if r.timed_out:
             said = "timed out"
         lines.append(
-            f"| {r.task} | {r.via} | {'yes' if r.achieved else 'no'} | {said} | "
+            f"| {r.task} | {r.via} | {'yes' if r.checked else 'no'} | "
+            f"{'yes' if r.achieved else 'no'} | {said} | "
             f"{'?' if r.model_calls is None else r.model_calls} | "
             f"{'?' if r.tool_calls is None else r.tool_calls} | {r.seconds:.0f} s | "
             f"{r.reason.replace('|', '/')} |"

@@ -1,16 +1,19 @@
 """The e2e suite's tasks: each lays out a fresh workspace, says what to ask, and checks the outcome.
 
 A check reads the workspace (files, the tests' exit status) and, for the one "explain" task, whether
-the answer holds a fact that only the file holds. It never trusts what the model says it did. Every
-task also has a reference solution (``solve``): ``test_tasks.py`` proves, offline and without a model,
-that each check fails on the untouched workspace and passes once the work is really done.
+the answer (the text after the last tool result: ``final_answer``) holds a fact only the file holds.
+It never trusts what the model says it did. Every task also has a reference solution (``solve``):
+``test_tasks.py`` proves, offline and without a model, that each check fails on the untouched
+workspace and passes once the work is really done.
 """
 
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -19,7 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["TASKS", "Check", "Outcome", "Task", "run_pytest"]
+__all__ = ["TASKS", "Check", "Outcome", "Task", "final_answer", "run_pytest"]
+
+# agcore run's closing line(s): "✓ done · 3 model calls · ...", "✗ failed · ...", "■ stopped ...".
+_SUMMARY = re.compile(r"^[✓✗■⏹] .*\b\d[\d,]* model calls?\b")
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,10 @@ class Task:
     solve: Callable[[Path], None]
     prompt: str = ""
     plan: str = ""
+    #: The acceptance check a user who has tests would pass (``agcore run --check CMD``, a plan's
+    #: ``check:``): a shell command in the workspace that exits 0 when the work is done. It gives
+    #: nothing away the task does not say (no expected value the model must find itself).
+    check_cmd: str = ""
 
     def setup(self, root: Path) -> None:
         """Write the task's starting files under ``root``."""
@@ -104,8 +114,21 @@ _SETTINGS = """
 """
 
 
+def final_answer(output: str) -> str:
+    """The answer in ``agcore run``'s output: the text after the last tool call and its result
+    (``▸ name(...)`` then indented result lines), without the closing summary. An echoed call line
+    (``▸ write_file(path="settings.py", content="...")``) or a tool's result is no answer."""
+    lines = output.splitlines()
+    calls = [n for n, line in enumerate(lines) if line.startswith("▸ ")]
+    start = calls[-1] + 1 if calls else 0
+    while calls and start < len(lines) and (lines[start].startswith((" ", "\t")) or not lines[start].strip()):
+        start += 1
+    kept = [line for line in lines[start:] if not _SUMMARY.match(line)]
+    return "\n".join(kept).strip()
+
+
 def _check_explain(root: Path, outcome: Outcome) -> Check:
-    answer = outcome.output.lower()
+    answer = final_answer(outcome.output).lower()
     if "heliotrope" not in answer and "5731" not in answer:
         return Check(False, "the answer does not mention the codename, which only settings.py holds")
     return Check(True)
@@ -462,7 +485,47 @@ def _solve_plan_notes(root: Path) -> None:
                                    "RETRY_LIMIT = 4\n", encoding="utf-8")
 
 
-TASKS: tuple[Task, ...] = (
+def _sha(text: str) -> str:
+    return hashlib.sha256(textwrap.dedent(text).lstrip("\n").encode()).hexdigest()[:16]
+
+
+# The checks, as commands. `python -c` tracebacks show no source line, so an assert tells the model
+# that the check failed, not the value it wanted.
+_TEST_CALC_KEPT = (f"python -c \"import hashlib; assert hashlib.sha256(open('test_calc.py', 'rb').read())"
+                   f".hexdigest()[:16] == '{_sha(_TEST_CALC)}', 'test_calc.py was changed'\"")
+_CHECKS = {
+    "explain-file": "grep -q heliotrope-5731 settings.py",  # the answer is judged apart: the file is kept
+    "count-lines": "python -c \"assert open('count.txt').read().strip() == "
+                   "str(len(open('data.csv').read().splitlines()))\"",
+    "create-file": "python -c \"assert open('hello.txt').read().strip() == 'Hello from agcore'\"",
+    "add-function-and-test": "python -m pytest -q test_mathutils.py -k multiply",
+    "fix-failing-test": f"python -m pytest -q test_calc.py && {_TEST_CALC_KEPT}",
+    "rename-function": "python -c \"import app, users; assert 'get_usr' not in open('users.py').read() + "
+                       "open('app.py').read(); assert users.get_user(3)['id'] == 3; "
+                       "assert app.greeting(3) == 'Hi user3'\"",
+    "edit-config": "python -c \"import configparser; c = configparser.ConfigParser(); c.read('config.ini'); "
+                   "assert c['server']['port'] == '9090'; "
+                   "assert (c['server']['host'], c['server']['workers'], c['logging']['level']) == "
+                   "('127.0.0.1', '2', 'info')\"",
+    "list-files": "python -c \"import pathlib; names = [pathlib.Path(x).name for x in "
+                  "open('files.txt').read().split()]; assert names == sorted(p.name for p in "
+                  "pathlib.Path('src').glob('*.py'))\"",
+    "find-definition": "python -c \"import pathlib; path = pathlib.Path(open('answer.txt').read().strip()); "
+                       "assert 'def parse_header' in path.read_text()\"",
+    "run-command": "python -c \"import subprocess, sys; printed = subprocess.run([sys.executable, "
+                   "'generate.py'], capture_output=True, text=True).stdout; "
+                   "assert open('output.txt').read().strip() == printed.strip()\"",
+    "plan-greet": "python -c \"from greet import greet; assert greet('Ada') == 'Hello, Ada!'\" && "
+                  "python -m pytest -q test_greet.py",
+    "plan-fix-and-changelog": f"python -m pytest -q test_calc.py && {_TEST_CALC_KEPT} && "
+                              "grep -qi 'fixed average' CHANGELOG.md && grep -q '# Changelog' CHANGELOG.md",
+    "plan-notes": "python -c \"import re; text = open('NOTES.md').read(); pairs = re.findall("
+                  "r'^([A-Z_]+) = [^A-Za-z0-9]*([A-Za-z0-9-]+)', open('settings.py').read(), re.M); "
+                  "assert pairs and all(n in text and v in text for n, v in pairs)\"",
+}
+
+
+_TASKS: tuple[Task, ...] = (
     Task("explain-file", "cli", {"settings.py": _SETTINGS}, _check_explain, _solve_explain,
          prompt="Read settings.py and explain in two sentences what it configures, including the "
                 "release codename."),
@@ -498,3 +561,4 @@ TASKS: tuple[Task, ...] = (
     Task("plan-notes", "plan", {"settings.py": _SETTINGS}, _check_plan_notes, _solve_plan_notes,
          plan=_PLAN_NOTES),
 )
+TASKS: tuple[Task, ...] = tuple(dataclasses.replace(t, check_cmd=_CHECKS[t.name]) for t in _TASKS)

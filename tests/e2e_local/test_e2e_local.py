@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.e2e_local.conftest import out_dir, record, setting, text_tools
+from tests.e2e_local.conftest import checked, constrained, out_dir, record, setting, text_tools
 from tests.e2e_local.llama_server import RunningServer
 from tests.e2e_local.runner import run_task
 from tests.e2e_local.tasks import TASKS, Task
@@ -25,7 +25,8 @@ def test_local_model_task(task: Task, llama: RunningServer, tmp_path_factory: py
     workspace.mkdir()
     result = run_task(task, workspace, base_url=llama.base_url, model=llama.model,
                       timeout=setting("TIMEOUT", 300), max_turns=setting("MAX_TURNS", 12),
-                      context=setting("CTX", 8192), logs=out_dir() / "logs", text_tools=text_tools())
+                      context=setting("CTX", 8192), logs=out_dir() / "logs", text_tools=text_tools(),
+                      constrained=constrained(), checked=checked())
     record(result)
     shutil.copytree(workspace, out_dir() / "logs" / f"{task.name}.workspace", dirs_exist_ok=True)
     if not result.achieved:

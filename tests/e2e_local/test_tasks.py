@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -17,9 +19,10 @@ from typing import Any
 
 import pytest
 
+from tests.e2e_local.compare import comparison_table
 from tests.e2e_local.llama_server import BuildError, find_llama_server, start_llama_server
 from tests.e2e_local.runner import TaskResult, markdown_table, run_task, write_results
-from tests.e2e_local.tasks import TASKS, Outcome, Task
+from tests.e2e_local.tasks import TASKS, Outcome, Task, final_answer
 
 _BY_NAME = {t.name: t for t in TASKS}
 
@@ -42,11 +45,48 @@ def test_check_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path
     assert solved.achieved, solved.reason
 
 
+def _check_command(root: Path, command: str) -> int:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True, text=True,
+                          timeout=120, check=False).returncode
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.name != "explain-file"], ids=lambda t: t.name)
+def test_check_command_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path) -> None:
+    task.setup(tmp_path)
+    assert _check_command(tmp_path, task.check_cmd) != 0
+    task.solve(tmp_path)
+    assert _check_command(tmp_path, task.check_cmd) == 0
+
+
+def test_the_explain_check_command_guards_the_file(tmp_path: Path) -> None:
+    task = _BY_NAME["explain-file"]
+    task.setup(tmp_path)
+    assert _check_command(tmp_path, task.check_cmd) == 0
+    (tmp_path / "settings.py").write_text("RETRY_LIMIT = 4\n")
+    assert _check_command(tmp_path, task.check_cmd) != 0
+
+
 def test_explain_is_judged_by_a_fact_only_the_file_holds(tmp_path: Path) -> None:
     task = _BY_NAME["explain-file"]
     task.setup(tmp_path)
     assert not task.check(tmp_path, Outcome(0, "It configures the billing service's deployment.")).achieved
     assert task.check(tmp_path, Outcome(0, "The release codename is heliotrope-5731.")).achieved
+
+
+def test_explain_is_judged_on_the_answer_after_the_last_tool_result(tmp_path: Path) -> None:
+    task = _BY_NAME["explain-file"]
+    task.setup(tmp_path)
+    echoed = ('▸ read_file(path="settings.py")\n  ✓ settings.py: lines 1-5 of 5 (180 bytes)\n'
+              '▸ write_file(path="settings.py", content="RELEASE_CODENAME = heliotrope-5731")\n'
+              "  ✓ Overwrote 'settings.py' (36 bytes; it had 180 bytes).\n"
+              "It configures the billing service.\n✓ done · 3 model calls · 36 in / 15 out tokens\n")
+    assert final_answer(echoed) == "It configures the billing service."
+    assert not task.check(tmp_path, Outcome(0, echoed)).achieved
+    answered = ('▸ read_file(path="settings.py")\n  ✓ settings.py: lines 1-5 of 5 (180 bytes)\n'
+                "It configures billing; the codename is heliotrope-5731.\n✓ done · 2 model calls\n")
+    assert task.check(tmp_path, Outcome(0, answered)).achieved
 
 
 def test_fixing_the_test_instead_of_the_code_is_not_achieved(tmp_path: Path) -> None:
@@ -138,11 +178,12 @@ def _serve(replies: list[str | tuple[str, dict[str, Any]]], delay: float = 0.0) 
 
 
 def _run(task: Task, server: _ScriptedServer, tmp_path: Path, timeout: float = 60,
-         text_tools: str | None = None) -> TaskResult:
+         text_tools: str | None = None, checked: bool = False) -> TaskResult:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     return run_task(task, workspace, base_url=server.base_url, model="tiny-local", timeout=timeout,
-                    max_turns=12, context=8192, logs=tmp_path / "logs", text_tools=text_tools)
+                    max_turns=12, context=8192, logs=tmp_path / "logs", text_tools=text_tools,
+                    checked=checked)
 
 
 def test_cli_task_done_for_real_is_achieved_with_its_counts(tmp_path: Path) -> None:
@@ -164,6 +205,31 @@ def test_cli_task_claimed_but_not_done_is_a_false_success(tmp_path: Path) -> Non
     assert result.claimed
     assert result.false_success
     assert (result.model_calls, result.tool_calls) == (1, 0)
+
+
+def test_checked_cli_task_claimed_but_not_done_fails_on_its_check(tmp_path: Path) -> None:
+    with _serve(["I created hello.txt with the text you asked for."]) as server:
+        result = _run(_BY_NAME["create-file"], server, tmp_path, checked=True)
+    assert result.checked
+    assert not result.achieved
+    assert not result.claimed  # the check failed: agcore said failed, not done
+    assert not result.false_success
+    assert "check" in result.detail
+    assert result.model_calls is not None
+    assert result.model_calls > 1  # asked to fix the failing check
+
+
+def test_checked_plan_task_passes_its_check_when_done(tmp_path: Path) -> None:
+    task = _BY_NAME["plan-notes"]
+    notes = 'SERVICE_NAME = "billing"\nRELEASE_CODENAME = "heliotrope-5731"\nRETRY_LIMIT = 4\n'
+    replies: list[str | tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "settings.py"}), "settings.py defines three settings.",
+        ("write_file", {"path": "NOTES.md", "content": notes}), "Wrote NOTES.md."]
+    with _serve(replies) as server:
+        result = _run(task, server, tmp_path, checked=True)
+    assert result.checked
+    assert result.achieved, result.reason
+    assert result.claimed
 
 
 def test_plan_task_runs_execute_plan_and_is_judged_by_the_workspace(tmp_path: Path) -> None:
@@ -206,15 +272,34 @@ def test_results_are_written_as_json_and_a_markdown_table(tmp_path: Path) -> Non
                TaskResult("plan-greet", "plan", False, "timed out", False, None, None, 3, 240.0, True)]
     markdown = write_results(results, tmp_path, title="t", meta={"model": "m.gguf"})
     text = markdown.read_text(encoding="utf-8")
-    assert "| count-lines | cli | no | failed" not in text
-    row = "| count-lines | cli | no | done (**false success**) | 1 | 0 | 5 s | count.txt was not written |"
+    assert "| count-lines | cli | no | no | failed" not in text
+    row = ("| count-lines | cli | no | no | done (**false success**) | 1 | 0 | 5 s | "
+           "count.txt was not written |")
     assert row in text
-    assert "| plan-greet | plan | no | timed out | ? | 3 | 240 s |" in text
+    assert "| plan-greet | plan | no | no | timed out | ? | 3 | 240 s |" in text
     assert "1/3 achieved · 1 false success(es)" in text
     data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert data["meta"] == {"model": "m.gguf"}
     assert [r["false_success"] for r in data["results"]] == [False, True, False]
     assert markdown_table(results, title="t") in text
+
+
+def test_runs_are_compared_side_by_side(tmp_path: Path) -> None:
+    unchecked = [TaskResult("create-file", "cli", True, "", True, 0, 2, 1, 60.0, False),
+                 TaskResult("count-lines", "cli", False, "not written", True, 0, 1, 0, 30.0, False)]
+    checked = [TaskResult("create-file", "cli", True, "", True, 0, 2, 1, 60.0, False, checked=True),
+               TaskResult("count-lines", "cli", False, "not written", False, 1, 4, 2, 90.0, False,
+                          checked=True)]
+    for name, rows in (("a", unchecked), ("b", checked)):
+        write_results(rows, tmp_path / name, title=name, meta={})
+    loaded = [(label, json.loads((tmp_path / label / "results.json").read_text())["results"])
+              for label in ("a", "b")]
+    table = comparison_table(loaded)
+    assert "| task | a | b |" in table
+    assert "| count-lines | FALSE (1) | no (4) |" in table
+    assert "| **achieved** | 1/2 | 1/2 |" in table
+    assert "| **false successes** | 1 | 0 |" in table
+    assert "| **wall time** | 1.5 min | 2.5 min |" in table
 
 
 # ---------------------------------------------------------------------------------- the launcher

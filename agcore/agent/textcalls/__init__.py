@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any
 from agcore._lazy import lazy_dir, lazy_getattr
 
 if TYPE_CHECKING:
+    from agcore.agent.textcalls._constrained import ConstrainedCalls
     from agcore.agent.textcalls._text_calls import parse_text_calls
     from agcore.agent.textcalls._text_capability import TextModeCalls
     from agcore.agent.textcalls._text_tools import call_mode, is_reminder_echo
 
 #: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
 EXPORTS = {
+    "ConstrainedCalls": "agcore.agent.textcalls._constrained",
     "TextModeCalls": "agcore.agent.textcalls._text_capability",
     "call_mode": "agcore.agent.textcalls._text_tools",
     "is_reminder_echo": "agcore.agent.textcalls._text_tools",
@@ -23,6 +25,7 @@ EXPORTS = {
 }
 
 __all__ = [
+    "ConstrainedCalls",
     "TextModeCalls",
     "call_mode",
     "is_reminder_echo",
