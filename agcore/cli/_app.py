@@ -165,7 +165,8 @@ def run(
                                yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
                                checks=check or [], check_rounds=check_rounds, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls, intent=intent)))
+                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls,
+                                            intent=intent)))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -199,7 +200,8 @@ def chat(
     execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
                                workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
-                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls, intent=intent)))
+                                            max_tokens, constrained_calls, max_tool_calls=max_tool_calls,
+                                            intent=intent)))
 
 
 @plan_app.command("run", epilog=EXIT_CODES_HELP)

@@ -11,16 +11,17 @@ from agcore._lazy import lazy_dir, lazy_getattr
 
 if TYPE_CHECKING:
     from agcore.agent.textcalls._constrained import ConstrainedCalls
+    from agcore.agent.textcalls._reminder_echo import is_reminder_echo
     from agcore.agent.textcalls._text_calls import parse_text_calls
     from agcore.agent.textcalls._text_capability import TextModeCalls
-    from agcore.agent.textcalls._text_tools import call_mode, is_reminder_echo
+    from agcore.agent.textcalls._text_tools import call_mode
 
 #: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
 EXPORTS = {
     "ConstrainedCalls": "agcore.agent.textcalls._constrained",
     "TextModeCalls": "agcore.agent.textcalls._text_capability",
     "call_mode": "agcore.agent.textcalls._text_tools",
-    "is_reminder_echo": "agcore.agent.textcalls._text_tools",
+    "is_reminder_echo": "agcore.agent.textcalls._reminder_echo",
     "parse_text_calls": "agcore.agent.textcalls._text_calls",
 }
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
-__all__ = ["ReminderEcho"]
+from agcore.agent.textcalls._reply_shape import CONSTRAINED_REMINDER
+from agcore.agent.textcalls._text_tools import REMINDER_TEXTS
+
+__all__ = ["ReminderEcho", "is_reminder_echo"]
 
 _WORD = re.compile(r"[a-z0-9_.'/-]+")
 #: Consecutive reminder words that no answer of its own would repeat.
@@ -45,3 +49,14 @@ class ReminderEcho:
             return False
         known = sum(1 for w in words if w in self._vocabulary)
         return known / len(words) >= _SHARE
+
+
+@cache
+def _echo() -> ReminderEcho:
+    return ReminderEcho((*REMINDER_TEXTS, CONSTRAINED_REMINDER))
+
+
+def is_reminder_echo(text: str) -> bool:
+    """Whether ``text`` repeats the reminder text mode adds after tool results (in the tagged or the
+    constrained shape), whole or in part: a small model that echoes it back has not answered."""
+    return _echo()(text)

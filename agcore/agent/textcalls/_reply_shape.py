@@ -69,6 +69,8 @@ _CONTINUE = (
     "repeat a call that already succeeded. Otherwise write the tool call for the part of the task "
     "still to do."
 )
+#: The reminder in the constrained shape, for telling an echo of it from an answer.
+CONSTRAINED_REMINDER = _CONTINUE
 _CALL_TEXT = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.DOTALL)
 #: How an answer reply opens, up to the first character of the answer's text.
 ANSWER_OPENING = re.compile(r'\s*\{\s*"answer"\s*:\s*"')

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agcore._clock import new_id
 from agcore.agent._events import TextModeSwitched
-from agcore.agent.textcalls._reminder_echo import ReminderEcho
 from agcore.agent.textcalls._text_calls import RESULT_LABEL, TextCall, TextCalls, parse_text_calls
 from agcore.llm.models import get_model_info
 from agcore.llm.types import (
@@ -103,7 +102,6 @@ _WRAP_UP = (
 #: What the reminder says in every form: a reply made of these words repeats the runtime's own
 #: (``is_reminder_echo``).
 REMINDER_TEXTS = (_CONTINUE_LEAD, _CONTINUE, _WRAP_UP.replace("{what}", ""))
-_ECHO = ReminderEcho(REMINDER_TEXTS)
 _WRITE_TOOLS = frozenset({"write_file", "edit_file", "apply_patch"})
 _FINISHED = re.compile(
     r"\b(?:task is (?:now )?(?:done|complete|finished)|i(?:'ve| have) (?:now )?(?:finished|completed)|"
@@ -334,12 +332,6 @@ def _visibly_done(original: list[Message], task: str) -> str | None:
             if name and name in task:
                 return f" (it changed {path.strip()}, the file the task names)"
     return "" if _FINISHED.search(reply.text) else None
-
-
-def is_reminder_echo(text: str) -> bool:
-    """Whether ``text`` repeats the reminder text mode adds after tool results, whole or in part (a
-    small model that echoes it back has not answered; ``ReminderEcho``)."""
-    return _ECHO(text)
 
 
 def text_mode_request(request: LLMRequest, model_id: str = "") -> LLMRequest:
