@@ -17,12 +17,20 @@ import anyio
 import anyio.to_thread
 
 from agcore.agent import AgentSession, ToolCallRequested, ToolResultReady
-from agcore.llm import LLMProvider, create_provider
+from agcore.llm import LLMError, LLMProvider, create_provider
 from agcore.testing import load_script
 from examples.coding_agent.agent import Settings, coding_session
 
 
 def choose_model(spec: str | None, base_url: str | None) -> LLMProvider:
+    """The model, or one line saying what is wrong with ``--model`` (a missing script, a bad spec)."""
+    try:
+        return model_for(spec, base_url)
+    except (ValueError, LLMError) as error:  # ScriptFileError is a ValueError
+        sys.exit(f"coding_agent: --model {spec}: {error}")
+
+
+def model_for(spec: str | None, base_url: str | None) -> LLMProvider:
     if spec and spec.startswith("scripted:"):
         print(f"The model is SCRIPTED ({spec.removeprefix('scripted:')}).")
         return load_script(spec.removeprefix("scripted:"))
@@ -44,6 +52,8 @@ async def run_task(session: AgentSession, task: str) -> bool:
     result = session.last_result
     assert result is not None  # the stream has ended, so the turn has a result
     print(f"\n{result.text}\n[{result.stop}: {result.turns} model calls]")
+    if result.error is not None:  # agcore's messages say what went wrong and what to do
+        print(f"coding_agent: {result.error}", file=sys.stderr)
     return result.ok
 
 
@@ -54,11 +64,12 @@ async def main(args: argparse.Namespace) -> int:
     async with coding_session(choose_model(args.model, args.base_url), settings) as session:
         if args.task:
             return 0 if await run_task(session, args.task) else 1
+        failed = False  # a conversation goes on after a failed request; the exit status says so
         while True:  # a conversation: an empty line or end of input ends it
             line = await anyio.to_thread.run_sync(lambda: sys.stdin.readline().strip())
             if not line:
-                return 0
-            await run_task(session, line)
+                return 1 if failed else 0
+            failed = not await run_task(session, line) or failed
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -77,7 +88,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "writes them as text)")
     parser.add_argument("--intent", choices=("keywords", "model"), default="keywords",
                         help="how a request is classified before the work starts (default keywords)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not Path(args.workspace).is_dir():  # a typo must not become a new, empty workspace
+        sys.exit(f"coding_agent: --workspace {args.workspace}: no such directory; create it or point "
+                 "at an existing one.")
+    return args
 
 
 if __name__ == "__main__":

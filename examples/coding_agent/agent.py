@@ -106,7 +106,11 @@ def confirmer(yes: bool) -> ConfirmCallback:
             return True
         if not sys.stdin.isatty():
             return False
-        answer = await anyio.to_thread.run_sync(input, f"Allow {call.name} {call.input}? [y/N] ")
+        try:
+            answer = await anyio.to_thread.run_sync(input, f"Allow {call.name} {call.input}? [y/N] ")
+        except EOFError:  # input ended (Ctrl-D) before an answer: that is a no, as in `agcore run`
+            print()
+            return False
         return answer.strip().lower() in ("y", "yes")
 
     return confirm
@@ -118,7 +122,7 @@ async def coding_session(model: LLMProvider, settings: Settings) -> AsyncIterato
     the background until the block ends."""
     root = settings.workspace.resolve()
     state = root / STATE_DIR
-    state.mkdir(parents=True, exist_ok=True)
+    state.mkdir(exist_ok=True)  # not parents: a mistyped workspace is an error, not a new one
     skip = DEFAULT_EXCLUDED_DIRS | {STATE_DIR}
     repo_map = RepoMap(root, max_tokens=1024, excluded_dirs=skip, cache_path=state / "repomap.json")
     index = CodeIndex(root, db_path=state / "code.sqlite", excluded_dirs=skip)

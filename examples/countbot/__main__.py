@@ -16,13 +16,21 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from agcore.agent import AgentSession, SubagentEvent, TextDelta, ToolCallRequested
-from agcore.llm import ImageFileError, LLMProvider, UserMessage, create_provider
-from agcore.testing import ScriptFileError, load_script
+from agcore.agent import PERSONAS, AgentSession, LimitExceeded, SubagentEvent, TextDelta, ToolCallRequested
+from agcore.llm import ImageFileError, LLMError, LLMProvider, UserMessage, create_provider
+from agcore.testing import load_script
 from examples.countbot.bot import Settings, countbot
 
 
 def choose_model(spec: str | None, base_url: str | None) -> LLMProvider:
+    """The model, or one line saying what is wrong with ``--model`` (a missing script, a bad spec)."""
+    try:
+        return model_for(spec, base_url)
+    except (ValueError, LLMError) as error:  # ScriptFileError is a ValueError
+        sys.exit(f"countbot: --model {spec}: {error}")
+
+
+def model_for(spec: str | None, base_url: str | None) -> LLMProvider:
     if spec and spec.startswith("scripted:"):
         print(f"The model is SCRIPTED ({spec.removeprefix('scripted:')}).")
         return load_script(spec.removeprefix("scripted:"))
@@ -50,26 +58,36 @@ async def chat(session: AgentSession, text: str, images: list[Path]) -> bool:
             print(f"\n[{event.agent}: {event.event.call.name}]", flush=True)
     result = session.last_result
     assert result is not None  # the stream has ended, so the turn has a result
-    if result.stop == "limit":  # out of model calls (the tool-call cap's notice is in the answer)
-        print(f"\n[stopped: {result.error}]")
     print()
+    if result.error is not None:  # agcore's messages say what went wrong and what to do
+        print(f"countbot: {stop_message(result.error)}", file=sys.stderr)
     return result.ok
+
+
+def stop_message(error: Exception) -> str:
+    """What the user reads when a message failed: the flag to change, not the config field behind it."""
+    if isinstance(error, LimitExceeded) and error.limit in ("max_turns", "max_tool_turns"):
+        calls = "model calls" if error.limit == "max_turns" else "rounds of tool calls"
+        return (f"stopped after {error.value} {calls}, this message's limit; raise --max-iterations, "
+                "or ask for a smaller step.")
+    return str(error)
 
 
 async def main(args: argparse.Namespace) -> int:
     settings = Settings(args.home, persona=args.persona, name=args.name,
                         user_name=args.user_name, max_iterations=args.max_iterations,
                         context_window=args.context_window)
-    if args.message:  # a wrong image path is said before anything starts
-        user_message(args.message, args.image)
+    user_message(args.message or "", args.image)  # a wrong image path is said before anything starts
     async with countbot(choose_model(args.model, args.base_url), settings, args.session) as session:
         if args.message:
             return 0 if await chat(session, args.message, args.image) else 1
+        images, failed = args.image, False  # the images go with the conversation's first message
         while True:  # a conversation: an empty line or end of input ends it
             line = await anyio.to_thread.run_sync(lambda: sys.stdin.readline().strip())
             if not line:
-                return 0
-            await chat(session, line, [])
+                return 1 if failed else 0
+            failed = not await chat(session, line, images) or failed
+            images = []
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -82,11 +100,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--session", default="main", help="the conversation to continue or start")
     parser.add_argument("--base-url", help="an OpenAI-compatible server, e.g. llama-server")
     parser.add_argument("--model", help="the served model's name, an agcore spec, or scripted:FILE")
-    parser.add_argument("--persona", default="friendly",
-                        help="assistant, engineer, researcher, tutor, concise or friendly")
+    parser.add_argument("--persona", default="friendly", choices=sorted(PERSONAS),
+                        help="the bot's personality (default friendly)")
     parser.add_argument("--name", default="CountBot", help="the bot's name")
     parser.add_argument("--user-name", help="how to address the user")
-    parser.add_argument("--max-iterations", type=int, default=25, help="model calls per message (25)")
+    parser.add_argument("--max-iterations", type=int, default=25,
+                        help="tool calls per message (25); the model gets two more calls to answer")
     parser.add_argument("--context-window", type=int, default=8192, help="the model's window, in tokens")
     return parser.parse_args(argv)
 
@@ -94,5 +113,5 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":
     try:
         sys.exit(anyio.run(main, parse_args()))
-    except (ImageFileError, ScriptFileError) as error:
+    except ImageFileError as error:
         sys.exit(f"countbot: {error}")

@@ -109,8 +109,12 @@ async def countbot(
             .memory_store(memory, remember_tool=True)  # `remember`; the prompt says when to use memory
             .retriever(KeywordRetriever(memory))       # `retrieve`
             .plugins(AuditLogPlugin(settings.home / "logs"))
-            # Seed 004's caps: model calls and tool calls; reaching the latter adds a notice.
-            .config(max_turns=settings.max_iterations, max_tool_calls=settings.max_iterations)
+            # Seed 004's cap on tool calls, which ends the answer with a notice. The caps on model
+            # calls and tool rounds sit above it, so a model making one call per reply reaches the
+            # tool cap first: the call past it is refused (one more round), then the model answers
+            # without tools (one more model call).
+            .config(max_tool_calls=settings.max_iterations, max_tool_turns=settings.max_iterations + 1,
+                    max_turns=settings.max_iterations + 2)
             .build()
         )
         agent = BasicAgent(settings.name.lower(), system_prompt(settings, root, skills))
