@@ -14,8 +14,6 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-import sys
-import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
@@ -24,9 +22,10 @@ from pydantic import BaseModel, ValidationError
 
 from agcore.llm.types import ToolDefinition
 from agcore.tools._context import ToolContext
-from agcore.tools._errors import ToolDefinitionWarning, ToolError
+from agcore.tools._errors import ToolError
 from agcore.tools._schema import FunctionSchema, function_schema
 from agcore.tools._tool_output import ToolOutput, render_output, truncate_output
+from agcore.tools._tool_settings import VENDOR_TOOL_NAME, check_tool_settings
 from agcore.tools._windows import keyword_windows
 
 __all__ = [
@@ -50,24 +49,6 @@ _Call = Callable[[Any, ToolContext], Awaitable[Any]]
 
 DEFAULT_MAX_OUTPUT_CHARS = 50_000
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-
-#: The tool names Anthropic and OpenAI accept; any other name is refused by them at request time.
-VENDOR_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-
-
-def _warn_vendor_name(name: str) -> None:
-    """Warn at the user's line (the first frame outside ``agcore.tools``) of a name the big vendors
-    refuse. Only a warning: MCP servers and other providers name tools more freely."""
-    level, frame = 2, sys._getframe(1)
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("agcore.tools"):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(
-        f"tool name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$, which Anthropic and OpenAI "
-        "require: they refuse the request at call time. Give the tool a name of letters, digits, "
-        "'_' and '-' (at most 64 characters), e.g. with name=...",
-        ToolDefinitionWarning, stacklevel=level,
-    )
-
 
 class Tool:
     """A tool a model may call. Build one with ``@tool``, ``Tool.from_function``, ``Tool.from_handler``
@@ -113,18 +94,8 @@ class Tool:
         wants_context: bool = True,
         arguments_model: type[BaseModel] | None = None,
     ) -> None:
-        if not name or any(c.isspace() for c in name):
-            raise ValueError(f"invalid tool name {name!r}: use a non-empty name without whitespace")
-        if VENDOR_TOOL_NAME.fullmatch(name) is None:
-            _warn_vendor_name(name)
-        if timeout is not None and timeout <= 0:
-            raise ValueError(f"tool {name!r}: timeout must be positive seconds or None, not {timeout!r}")
-        if max_retries < 0 or retry_delay < 0:
-            raise ValueError(f"tool {name!r}: max_retries and retry_delay must not be negative")
-        if max_output_chars is not None and max_output_chars <= 0:
-            raise ValueError(f"tool {name!r}: max_output_chars must be positive or None")
-        if (call is None) != (mode == "client"):
-            raise ValueError(f"tool {name!r}: a server tool needs a handler and a client tool has none")
+        check_tool_settings(name, timeout, max_retries, retry_delay, max_output_chars, truncation,
+                        has_handler=call is not None, mode=mode)
         self._name = name
         self._description = description
         self._input_schema = input_schema if input_schema is not None else dict(_EMPTY_SCHEMA)
@@ -136,8 +107,6 @@ class Tool:
         self.retry_delay = retry_delay
         self.retry_on: tuple[type[Exception], ...] = _exception_classes(name, retry_on)
         self.max_output_chars = max_output_chars
-        if truncation not in (None, "head", "keywords"):
-            raise ValueError(f"tool {name!r}: truncation is 'head', 'keywords' or None, not {truncation!r}")
         self.truncation: Truncation | None = truncation
         self.prechecker: Precheck | None = None
         self._prepare: _Prepare = prepare if prepare is not None else _require_object

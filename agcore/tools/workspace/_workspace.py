@@ -33,7 +33,7 @@ import anyio.to_thread
 
 from agcore._clock import new_id
 from agcore.tools._command_guard import CommandGuard
-from agcore.tools._errors import ToolDenied, ToolError
+from agcore.tools._errors import ToolError
 from agcore.tools._git_traps import GitTrapCheck
 from agcore.tools._path_guard import PathGuard
 from agcore.tools._sandbox import GUARD_ONLY_GAPS, SandboxMode, select_sandbox
@@ -42,6 +42,7 @@ from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import CommandResult, plan_command, run_plan
+from agcore.tools.workspace._command_precheck import command_refusal
 from agcore.tools.workspace._edit import describe_edit, plan_edit
 from agcore.tools.workspace._environment import (
     CommandEnvironment,
@@ -205,22 +206,8 @@ class Workspace:
         return tools
 
     def precheck_command(self, arguments: Mapping[str, Any]) -> str | None:
-        """Why ``run_command`` would refuse these arguments (the ``CommandGuard``'s reason), or None:
-        the agent loop asks this before asking the user, so a refused command is never shown for
-        approval. Programs the guard cannot read are let through to the question (that is what
-        approval is for)."""
-        command = arguments.get("command")
-        cwd = arguments.get("cwd", ".")
-        if not isinstance(command, (str, list)) or not isinstance(cwd, str):
-            return None  # running it reports what is wrong with the arguments
-        try:
-            directory = self.path_guard.resolve(cwd or ".")  # "" sent for the optional cwd: the root
-            self.command_guard.check(command, cwd=directory, confirmed=True, read_files=not self.sandboxed)
-        except ToolDenied as exc:
-            return exc.reason
-        except (OSError, ValueError):
-            return None
-        return None
+        """Why ``run_command`` would refuse these arguments, or None (``command_refusal``)."""
+        return command_refusal(arguments, self.path_guard, self.command_guard, read_files=not self.sandboxed)
 
     # ------------------------------------------------------------------------------------ tools
 
@@ -402,7 +389,6 @@ class Workspace:
             raise ToolError(
                 f"timeout must be between 0 and {self.max_command_timeout:g} seconds, got {timeout}"
             )
-        cwd = cwd or "."  # an optional directory sent empty (small models do) means the root
         cwd = cwd or "."  # an optional directory sent empty (small models do) means the root
         directory = self.path_guard.resolve(cwd)
         if not directory.is_dir():
