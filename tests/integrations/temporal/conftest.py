@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -92,14 +93,19 @@ async def replay_task_queue(client: Client, task_queue: str, *, at_least: int = 
     from agcore.integrations.temporal import create_replayer
 
     replayer = create_replayer()
-    replayed = 0
-    async for execution in client.list_workflows(f"TaskQueue = '{task_queue}'"):
+    # The dev server's visibility index lags the runs a little (more on a loaded machine): list again
+    # until the runs show up.
+    executions: list[Any] = []
+    for _ in range(50):
+        executions = [e async for e in client.list_workflows(f"TaskQueue = '{task_queue}'")]
+        if len(executions) >= at_least:
+            break
+        await anyio.sleep(0.2)
+    for execution in executions:
         handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
-        history = await handle.fetch_history()
-        await replayer.replay_workflow(history)
-        replayed += 1
-    assert replayed >= at_least, f"only {replayed} workflow runs found on {task_queue}"
-    return replayed
+        await replayer.replay_workflow(await handle.fetch_history())
+    assert len(executions) >= at_least, f"only {len(executions)} workflow runs found on {task_queue}"
+    return len(executions)
 
 
 async def start_worker_process(
