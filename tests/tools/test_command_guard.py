@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from agcore.tools._command_guard import CommandDenied, CommandGuard, CommandNeedsConfirmation
@@ -308,6 +308,9 @@ _SAFE_CHARS = st.sampled_from([*list("abc xyz-_./=*?'\"\\\t"), "$x", "é"])
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_SAFE_CHARS, max_size=25).map("".join))
 def test_property_reader_agrees_with_shlex_on_operator_free_input(script: str) -> None:
+    # In double quotes bash reads \$ as $; shlex keeps the backslash (it escapes only the quote and
+    # itself there), so on "\$x" the reader is right and shlex is not a reference.
+    assume("\\$" not in script)
     try:
         expected = shlex.split(script)
     except ValueError:
