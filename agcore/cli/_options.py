@@ -112,21 +112,30 @@ PayloadStore = Annotated[str | None, typer.Option(
          "worker and client of the task queue: give them all the same DIR).")]
 
 
-def _text_tools(value: str | None) -> str | None:
-    if value is not None and value not in ("on", "off", "auto"):
-        raise typer.BadParameter(f"{value!r}: choose on, off or auto")
-    return value
+def _one_of(*choices: str) -> Callable[[str | None], str | None]:
+    """A typer callback accepting only ``choices`` (or the option left out)."""
+    said = f"{', '.join(choices[:-1])} or {choices[-1]}"
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in choices:
+            raise typer.BadParameter(f"{value!r}: choose {said}")
+        return value
+
+    return check
+
+
+_ON_OFF_AUTO = _one_of("on", "off", "auto")
 
 
 TextTools = Annotated[str | None, typer.Option(
-    "--text-tools", metavar="on|off|auto", callback=_text_tools,
+    "--text-tools", metavar="on|off|auto", callback=_ON_OFF_AUTO,
     help="How tools reach the model. on: described in the prompt, calls read from the reply's text "
          "(small local models that write calls as JSON); off: the API's native tool calling; auto "
          "(default): native, and text mode from the first call a local or unknown model writes as "
          "text (text mode from the start for a model the registry says has no tool calling).",
 )]
 ConstrainedCalls = Annotated[str | None, typer.Option(
-    "--constrained-calls", metavar="on|off|auto", callback=_text_tools,
+    "--constrained-calls", metavar="on|off|auto", callback=_ON_OFF_AUTO,
     help="Constrain text-mode replies, while the server decodes them, to calls to the offered tools or "
          "an answer (a JSON Schema). auto (default): on llama.cpp, vLLM and Ollama servers, recognised "
          "by asking them; on: on any server (dropped if it refuses); off: never.",
@@ -181,14 +190,8 @@ MaxToolCalls = Annotated[int | None, typer.Option(
 )]
 
 
-def _intent(value: str | None) -> str | None:
-    if value is not None and value not in ("off", "keywords", "model"):
-        raise typer.BadParameter(f"{value!r}: choose off, keywords or model")
-    return value
-
-
 Intent = Annotated[str | None, typer.Option(
-    "--intent", metavar="off|keywords|model", callback=_intent,
+    "--intent", metavar="off|keywords|model", callback=_one_of("off", "keywords", "model"),
     help="Classify each request first: chat is answered without tools, \"what can you do?\" from the "
          "tool list, coding tasks as usual. keywords: by keywords, no model call; model: one small "
          "call to the model; off (default): no classification.",
