@@ -149,6 +149,10 @@ class AgentSessionWorkflow:
             turns=input.snapshot.record.turn_index if input.snapshot is not None else 0,
         )
         publish_status(self._progress)
+        # Read now, in the running loop: an except clause is evaluated when an exception arrives, and
+        # a cached run the worker drops is closed (GeneratorExit) outside any loop, where asking
+        # anyio raises NoEventLoopError from inside the handler.
+        cancelled = anyio.get_cancelled_exc_class()
         try:
             while True:
                 await workflow.wait_condition(
@@ -166,7 +170,7 @@ class AgentSessionWorkflow:
                 # between here and the end of the run, so no accepted update is left behind.
                 if not self._busy and workflow.all_handlers_finished():
                     break
-        except anyio.get_cancelled_exc_class():
+        except cancelled:
             self._closing = True
             if self._turn_scope is not None:
                 self._turn_scope.cancel()
