@@ -16,6 +16,11 @@ weather, the model calls ``get_weather``, the tool runs, the model answers; two 
   engine with no checkpoint writes;
 * ``langgraph-floor``: a graph of the same three steps and state whose nodes do no work, with an
   ``InMemorySaver``: what LangGraph itself costs per turn of this shape, agent or not;
+* ``langgraph-sdk``: the agent a user writes on LangGraph without langchain: a ``model`` node calling
+  the bare ``openai`` SDK as ``bare`` does and a ``tools`` node running the calls, the messages as
+  plain dicts in the state, with an ``InMemorySaver`` and ``durability="sync"``, a new thread per
+  turn. The like-for-like reference of ``graph``: LangGraph's steps, checkpoints and the same two
+  HTTP calls, with no agent runtime in between; ``graph`` over it is what agcore adds on LangGraph;
 * ``prebuilt`` / ``prebuilt-ckpt``: LangGraph's own ``create_react_agent`` on ``langchain-openai``'s
   ``ChatOpenAI`` pointed at the fake server, without and with an ``InMemorySaver`` (like for like with
   ``graph-nockpt`` and ``graph``).
@@ -33,6 +38,7 @@ A report, not a test: it exits 0 whatever the numbers.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -51,8 +57,10 @@ import anyio  # noqa: E402
 
 from bench.agent_loop import (  # noqa: E402
     CLOSERS,
+    FUNCTIONS,
     MODEL,
     QUESTION,
+    WEATHER_TOOL,
     Side,
     Turn,
     agcore_bundle,
@@ -190,6 +198,54 @@ def langgraph_floor_side() -> Turn:
     return turn
 
 
+class _SdkState(TypedDict, total=False):
+    """``langgraph_sdk_side``'s state: the chat messages, as the SDK takes them."""
+
+    messages: Annotated[list[dict[str, Any]], _append]
+
+
+def langgraph_sdk_side(client: Any) -> Turn:
+    """A tool-calling agent written on LangGraph and the bare SDK (see the module docstring)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command
+
+    async def model(state: _SdkState) -> Command[str]:
+        reply = await client.chat.completions.create(model=MODEL, messages=state["messages"],
+                                                     tools=[WEATHER_TOOL])
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return Command(goto=END, update={"messages": [{"role": "assistant", "content": message.content}]})
+        calls = [{"id": c.id, "type": "function",
+                  "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                 for c in message.tool_calls if c.type == "function"]
+        return Command(goto="tools", update={"messages": [
+            {"role": "assistant", "content": message.content, "tool_calls": calls}]})
+
+    async def tools(state: _SdkState) -> Command[str]:
+        results = []
+        for call in state["messages"][-1]["tool_calls"]:
+            function = call["function"]
+            content = await FUNCTIONS[function["name"]](**json.loads(function["arguments"]))
+            results.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+        return Command(goto="model", update={"messages": results})
+
+    builder: Any = StateGraph(_SdkState)
+    builder.add_node("model", model, destinations=("tools", END))
+    builder.add_node("tools", tools, destinations=("model",))
+    builder.add_edge(START, "model")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    counter = iter(range(10**9))
+
+    async def turn() -> str:
+        config: Any = {"configurable": {"thread_id": f"s{next(counter)}"}}
+        state = await graph.ainvoke({"messages": [{"role": "user", "content": QUESTION}]}, config,
+                                    durability="sync")
+        return str(state["messages"][-1]["content"])
+
+    return turn
+
+
 def prebuilt_side(base_url: str, *, checkpointed: bool) -> Callable[[], Turn]:
     """LangGraph's own ``create_react_agent`` on ``ChatOpenAI``."""
     from langchain_openai import ChatOpenAI
@@ -226,6 +282,8 @@ async def build_sides(base_url: str, workdir: Path) -> tuple[list[Side], list[st
         Side("graph-nockpt", "compile_agent(...).ainvoke, no checkpointer", lambda: graph_bare_side(bundle)),
         Side("langgraph-floor", "the same 3 steps on LangGraph, nodes doing no work, InMemorySaver",
              langgraph_floor_side),
+        Side("langgraph-sdk", "an agent on LangGraph + the bare openai SDK, InMemorySaver, sync",
+             lambda: langgraph_sdk_side(bare_client)),
     ]
     try:
         on_disk = graph_session_side(bundle, await sqlite_saver(workdir / "checkpoints.sqlite"))
@@ -264,6 +322,12 @@ def table(sides: list[Side], args: argparse.Namespace) -> str:
                      f"{statistics.median(side.wall_us):>13.0f}  {side.how}")
     lines += ["", "best round: the side's cheapest round over agcore's cheapest, vs agcore (on a shared "
               "machine other work only adds CPU time, so the minimum is the steadier figure)"]
+    if "graph" in by_name and "langgraph-sdk" in by_name:
+        graph, sdk = by_name["graph"].cpu_us, by_name["langgraph-sdk"].cpu_us
+        median = statistics.median(graph) / statistics.median(sdk)
+        lines.append(f"graph / langgraph-sdk: {median:.2f} median, "
+                     f"{min(graph) / min(sdk):.2f} best round (what agcore adds over an agent written on "
+                     "LangGraph and the bare SDK)")
     return "\n".join(lines)
 
 
