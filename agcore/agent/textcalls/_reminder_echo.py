@@ -43,12 +43,22 @@ class ReminderEcho:
 
     def __call__(self, text: str) -> bool:
         words = _words(text)
-        if any(tuple(words[i : i + _RUN]) in self._runs for i in range(len(words) - _RUN + 1)):
+        known = [w in self._vocabulary for w in words]
+        if any(tuple(words[i : i + _RUN]) in self._runs for i in _run_starts(known)):
             return True
         if len(words) < _FEWEST:
             return False
-        known = sum(1 for w in words if w in self._vocabulary)
-        return known / len(words) >= _SHARE
+        return sum(known) / len(words) >= _SHARE
+
+
+def _run_starts(known: list[bool]) -> Iterable[int]:
+    """Where a run of ``_RUN`` reminder words may start: only inside a streak of that many words that
+    are all the reminders' (a real answer has few such streaks, so few runs are looked up)."""
+    streak = 0
+    for i, is_known in enumerate(known):
+        streak = streak + 1 if is_known else 0
+        if streak >= _RUN:
+            yield i - _RUN + 1
 
 
 @cache
