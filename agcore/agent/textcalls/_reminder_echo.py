@@ -19,7 +19,9 @@ from agcore.agent.textcalls._text_tools import REMINDER_TEXTS
 
 __all__ = ["ReminderEcho", "is_reminder_echo"]
 
-_WORD = re.compile(r"[a-z0-9_.'/-]+")
+#: A word: letters, digits and ``_.'/-``, not starting or ending with ``.`` or ``'`` (one pass; no
+#: strip per word: every final answer is read).
+_WORD = re.compile(r"[a-z0-9_/-](?:[a-z0-9_.'/-]*[a-z0-9_/-])?")
 #: Consecutive reminder words that no answer of its own would repeat.
 _RUN = 7
 #: The share of a short reply's words that must be the reminders' for it to be an echo.
@@ -28,7 +30,7 @@ _FEWEST = 4
 
 
 def _words(text: str) -> list[str]:
-    return [w.strip(".'") for w in _WORD.findall(text.lower()) if w.strip(".'")]
+    return _WORD.findall(text.lower())
 
 
 class ReminderEcho:
