@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,7 @@ __all__ = [
     "failed_event",
     "finish_turn",
     "run_tools",
+    "run_together",
 ]
 
 _log = logging.getLogger("agcore.agent")
@@ -347,16 +348,22 @@ class TurnSteps(ToolSteps):
             _log.debug("on_turn_result could not run for a cancelled turn", exc_info=True)
 
 
+def run_together(read_only: Iterable[bool]) -> bool:
+    """Whether the vetted calls of a batch (``read_only`` of each call's tool) may run at once with
+    ``AgentConfig.parallel_tool_calls``: not when they mix ``read_only`` calls with calls that may
+    change something, which run in the model's order (a 1.5B model read a file and edited it in one
+    reply, and the edit ran before the read was done). Every runtime dispatches by this rule."""
+    return len(set(read_only)) < 2
+
+
 async def run_tools(steps: TurnSteps, batch: Batch) -> None:
     """The in-process tool phase: every call of ``batch`` vetted in the model's order, approval asked
     through the session's ``confirm`` callback, server calls run one after another or, with
-    ``AgentConfig.parallel_tool_calls``, together in a task group once every call is vetted (a batch
-    that mixes ``read_only`` calls with calls that may change something runs in the model's order:
-    a 1.5B model read a file and edited it in one reply, and the edit ran before the read was
-    done). The caller ends the batch (``end_batch``)."""
+    ``AgentConfig.parallel_tool_calls``, together in a task group once every call is vetted (unless
+    ``run_together`` says no). The caller ends the batch (``end_batch``)."""
     parallel = steps.config.parallel_tool_calls
     runnable: list[tuple[ToolUseBlock, ToolUseBlock]] = []  # (as the model made it, as it runs)
-    kinds: set[bool] = set()  # whether each runnable call is read_only
+    read_only: list[bool] = []  # of each runnable call's tool
     for call in batch.calls:
         vetting = await steps.vet(batch, call)
         if vetting.action == "confirm":
@@ -367,10 +374,10 @@ async def run_tools(steps: TurnSteps, batch: Batch) -> None:
             continue
         if parallel:
             runnable.append((call, vetting.call))
-            kinds.add(vetting.tool is not None and vetting.tool.read_only)
+            read_only.append(vetting.tool is not None and vetting.tool.read_only)
         else:
             await steps.run_call(batch, call, vetting.call)
-    if len(runnable) == 1 or len(kinds) == 2:  # read_file, then edit_file of that file: in order
+    if len(runnable) == 1 or not run_together(read_only):
         for original, to_run in runnable:
             await steps.run_call(batch, original, to_run)
     elif runnable:

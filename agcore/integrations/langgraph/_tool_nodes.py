@@ -11,7 +11,8 @@ The phase is the loop's tool steps cut where a graph must cut it:
   hook and no tool (the lesson of LangGraph's own ToolNode, whose parallel tools each interrupted
   inside one node and re-ran together).
 * Each approved server call of a batch of several runs as its own ``tool`` task (``Send``): all at
-  once with ``parallel_tool_calls``, else one after another between vetting steps. A batch of one
+  once with ``parallel_tool_calls`` (one at a time once all are vetted when ``run_together`` says
+  no, as the loop runs them), else one after another between vetting steps. A batch of one
   call runs inside ``tools`` (one graph step instead of three; its result is checkpointed with the
   batch, as a task's would be). A finished task's result is a pending write in the checkpoint, so
   after a crash only the calls that had not finished run again.
@@ -32,7 +33,7 @@ from langgraph.types import Command, Send, interrupt
 
 from agcore.agent import Batch, ToolLog
 from agcore.agent.capability import Vetting
-from agcore.agent.steps import Finish
+from agcore.agent.steps import Finish, run_together
 from agcore.integrations.langgraph._shell import Step, ThreadSessions, take_outcomes
 from agcore.integrations.langgraph._state import ToolOutcome, ToolTask
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
@@ -89,12 +90,7 @@ class ToolNodes:
             if handover is not None:
                 return handover
         if phase["runnable"] and not phase["dispatched"]:
-            phase["dispatched"] = True
-            tasks = [
-                Send("tool", ToolTask(call=ToolUseBlock.model_validate(call), answers=answers,
-                                      session=step.session.session_id))
-                for answers, call in phase["runnable"]
-            ]
+            tasks = _dispatch(step, phase)  # (first: it moves phase on)
             return Command(update=step.update(phase=phase), goto=tasks)
         await _record_progress(step, batch, outcomes)
         next_step = await steps.end_batch(batch)
@@ -218,11 +214,30 @@ async def _record_progress(step: Step, batch: Batch, outcomes: dict[str, ToolOut
     step.session.messages.extend(logs)
 
 
+def _dispatch(step: Step, phase: dict[str, Any]) -> list[Send]:
+    """The queued calls' tasks: all at once, or, when ``run_together`` says no, the next one (the
+    ``tools`` node sends the one after when it is back)."""
+    runnable = phase["runnable"]
+    if run_together(bool(entry[2:] and entry[2]) for entry in runnable):
+        chosen, phase["dispatched"] = runnable, True
+    else:
+        sent = phase.get("sent", 0)
+        chosen, phase["sent"] = runnable[sent : sent + 1], sent + 1
+        phase["dispatched"] = phase["sent"] >= len(runnable)
+    return [
+        Send("tool", ToolTask(call=ToolUseBlock.model_validate(call), answers=answers,
+                              session=step.session.session_id))
+        for answers, call, *_ in chosen
+    ]
+
+
 def _place(step: Step, phase: dict[str, Any], call: ToolUseBlock, vetting: Vetting) -> Send | None:
-    """A call vetted to run: queued for the parallel dispatch, or (sequential) sent to run now."""
+    """A call vetted to run: queued for the parallel dispatch (with whether its tool is read-only,
+    for ``run_together``), or (sequential) sent to run now."""
     if vetting.action != "run":
         return None
     if step.config.parallel_tool_calls:
-        phase["runnable"].append([call.id, vetting.call.model_dump(mode="json")])
+        read_only = vetting.tool is not None and vetting.tool.read_only
+        phase["runnable"].append([call.id, vetting.call.model_dump(mode="json"), read_only])
         return None
     return Send("tool", ToolTask(call=vetting.call, answers=call.id, session=step.session.session_id))

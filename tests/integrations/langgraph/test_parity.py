@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from agcore.agent import AgentBuilder, AgentConfig, AgentEvent, AgentSession, BasicAgent, TurnResult
@@ -590,3 +591,65 @@ async def test_the_same_call_after_its_nudge_stops_the_turn_the_same_on_both() -
     assert runs["graph"] == runs["loop"]
     assert runs["loop"][2] == "limit"
     assert 'the same tool call, add({"a":1,"b":1})' in runs["loop"][1]
+
+
+async def test_a_read_and_a_change_in_one_parallel_reply_run_in_the_models_order_on_both() -> None:
+    order: list[str] = []
+
+    async def look() -> str:
+        order.append("start look")
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        order.append("end look")
+        return "seen"
+
+    async def change() -> str:
+        order.append("start change")
+        await anyio.lowlevel.checkpoint()
+        order.append("end change")
+        return "changed"
+
+    read_only = Tool.from_function(look, name="look", description="Look.", read_only=True)
+    writes = Tool.from_function(change, name="change", description="Change.")
+    runs = {}
+    for backend in ("loop", "graph"):
+        order.clear()
+        reply = tool_calls_reply([ToolUseBlock(id="a", name="look"), ToolUseBlock(id="b", name="change"),
+                                  ToolUseBlock(id="c", name="look")])
+        bundle = (AgentBuilder().provider(ScriptedProvider([reply, "done"])).tools(read_only, writes)
+                  .config(AgentConfig(parallel_tool_calls=True)).build())
+        agent = BasicAgent(name="ordered", system_prompt="s")
+        session: AgentSession | GraphSession = (
+            AgentSession(agent, "s9", bundle) if backend == "loop" else GraphSession(agent, "s9", bundle)
+        )
+        result = await session.submit_turn("go")
+        history = session.messages if isinstance(session, AgentSession) else await session.history()
+        runs[backend] = (list(order), comparable(history), result.text)
+    assert runs["graph"] == runs["loop"]
+    expected = ["start look", "end look", "start change", "end change", "start look", "end look"]
+    assert runs["loop"][0] == expected
+
+
+async def test_read_only_calls_alone_still_run_together_on_both() -> None:
+    order: list[str] = []
+
+    async def look(name: str) -> str:
+        order.append(f"start {name}")
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        order.append(f"end {name}")
+        return name
+
+    read_only = Tool.from_function(look, name="look", description="Look.", read_only=True)
+    for backend in ("loop", "graph"):
+        order.clear()
+        reply = tool_calls_reply([ToolUseBlock(id="a", name="look", input={"name": "a"}),
+                                  ToolUseBlock(id="b", name="look", input={"name": "b"})])
+        bundle = (AgentBuilder().provider(ScriptedProvider([reply, "done"])).tools(read_only)
+                  .config(AgentConfig(parallel_tool_calls=True)).build())
+        agent = BasicAgent(name="together", system_prompt="s")
+        session: AgentSession | GraphSession = (
+            AgentSession(agent, "s10", bundle) if backend == "loop" else GraphSession(agent, "s10", bundle)
+        )
+        await session.submit_turn("go")
+        assert order[:2] == ["start a", "start b"], (backend, order)
