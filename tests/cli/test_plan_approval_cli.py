@@ -98,7 +98,7 @@ def test_approve_plan_refuses_what_it_cannot_do(tmp_path: Path, invoke: Invoke) 
     write_script(tmp_path, [{"text": "never"}])
     done = invoke("run", "x y", "--model", "scripted:model.json", "--approve-plan", "--backend", "langgraph")
     assert done.exit_code == 2
-    assert "loop backend" in done.stdout + done.stderr
+    assert "agcore plan run plan.json --approve-plan --backend langgraph" in done.stdout + done.stderr
 
 
 def test_the_plan_is_edited_in_a_file_then_run(tmp_path: Path, spawn_cli: SpawnCli) -> None:
