@@ -166,7 +166,7 @@ def run(
     from agcore.cli._run import run_task
 
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
-                               yes=yes, plugins=plugins, backend=backend or "loop", skills_dir=skills,
+                               yes=yes, plugins=plugins, backend=backend or LOOP_BACKEND, skills_dir=skills,
                                images=image,
                                checks=check or [], check_rounds=check_rounds, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
@@ -342,7 +342,7 @@ def plan_draft(
             "turn): leave out --backend; the plan drafted runs on either backend", param_hint="--read-only")
     execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
                                workspace=workspace, plugins=plugins, read_only=read_only,
-                               backend=backend or "loop"))
+                               backend=backend or LOOP_BACKEND))
 
 
 
