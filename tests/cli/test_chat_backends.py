@@ -114,3 +114,25 @@ def test_ctrl_c_cancels_a_langgraph_chat_turn_and_the_chat_goes_on(
     child.expect(PROMPT)
     child.sendeof()
     assert finish(child) == 0
+
+
+def test_text_typed_during_a_langgraph_turn_steers_it(tmp_path: Path, spawn_cli: SpawnCli) -> None:
+    write_script(tmp_path, [
+        {"tool_calls": [{"name": "list_dir", "arguments": {}}]},
+        {"text": "Thinking about it...", "delay": 1.5},
+        {"text": "Using tabs as you asked.", "expect": "use tabs"},  # only if the steering reached the model
+    ])
+    child, _, _ = _start(spawn_cli, "--model", "scripted:model.json", "--backend", "langgraph")
+    child.expect(PROMPT)
+    child.sendline("format the file")
+    child.expect(r"▸ list_dir\(\)")
+    child.expect("✓ ")
+    child.sendline("use tabs")  # the model is still "thinking"
+    child.expect("↪ steering taken: use tabs")
+    child.expect("Thinking about it...")
+    child.expect("↪ steered: use tabs")  # the graph's Steered event, shown as on the loop
+    child.expect("Using tabs as you asked.")
+    child.expect(r"✓ done \(unchecked\) · 3 model calls")
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
