@@ -197,3 +197,31 @@ def test_ctrl_c_during_a_langgraph_plan_stops_it_and_resume_redoes_only_that_ste
     child.expect(r"✓ step b \(2/2\) done: B done.")
     child.expect("2/2 steps done")
     assert finish(child) == 0
+
+
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_a_plan_killed_mid_step_resumes_the_same_on_both_backends(
+    tmp_path: Path, spawn_cli: SpawnCli, backend: str
+) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    write_script(tmp_path, [{"tool_calls": [{"name": "list_dir"}]}, {"text": "slow", "delay": 20}],
+                 name="m1.json")
+    child = spawn_cli("plan", "run", "plan.json", "--model", "scripted:m1.json", "--no-plugins", "--yes",
+                      "--backend", backend, timeout=30)
+    child.expect(r"session ([0-9a-f]{32})")
+    session_id = child.match.group(1)
+    child.expect(r"▸ list_dir\(\)")
+    child.expect("✓ ")
+    time.sleep(0.5)  # waiting for the model's second answer
+    child.kill(9)  # no chance to save anything more
+    child.close()
+    # The step that was running runs again, then step b; no --backend: the session's own.
+    write_script(tmp_path, [{"text": "A again.", "expect": "Step A"},
+                            {"text": "B done.", "expect": "Step B"}], name="m2.json")
+    child = spawn_cli("plan", "resume", session_id, "--model", "scripted:m2.json", "--no-plugins", "--yes",
+                      timeout=30)
+    child.expect(r"▶ step a \(1/2\) running \(attempt 2\): Step A")
+    child.expect(r"✓ step a \(1/2\) done: A again.")
+    child.expect(r"✓ step b \(2/2\) done: B done.")
+    child.expect("2/2 steps done")
+    assert finish(child) == 0
