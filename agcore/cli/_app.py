@@ -49,7 +49,6 @@ from agcore.cli._options import (
     WorkspaceDir,
     Yes,
     _base_url,
-    _drafts_on_the_loop,
     _durable_compaction,
     _local,
     _no_graph_on_temporal,
@@ -142,10 +141,6 @@ def run(
     _no_graph_on_temporal(backend, temporal)
     if approve_plan and (temporal is not None or image):
         raise typer.BadParameter("not with --temporal or --image", param_hint="--approve-plan")
-    if approve_plan:
-        _drafts_on_the_loop(backend, "--approve-plan",
-                            "draft with `agcore plan draft TASK --read-only --save plan.json`, then run "
-                            f"`agcore plan run plan.json --approve-plan --backend {backend}`")
     if temporal is not None:
         if skills is not None or image:
             raise typer.BadParameter("not available with --temporal yet; run without --temporal to use "
@@ -336,9 +331,6 @@ def plan_draft(
     from agcore.cli._plan import draft_plan
 
     _require_words(goal, "GOAL", 'agcore plan draft "release version 1.2"')
-    if read_only:
-        _drafts_on_the_loop(backend, "--read-only",
-                            "leave out --backend; the plan drafted runs on either backend")
     execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
                                workspace=workspace, plugins=plugins, read_only=read_only,
                                backend=backend or LOOP_BACKEND))

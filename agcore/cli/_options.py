@@ -104,14 +104,6 @@ def _no_graph_on_temporal(backend: str | None, temporal: str | None) -> None:
             f"to run on {backend} here, or leave out --backend to run durably", param_hint="--backend")
 
 
-def _drafts_on_the_loop(backend: str | None, option: str, instead: str) -> None:
-    """Drafting with the read-only tools (``option``) is a sub-agent's turn, which only the loop runs:
-    on another backend, a usage error saying what to do ``instead``."""
-    if backend not in (None, LOOP_BACKEND):
-        raise typer.BadParameter(f"the {backend!r} backend cannot draft with the read-only tools yet (that "
-                                 f"is a sub-agent's turn): {instead}", param_hint=option)
-
-
 TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
 Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
 Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]

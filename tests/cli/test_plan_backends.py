@@ -132,16 +132,42 @@ def test_plan_run_approve_plan_on_langgraph(tmp_path: Path, invoke: Invoke) -> N
     assert (tmp_path / "notes.txt").read_text() == "hi\n"
 
 
-@pytest.mark.parametrize(
-    "command", [("run", "task", "--approve-plan"), ("plan", "draft", "goal", "--read-only")]
-)
-def test_drafting_with_the_read_only_tools_on_langgraph_is_refused_naming_what_works(
-    tmp_path: Path, invoke: Invoke, command: tuple[str, ...]
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_run_approve_plan_drafts_read_only_then_runs_the_steps_the_same_on_both_backends(
+    tmp_path: Path, invoke: Invoke, backend: str
 ) -> None:
-    write_script(tmp_path, ["never"])
-    done = invoke(*command, "--model", "scripted:model.json", "--backend", "langgraph")
-    assert done.exit_code == 2
-    assert "the 'langgraph' backend cannot draft with the read-only tools yet" in done.output
+    (tmp_path / "app.py").write_text("def main(): pass\n")
+    steps = json.dumps({"steps": [{"id": "1", "description": "Write notes.txt"}]})
+    write_script(tmp_path, [
+        # offered only the read-only tools while drafting: the reply comes only if the prompt says so
+        {"expect": "read-only tools: read_file, list_dir, glob, grep",
+         "tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"expect": "app.py", "text": steps},
+        WRITE, "Written.",
+    ])
+    done = invoke("run", "write notes", "--model", "scripted:model.json", "--no-plugins", "--approve-plan",
+                  "--yes", "--backend", backend)
+    assert done.exit_code == 0, done.output
+    assert "approved (--yes)" in done.stdout
+    assert "✓ step 1 (1/1) done: Written." in done.stdout
+    assert "1/1 steps done (unchecked) · 4 model calls" in done.stdout  # the drafting counted too
+    assert (tmp_path / "notes.txt").read_text() == "hi\n"
+
+
+def test_plan_draft_read_only_on_langgraph_explores_then_prints_the_plan(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    (tmp_path / "app.py").write_text("def main(): pass\n")
+    write_script(tmp_path, [
+        {"expect": "read-only tools: read_file, list_dir, glob, grep",
+         "tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"expect": "app.py", "text": json.dumps({"steps": [{"id": "1", "description": "Document main"}]})},
+    ])
+    done = invoke("plan", "draft", "document app.py", "--model", "scripted:model.json", "--no-plugins",
+                  "--read-only", "--backend", "langgraph")
+    assert done.exit_code == 0, done.output
+    assert "list_dir" in done.stdout  # the exploring call is shown
+    assert "Document main" in done.stdout
 
 
 def test_plan_draft_on_langgraph_prints_the_plan(tmp_path: Path, invoke: Invoke) -> None:
