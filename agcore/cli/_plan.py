@@ -3,6 +3,8 @@
 ``run`` loads a JSON/YAML plan, executes it with ``DefaultTaskAgent.execute_plan`` and prints a line
 each time a step changes status (running, done, failed, skipped), the tool calls of the step turns, and
 a final status table. ``draft`` asks the model for a plan, shows it, and saves it with ``--save``.
+Either runs on the loop or on LangGraph (``--backend``; where each keeps its sessions:
+``_plan_sessions``).
 """
 
 from __future__ import annotations
