@@ -20,6 +20,7 @@ from agcore.agent._errors import ConfigError
 if TYPE_CHECKING:
     from agcore.agent._agent_protocol import Agent
     from agcore.agent._bundle import RuntimeBundle
+    from agcore.agent._cost import CostTracker
     from agcore.agent._events import AgentEvent
     from agcore.agent._messages import AgentMessage
     from agcore.agent._turn import TurnResult
@@ -45,6 +46,10 @@ class ConversationSession(Protocol):
     @property
     def last_result(self) -> TurnResult | None:
         """How the latest turn ended; None before the first turn ends."""
+
+    @property
+    def usage(self) -> CostTracker:
+        """Tokens and cost of the conversation so far."""
 
     async def submit_turn(self, input: str | UserMessage) -> TurnResult:
         """Run a turn on ``input`` to its end and return how it ended."""

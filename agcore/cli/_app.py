@@ -19,6 +19,7 @@ from agcore.cli._options import (
     LOOP_BACKEND,
     ApiKey,
     ApprovePlan,
+    Backend,
     BaseUrl,
     CheckRounds,
     Checks,
@@ -35,7 +36,6 @@ from agcore.cli._options import (
     Model,
     Namespace,
     PayloadStore,
-    PlanBackend,
     Plugins,
     Readable,
     ReadOnly,
@@ -51,7 +51,7 @@ from agcore.cli._options import (
     _base_url,
     _durable_compaction,
     _local,
-    _plan_backend,
+    _no_graph_on_temporal,
 )
 from agcore.cli._temporal_commands import Address, dev_server, worker
 
@@ -107,8 +107,7 @@ def run(
     readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
-    backend: Annotated[str, typer.Option(
-        "--backend", metavar="NAME", help="The runtime: loop (agcore's own) or langgraph.")] = LOOP_BACKEND,
+    backend: Backend = None,
     text_tools: TextTools = None,
     constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
@@ -139,9 +138,9 @@ def run(
     done, ends with how it went (done · checks passed, failed · check 'CMD' exit N, or done
     (unchecked)), model calls, tokens and cost."""
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
-    if approve_plan and (temporal is not None or backend != LOOP_BACKEND or image):
-        raise typer.BadParameter("runs on the loop backend, without --temporal or --image",
-                                 param_hint="--approve-plan")
+    _no_graph_on_temporal(backend, temporal)
+    if approve_plan and (temporal is not None or image):
+        raise typer.BadParameter("not with --temporal or --image", param_hint="--approve-plan")
     if temporal is not None:
         if skills is not None or image:
             raise typer.BadParameter("not available with --temporal yet; run without --temporal to use "
@@ -162,7 +161,8 @@ def run(
     from agcore.cli._run import run_task
 
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
-                               yes=yes, plugins=plugins, backend=backend, skills_dir=skills, images=image,
+                               yes=yes, plugins=plugins, backend=backend or LOOP_BACKEND, skills_dir=skills,
+                               images=image,
                                checks=check or [], check_rounds=check_rounds, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls, max_tool_calls=max_tool_calls,
@@ -181,6 +181,7 @@ def chat(
     readable: Readable = None,
     yes: Yes = False,
     plugins: Plugins = True,
+    backend: Backend = None,
     text_tools: TextTools = None,
     constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
@@ -198,7 +199,8 @@ def chat(
     from agcore.cli._chat import chat as chat_main
 
     execute(functools.partial(chat_main, session_id=session, db=db, model=model, base_url=base_url,
-                               workspace=workspace, yes=yes, plugins=plugins, skills_dir=skills, images=image,
+                               workspace=workspace, yes=yes, plugins=plugins, backend=backend,
+                               skills_dir=skills, images=image,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls, max_tool_calls=max_tool_calls,
                                             intent=intent)))
@@ -223,7 +225,7 @@ def plan_run(
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
     approve_plan: ApprovePlan = False,
-    backend: PlanBackend = LOOP_BACKEND,
+    backend: Backend = None,
     text_tools: TextTools = None,
     constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
@@ -244,7 +246,7 @@ def plan_run(
     (printed at the end) continues it."""
     from agcore.cli._plan import run_plan
 
-    _plan_backend(backend)
+    _no_graph_on_temporal(backend, temporal)
     policy = _policy(on_failure)
     if approve_plan and temporal is not None:
         raise typer.BadParameter("not with --temporal yet: approve the plan file before starting it",
@@ -260,7 +262,7 @@ def plan_run(
         return
     execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
-                               on_failure=policy, approve_plan=approve_plan,
+                               on_failure=policy, approve_plan=approve_plan, backend=backend,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls, max_tool_calls=max_tool_calls)))
 
@@ -277,7 +279,7 @@ def plan_resume(
     yes: Yes = False,
     plugins: Plugins = True,
     on_failure: FailurePolicyOption = None,
-    backend: PlanBackend = LOOP_BACKEND,
+    backend: Backend = None,
     text_tools: TextTools = None,
     constrained_calls: ConstrainedCalls = None,
     max_turns: MaxTurns = None,
@@ -291,11 +293,10 @@ def plan_resume(
     running or failed runs again."""
     from agcore.cli._plan import run_plan
 
-    _plan_backend(backend)
     policy = _policy(on_failure)
     execute(functools.partial(run_plan, file=None, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,
-                               on_failure=policy,
+                               on_failure=policy, backend=backend,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls, max_tool_calls=max_tool_calls)))
 
@@ -322,6 +323,7 @@ def plan_draft(
     env: EnvAllow = None,
     readable: Readable = None,
     plugins: Plugins = True,
+    backend: Backend = None,
     read_only: ReadOnly = False,
 ) -> None:
     """Have the model draft a plan for GOAL and print it as a table (nothing is executed); with
@@ -330,7 +332,8 @@ def plan_draft(
 
     _require_words(goal, "GOAL", 'agcore plan draft "release version 1.2"')
     execute(functools.partial(draft_plan, goal=goal, save=save, model=model, base_url=base_url,
-                               workspace=workspace, plugins=plugins, read_only=read_only))
+                               workspace=workspace, plugins=plugins, read_only=read_only,
+                               backend=backend or LOOP_BACKEND))
 
 
 

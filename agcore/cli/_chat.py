@@ -1,4 +1,6 @@
-"""``agcore chat``: an interactive session, saved as it goes, resumable by id.
+"""``agcore chat``: an interactive session, saved as it goes, resumable by id, on the loop backend
+(saved in the session store) or on LangGraph (``--backend langgraph``: kept in the checkpoints beside
+it, ``_checkpoints``).
 
 While a turn runs, a typed line steers it (``session.steer``); Ctrl-C cancels just that turn (the
 history is repaired by the session, so the next prompt works); Ctrl-C or Ctrl-D at the prompt ends the
@@ -7,12 +9,25 @@ chat. Every line — prompts, confirmations, steering — comes from the one ``T
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 from rich.console import Console
 
-from agcore.agent import AgentSession, AssistantReply, BasicAgent, UserInput
+from agcore.agent import (
+    AgentSession,
+    AssistantReply,
+    BasicAgent,
+    ContextTransform,
+    ConversationSession,
+    RuntimeBundle,
+    UserInput,
+    open_session,
+)
+from agcore.cli._checkpoints import GRAPH_BACKEND, choose_backend, open_checkpointer
 from agcore.cli._errors import ExitCode
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
@@ -20,6 +35,7 @@ from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
 from agcore.cli._served import model_or_served
 from agcore.cli._setup import (
+    Confirm,
     build_bundle,
     coding_prompt,
     confirm_callback,
@@ -49,18 +65,20 @@ async def chat(
     workspace: Path | None,
     yes: bool,
     plugins: bool,
+    backend: str | None = None,
     local: LocalOptions | None = None,
     skills_dir: Path | None = None,
     images: list[Path] | None = None,
 ) -> ExitCode:
     local = local or LocalOptions()
+    backend = await choose_backend(backend, db, session_id, must_exist=True, start_with="agcore chat")
     space = open_workspace(workspace)
     skills = load_skills(skills_dir)
     pictures = load_images(images)
     provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         local = await local.with_served_window(provider, base_url)
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins,
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
                               config=local.config_changes(provider), skills=skills,
                               capabilities=local.capabilities())
         transform = local.compaction(provider)
@@ -68,30 +86,22 @@ async def chat(
         renderer = Renderer(console, base_url=base_url)
         for note in local.notes(transform, provider):
             renderer.line(note, style="dim")
-        async with open_store(db, existing=session_id is not None) as store, Terminal(console) as terminal:
+        opened = _graph_sessions if backend == GRAPH_BACKEND else _store_sessions
+        async with opened(db, agent, bundle, transform) as sessions, Terminal(console) as terminal:
             confirm = confirm_callback(terminal, renderer, yes=yes)
-            try:
-                if session_id:
-                    session = await AgentSession.load(store, session_id, agent, bundle, confirm=confirm,
-                                                      transform=transform)
-                    _show_history(renderer, session)
-                else:
-                    session = AgentSession(agent, bundle=bundle, confirm=confirm, store=store,
-                                           transform=transform)
-                    await session.save()  # so the id printed below can be resumed even before a turn
-            except LookupError:
-                raise unknown_session(session_id or "", db, "agcore chat") from None
-            except (MemoryStoreError, OSError) as exc:
-                raise store_error(db, exc) from None
+            session, save = await sessions(session_id, confirm)
+            if session_id:
+                _show_history(renderer, session)
+            graph = ["--backend", backend] if backend == GRAPH_BACKEND else []
             again = resume_command("chat", "--session", session.session_id, db=db, model=model,
                                    base_url=base_url, workspace=workspace,
-                                   options=local.arguments() + _skills_arguments(skills_dir))
+                                   options=graph + local.arguments() + _skills_arguments(skills_dir))
             console.print(f"session {session.session_id} · resume with: {again}",
                           style="dim", markup=False, highlight=False)
             console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "
                           "quits.", style="dim", markup=False)
             try:
-                await _Chat(session, terminal, renderer, pictures).loop()
+                await _Chat(session, save, terminal, renderer, pictures).loop()
             finally:
                 await session.close()
         console.print("bye")
@@ -100,10 +110,68 @@ async def chat(
         await close_provider(provider)
 
 
+#: Opens a chat's session (``session_id`` None: a new one, saved at once so its id can be resumed)
+#: with the confirm callback; returns it and how to save it after a turn.
+_Opener = Callable[[str | None, Confirm], Awaitable[tuple[ConversationSession, Callable[[], Awaitable[Any]]]]]
+
+
+@asynccontextmanager
+async def _store_sessions(
+    db: Path | None, agent: BasicAgent, bundle: RuntimeBundle, transform: ContextTransform | None
+) -> AsyncIterator[_Opener]:
+    """The loop backend's sessions, in the session store."""
+    async with open_store(db, existing=False) as store:  # choose_backend found the session if one was named
+
+        async def opened(session_id: str | None, confirm: Confirm) -> tuple[ConversationSession, Any]:
+            try:
+                if session_id:
+                    session = await AgentSession.load(store, session_id, agent, bundle, confirm=confirm,
+                                                      transform=transform)
+                else:
+                    session = AgentSession(agent, bundle=bundle, confirm=confirm, store=store,
+                                           transform=transform)
+                    await session.save()  # so the id printed can be resumed even before a turn
+            except LookupError:
+                raise unknown_session(session_id or "", db, "agcore chat") from None
+            except (MemoryStoreError, OSError) as exc:
+                raise store_error(db, exc) from None
+            return session, session.save
+
+        yield opened
+
+
+@asynccontextmanager
+async def _graph_sessions(
+    db: Path | None, agent: BasicAgent, bundle: RuntimeBundle, transform: ContextTransform | None
+) -> AsyncIterator[_Opener]:
+    """LangGraph's threads, in the SQLite checkpoints beside the session store (thread id = session
+    id): every step is checkpointed as it ends, so nothing is left to save after a turn."""
+    from agcore.integrations.langgraph import GraphSession, load_thread, save_thread
+
+    async with open_checkpointer(db) as saver:
+
+        async def opened(session_id: str | None, confirm: Confirm) -> tuple[ConversationSession, Any]:
+            session = open_session(agent, session_id, bundle, checkpointer=saver, confirm=confirm,
+                                   transform=transform)
+            assert isinstance(session, GraphSession)  # the bundle's backend is langgraph
+            if session_id is None:
+                await save_thread(session)  # its first checkpoint: the id printed can be resumed
+            elif not await load_thread(session):
+                raise unknown_session(session_id, db, "agcore chat --backend langgraph")
+            return session, _nothing
+
+        yield opened
+
+
+async def _nothing() -> None:
+    return None
+
+
 class _Chat:
-    def __init__(self, session: AgentSession, terminal: Terminal, renderer: Renderer,
-                 images: list[ImageBlock]) -> None:
+    def __init__(self, session: ConversationSession, save: Callable[[], Awaitable[Any]], terminal: Terminal,
+                 renderer: Renderer, images: list[ImageBlock]) -> None:
         self.session = session
+        self._save = save
         self._images = images  # go with the first message typed
         self.terminal = terminal
         self.renderer = renderer
@@ -153,14 +221,14 @@ class _Chat:
         if result is not None:
             self.renderer.summary(result)
         # A cancelled turn's history is repaired in memory; write the repair now, not with the next turn.
-        await self.session.save()
+        await self._save()
 
 
 def _skills_arguments(skills_dir: Path | None) -> list[str]:
     return [] if skills_dir is None else ["--skills", str(skills_dir)]
 
 
-def _show_history(renderer: Renderer, session: AgentSession) -> None:
+def _show_history(renderer: Renderer, session: ConversationSession) -> None:
     shown = [m for m in session.messages if isinstance(m, UserInput | AssistantReply)]
     renderer.line(f"resumed session {session.session_id} ({len(session.messages)} messages)", style="dim")
     for message in shown[-_HISTORY_SHOWN:]:

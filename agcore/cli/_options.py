@@ -89,16 +89,19 @@ def _durable_compaction(compact: bool | None, context_window: int | None) -> Any
 
 
 LOOP_BACKEND = "loop"
-PlanBackend = Annotated[str, typer.Option(
+Backend = Annotated[str | None, typer.Option(
     "--backend", metavar="NAME",
-    help="The runtime: loop (agcore's own; the LangGraph backend cannot run plans yet).")]
+    help="The runtime: loop (agcore's own, the default) or langgraph (LangGraph's graph; its "
+         "conversations are kept in a SQLite checkpointer beside the session store). A saved session "
+         "continues on the backend it was started on (left out: that one).")]
 
 
-def _plan_backend(value: str) -> None:
-    if value != LOOP_BACKEND:
+def _no_graph_on_temporal(backend: str | None, temporal: str | None) -> None:
+    """--backend langgraph (or any but the loop) with --temporal: a usage error naming the choice."""
+    if temporal is not None and backend not in (None, LOOP_BACKEND):
         raise typer.BadParameter(
-            f"the {value!r} backend cannot run plans yet: use --backend loop (the default), or run the "
-            "steps one by one with `agcore run --backend langgraph`", param_hint="--backend")
+            f"{backend!r} cannot run on Temporal (the workers run agcore's loop): leave out --temporal "
+            f"to run on {backend} here, or leave out --backend to run durably", param_hint="--backend")
 
 
 TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]

@@ -3,6 +3,8 @@
 ``run`` loads a JSON/YAML plan, executes it with ``DefaultTaskAgent.execute_plan`` and prints a line
 each time a step changes status (running, done, failed, skipped), the tool calls of the step turns, and
 a final status table. ``draft`` asks the model for a plan, shows it, and saves it with ``--save``.
+Either runs on the loop or on LangGraph (``--backend``; where each keeps its sessions:
+``_plan_sessions``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import importlib
 import json
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 
@@ -20,24 +22,26 @@ from agcore.agent import (
     AcceptanceChecks,
     AgentError,
     AgentSession,
+    ConversationSession,
     DefaultTaskAgent,
     FailurePolicy,
     Plan,
     PlanApproval,
     PlanParseError,
     PlanRejected,
-    RuntimeBundle,
+    open_session,
     settle_plan,
 )
+from agcore.cli._checkpoints import choose_backend
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
+from agcore.cli._plan_sessions import OPTIONS_KEY, in_process_session, plan_sessions
 from agcore.cli._plan_view import Progress, ToolLines, plan_approval, plan_file_data, plan_summary, plan_table
 from agcore.cli._render import Renderer
 from agcore.cli._served import model_or_served
 from agcore.cli._setup import Confirm, build_bundle, coding_prompt, open_workspace, run_interruptible
-from agcore.cli._store import open_store, resume_command, store_error, unknown_session
-from agcore.memory import MemoryStoreError, SqliteSessionStore
+from agcore.cli._store import resume_command
 
 __all__ = ["draft_plan", "load_plan", "plan_table", "run_plan", "save_plan"]
 
@@ -70,18 +74,22 @@ async def run_plan(
     on_failure: FailurePolicy | None,
     local: LocalOptions | None = None,
     approve_plan: bool = False,
+    backend: str | None = None,
 ) -> ExitCode:
     """``agcore plan run FILE`` (``file``) or ``agcore plan resume ID`` (``file`` None): the plan runs
     in a session saved as it goes, so the same command continues it after Ctrl-C or a failure. With
-    ``approve_plan`` a plan not started yet is shown and runs only once approved (``--yes``: at once)."""
+    ``approve_plan`` a plan not started yet is shown and runs only once approved (``--yes``: at once).
+    ``backend``: the loop (sessions in the store) or langgraph (threads in the checkpoints beside it);
+    None: the saved session's, else the loop."""
     plan = load_plan(file) if file is not None else None
+    backend = await choose_backend(backend, db, session_id, must_exist=file is None, start_with=_START)
     renderer = Renderer(console, follow_up=False)
     chosen: list[Plan] = []
     approval: list[PlanApproval] = []
     rejected: list[PlanRejected] = []
-    async with open_store(db, existing=file is None) as store:
+    async with plan_sessions(backend, db) as sessions:
         # A resumed run keeps the options it was started with, unless given again.
-        saved = await _saved_options(store, session_id, db, must_exist=file is None)
+        saved = await sessions.saved_options(session_id)
         model = model or saved.get("model")
         base_url = base_url or saved.get("base_url")
         if workspace is None and saved.get("workspace"):
@@ -95,7 +103,7 @@ async def run_plan(
         try:
             local = await (local or LocalOptions()).with_served_window(provider, base_url)
             tool_lines = ToolLines(renderer)
-            bundle = build_bundle(provider, space, entry_point_plugins=plugins,
+            bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
                                   plugins=(tool_lines,), config=local.config_changes(provider),
                                   # AcceptanceChecks runs the plan's and the steps' check:
                                   capabilities=(*local.capabilities(), AcceptanceChecks(space)))
@@ -104,16 +112,17 @@ async def run_plan(
                 renderer.line(note, style="dim")
             agent = DefaultTaskAgent("agcore", coding_prompt(space), failure_policy=policy)
 
-            async def open_session(confirm: Confirm) -> AgentSession:
-                session = await _plan_session(store, session_id, agent, bundle, confirm, db,
-                                              new=plan is not None, transform=transform)
+            async def opened(confirm: Confirm) -> ConversationSession:
+                session = await sessions.open(session_id, agent, bundle, confirm, new=plan is not None,
+                                              transform=transform)
                 chosen.append(_plan_to_run(session, plan, file))
-                tool_lines.watch(session)
-                session.app_state[_OPTIONS_KEY] = options  # saved with the plan's progress
+                tool_lines.watch(in_process_session(session))
+                _app_state(session)[OPTIONS_KEY] = options  # saved with the plan's progress
                 _announce(console, chosen[0], file, session)
                 return session
 
-            async def work(session: AgentSession) -> None:
+            async def work(conversation: ConversationSession) -> None:
+                session = _for_plans(conversation)
                 if approval and not any(step.done for step in chosen[0].steps):
                     try:
                         chosen[0] = await settle_plan(
@@ -123,10 +132,16 @@ async def run_plan(
                     except PlanRejected as exc:
                         rejected.append(exc)
                         return
-                await agent.execute_plan(session, chosen[0], on_update=Progress(renderer, chosen[0]))
+                progress = Progress(renderer, chosen[0])
+
+                async def update(plan: Plan) -> None:  # each status change: shown, then saved
+                    progress(plan)
+                    await sessions.save(conversation)
+
+                await agent.execute_plan(session, chosen[0], on_update=update)
 
             session, interrupted = await run_interruptible(
-                console, renderer, yes=yes, open_session=open_session, work=work,
+                console, renderer, yes=yes, open_session=opened, work=work,
                 on_terminal=(lambda t: approval.append(plan_approval(t, console, yes=yes))) if approve_plan
                 else None,
             )
@@ -149,50 +164,23 @@ async def run_plan(
     return ExitCode.OK if ran.succeeded else ExitCode.TASK_FAILED
 
 
-#: Where a plan run keeps the CLI options it was started with (``app_state``, saved with the session).
-_OPTIONS_KEY = "cli_plan_options"
+_START = "agcore plan run FILE"
 
 
-async def _saved_options(
-    store: SqliteSessionStore, session_id: str | None, db: Path | None, *, must_exist: bool
-) -> dict[str, Any]:
-    """The options a saved plan run was started with; ``must_exist`` (``plan resume``): a session
-    that is not there is said before anything else (the model is resolved from these options)."""
-    if session_id is None:
-        return {}
-    try:
-        record = await store.load(session_id)
-    except (MemoryStoreError, OSError) as exc:
-        raise store_error(store.path, exc) from None
-    if record is None:
-        if must_exist:
-            raise unknown_session(session_id, db, "agcore plan run FILE")
-        return {}
-    options = (record.state.get("app_state") or {}).get(_OPTIONS_KEY)
-    return dict(options) if isinstance(options, dict) else {}
+def _for_plans(session: ConversationSession) -> AgentSession:
+    """``session`` as ``execute_plan`` and ``settle_plan`` take it: an ``AgentSession``, or a
+    backend's session with its plan API (``GraphSession``: ``app_state``, ``plan_step_index``,
+    ``usage``, ``submit_turn(output_type=)``), which they run on as they do on the loop's."""
+    return cast(AgentSession, session)
 
 
-async def _plan_session(
-    store: SqliteSessionStore, session_id: str | None, agent: DefaultTaskAgent, bundle: RuntimeBundle,
-    confirm: Confirm, db: Path | None, *, new: bool, transform: Any = None,
-) -> AgentSession:
-    """The session ``session_id`` from the store; a new one (saved under ``session_id`` if given)
-    when there is none and a plan file was given."""
-    if session_id is not None:
-        try:
-            return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm,
-                                           transform=transform)
-        except LookupError:
-            if not new:
-                raise unknown_session(session_id, db, "agcore plan run FILE") from None
-        except (MemoryStoreError, OSError) as exc:
-            raise store_error(db, exc) from None
-    return AgentSession(agent, session_id, bundle, confirm=confirm, store=store, transform=transform)
+def _app_state(session: ConversationSession) -> dict[str, Any]:
+    return _for_plans(session).app_state
 
 
-def _plan_to_run(session: AgentSession, plan: Plan | None, file: Path | None) -> Plan:
+def _plan_to_run(session: ConversationSession, plan: Plan | None, file: Path | None) -> Plan:
     """The session's saved plan, continued (its completed steps are not redone), or ``plan``."""
-    saved = session.app_state.get(PLAN_STATE_KEY)
+    saved = _app_state(session).get(PLAN_STATE_KEY)
     if saved is None:
         if plan is None:
             raise CliError(f"Session {session.session_id!r} holds no plan to resume: run one with "
@@ -210,7 +198,7 @@ def _steps(plan: Plan) -> list[tuple[str, str]]:
     return [(step.id, step.description) for step in plan.steps]
 
 
-def _announce(console: Console, plan: Plan, file: Path | None, session: AgentSession) -> None:
+def _announce(console: Console, plan: Plan, file: Path | None, session: ConversationSession) -> None:
     goal = f" · goal: {plan.goal}" if plan.goal else ""
     done = sum(1 for s in plan.steps if s.done)
     name = f"plan {file.name}" if file is not None else "plan"
@@ -229,10 +217,12 @@ async def draft_plan(
     workspace: Path | None,
     plugins: bool,
     read_only: bool = False,
+    backend: str = "loop",
 ) -> ExitCode:
     """``agcore plan draft GOAL``: the model's plan, shown (and saved with ``save``); with
     ``read_only`` the model may look around the workspace with the read-only tools first (their
-    calls are shown), so drafting changes nothing."""
+    calls are shown), so drafting changes nothing. The draft is asked in a session on ``backend``
+    (drafting is a model call of its own, not a turn: both backends make the same one)."""
     if save is not None and save.suffix.lower() not in _SAVE_SUFFIXES:
         raise CliError(f"--save {save}: name the file .json, .yaml or .yml (the format follows the suffix).",
                        ExitCode.USAGE)
@@ -240,16 +230,16 @@ async def draft_plan(
     provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         shown = (ToolLines(Renderer(console, follow_up=False)),) if read_only else ()
-        bundle = build_bundle(provider, space, entry_point_plugins=plugins, plugins=shown)
+        bundle = build_bundle(provider, space, entry_point_plugins=plugins, plugins=shown, backend=backend)
         agent = DefaultTaskAgent("agcore", coding_prompt(space))
-        session = AgentSession(agent, bundle=bundle)
+        session = _for_plans(open_session(agent, bundle=bundle))
         live = console.is_terminal and not console.is_dumb_terminal and not read_only
         if read_only:
             console.print("drafting the plan; reading the workspace (nothing is changed)…", style="dim",
                           markup=False, highlight=False)
         with console.status("drafting the plan…") if live else nullcontext():
             try:
-                plan = await agent.draft_plan(session, goal, read_only=read_only)
+                plan = await agent.draft_plan(in_process_session(session), goal, read_only=read_only)
             except PlanParseError as exc:
                 raise CliError(f"{exc.message.rstrip('.')}. Try again, reword the goal, or use a "
                                "stronger model (--model).", ExitCode.TASK_FAILED) from None

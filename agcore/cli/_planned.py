@@ -5,21 +5,23 @@ or stops with the reason. With ``--intent``, a task that needs no plan is answer
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 
 from agcore.agent import (
     AgentError,
     AgentSession,
-    DefaultTaskAgent,
+    ConversationSession,
     Plan,
     PlanParseError,
     PlanRejected,
     RuntimeBundle,
+    open_session,
 )
 from agcore.agent.intent import IntentGate
 from agcore.cli._errors import ExitCode, cli_advice, exit_code_for
+from agcore.cli._plan_sessions import DraftsInProcess
 from agcore.cli._plan_view import Progress, plan_approval, plan_summary, plan_table
 from agcore.cli._render import Renderer
 from agcore.cli._setup import Confirm, run_interruptible
@@ -34,19 +36,20 @@ async def run_planned(
 ) -> ExitCode:
     """Draft (read-only), approve and execute ``task`` as a plan; the run's exit code. ``checked``: the
     bundle's acceptance checks (``--check``) judge each step."""
-    agent = DefaultTaskAgent("agcore", prompt, read_only_planning=True, intent=gate,
-                             on_update=Progress(renderer))
+    agent = DraftsInProcess("agcore", prompt, read_only_planning=True, intent=gate,
+                            on_update=Progress(renderer))
     outcome: list[Plan | PlanRejected | AgentError] = []
 
     def ask_on(terminal: Terminal) -> None:
         agent.approve_plan = plan_approval(terminal, console, yes=yes)
 
-    async def new_session(confirm: Confirm) -> AgentSession:
-        return AgentSession(agent, bundle=bundle, confirm=confirm, transform=transform)
+    async def new_session(confirm: Confirm) -> ConversationSession:
+        # on the bundle's backend (the LangGraph one runs the plan's turns on a GraphSession)
+        return open_session(agent, bundle=bundle, confirm=confirm, transform=transform)
 
-    async def work(session: AgentSession) -> None:
+    async def work(session: ConversationSession) -> None:
         try:
-            outcome.append(await agent.run(session, task))
+            outcome.append(await agent.run(cast(AgentSession, session), task))
         except (PlanRejected, AgentError) as exc:  # said in one line below, as `plan draft` says it
             outcome.append(exc)
 

@@ -1,8 +1,9 @@
 """Where the CLI keeps sessions, and the command that continues one.
 
 ``agcore chat`` and ``agcore plan run`` save their sessions as they go in one SQLite file
-(``$AGCORE_HOME/sessions.db``, ``AGCORE_HOME`` defaulting to ``~/.agcore``, or ``--db``). Looking a
-session up never creates that file: a mistyped ``--db`` says so instead of leaving an empty database.
+(``$AGCORE_HOME/sessions.db``, ``AGCORE_HOME`` defaulting to ``~/.agcore``, or ``--db``); on the
+LangGraph backend, in the checkpoints beside it (``_checkpoints``). Looking a session up never
+creates that file: a mistyped ``--db`` says so instead of leaving an empty database.
 """
 
 from __future__ import annotations

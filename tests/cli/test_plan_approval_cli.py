@@ -96,9 +96,9 @@ def test_run_approve_plan_with_intent_answers_chat_without_a_plan(tmp_path: Path
 
 def test_approve_plan_refuses_what_it_cannot_do(tmp_path: Path, invoke: Invoke) -> None:
     write_script(tmp_path, [{"text": "never"}])
-    done = invoke("run", "x y", "--model", "scripted:model.json", "--approve-plan", "--backend", "langgraph")
+    done = invoke("run", "x y", "--model", "scripted:model.json", "--approve-plan", "--image", "x.png")
     assert done.exit_code == 2
-    assert "loop backend" in done.stdout + done.stderr
+    assert "not with --temporal or --image" in done.stdout + done.stderr
 
 
 def test_the_plan_is_edited_in_a_file_then_run(tmp_path: Path, spawn_cli: SpawnCli) -> None:

@@ -51,12 +51,3 @@ def test_ctrl_c_on_langgraph_cancels_with_exit_130_and_the_summary(
     assert finish(child) == 130
     assert "Traceback" not in (child.before or "")
     assert "AssertionError" not in (child.before or "")
-
-
-def test_plan_run_on_langgraph_is_refused_with_what_to_do_instead(tmp_path: Path, invoke: Invoke) -> None:
-    plan = tmp_path / "plan.yaml"
-    plan.write_text("goal: g\nsteps:\n  - id: a\n    description: say a\n")
-    for command in (("plan", "run", str(plan)), ("plan", "resume", "some-session")):
-        result = invoke(*command, "--backend", "langgraph")
-        assert result.exit_code == 2
-        assert "the 'langgraph' backend cannot run plans yet: use --backend loop" in result.output

@@ -40,6 +40,7 @@ from agcore.integrations.langgraph._state import (
     ToolTask,
     serde_allowlist,
 )
+from agcore.integrations.langgraph._thread_state import load_thread, save_thread
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION, confirmation_answer
 
 __all__ = [
@@ -53,6 +54,8 @@ __all__ = [
     "ToolTask",
     "compile_agent",
     "confirmation_answer",
+    "load_thread",
     "recursion_limit",
+    "save_thread",
     "serde_allowlist",
 ]
