@@ -34,6 +34,7 @@ from agcore.agent import (
 )
 from agcore.agent.steps import failed_event
 from agcore.integrations.langgraph._graph import build_graph, recursion_limit
+from agcore.integrations.langgraph._own_task import interrupts_of_run, stream_in_own_task
 from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
 from agcore.integrations.langgraph._turn_endings import (
@@ -352,16 +353,8 @@ class GraphSession:
         async with self._turn(output_type):
             while True:
                 interrupts: Any = None
-                try:
-                    # "updates": the nodes' own updates, so no step reads the whole state back out
-                    # (``ainvoke``'s "values" does, each step)
-                    run = self.graph.astream(
-                        payload, config, stream_mode="updates", durability=self.durability
-                    )
-                    async with aclosing(cast(AsyncGenerator[Any, None], run)) as chunks:
-                        async for chunk in chunks:
-                            if "__interrupt__" in chunk:
-                                interrupts = chunk["__interrupt__"]
+                try:  # in a task of its own: leaving cancels the graph once (see _own_task)
+                    interrupts = await interrupts_of_run(self.graph, payload, config, self.durability)
                 except GraphRecursionError as exc:
                     if not await self._went_on(exc):
                         break
@@ -378,8 +371,8 @@ class GraphSession:
         async with self._turn(output_type):
             while True:
                 interrupts: Any = None
-                # Closed with this generator: leaving the stream early cancels the run.
-                run = cast(AsyncGenerator[Any, None], self.graph.astream(
+                # Closed with this generator: leaving the stream early cancels the run (once: _own_task).
+                run = stream_in_own_task(self.graph.astream(
                     payload, config, stream_mode=["custom", "updates"], durability=self.durability
                 ))
                 try:

@@ -36,11 +36,11 @@ async def end_left_turn(
     """End the turn of a run left early. The session in this process ran the nodes, so it is the
     newest copy: what it recorded that the checkpoint lacks (a step cut short keeps its writes
     pending, and they are dropped with it) is written; calls that finished keep their results, the
-    others are answered "cancelled"; observers hear of it (shielded by the caller)."""
+    others are answered "cancelled"; observers hear of it (shielded by the caller). A run left while
+    its session's ``confirm`` callback was asked (Ctrl-C at the prompt) ends so too, as the loop's
+    does: the interrupt it waited at is dropped with the turn."""
     session = thread.session
     snapshot = await graph.aget_state(config)
-    if snapshot.interrupts:
-        return  # waiting for an answer: approve() or resume() goes on from there
     pending: set[str] = set()
     finished = dict(snapshot.values.get("outcomes") or {})
     for task in snapshot.tasks:  # the steps cut short: their writes never reach the checkpoint
