@@ -196,7 +196,7 @@ def test_an_unknown_backend_for_a_plan_names_the_installed_ones(tmp_path: Path, 
     write_script(tmp_path, ["never"])
     done = invoke("plan", "run", "plan.json", "--model", "scripted:model.json", "--no-plugins",
                   "--backend", "nope")
-    assert done.exit_code == 3
+    assert done.exit_code == 2
     assert "No session backend named 'nope'" in done.output
 
 
