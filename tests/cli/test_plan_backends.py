@@ -251,3 +251,19 @@ def test_a_plan_killed_mid_step_resumes_the_same_on_both_backends(
     child.expect(r"✓ step b \(2/2\) done: B done.")
     child.expect("2/2 steps done")
     assert finish(child) == 0
+
+
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_a_different_plan_on_a_session_names_the_db_in_the_resume_hint(
+    tmp_path: Path, invoke: Invoke, backend: str
+) -> None:
+    # The hint is pasted as it is: without the --db that found the session, it would look elsewhere.
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    (tmp_path / "other.json").write_text(json.dumps({"steps": [{"id": "x", "description": "Other"}]}))
+    write_script(tmp_path, ["A done.", "B done."])
+    db = tmp_path / "elsewhere" / "plans.db"
+    common = ("--model", "scripted:model.json", "--no-plugins", "--db", str(db), "-s", "s-1")
+    assert invoke("plan", "run", "plan.json", *common, "--backend", backend).exit_code == 0
+    done = invoke("plan", "run", "other.json", *common)
+    assert done.exit_code == 2
+    assert f"continue it with `agcore plan resume s-1 --db {db}`" in done.stderr
