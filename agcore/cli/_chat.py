@@ -34,6 +34,7 @@ from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
 from agcore.cli._served import model_or_served
+from agcore.cli._session_lock import SessionLocks
 from agcore.cli._setup import (
     Confirm,
     build_bundle,
@@ -121,7 +122,9 @@ _Opener = Callable[[str | None, Confirm], Awaitable[tuple[ConversationSession, C
 async def _store_sessions(
     db: Path | None, agent: BasicAgent, bundle: RuntimeBundle, transform: ContextTransform | None
 ) -> AsyncIterator[_Opener]:
-    """The loop backend's sessions, in the session store."""
+    """The loop backend's sessions, in the session store, each locked to this process
+    (``SessionLocks``)."""
+    locks = SessionLocks(db)
     async with open_store(db, existing=False) as store:  # choose_backend found the session if one was named
 
         async def opened(session_id: str | None, confirm: Confirm) -> tuple[ConversationSession, Any]:
@@ -137,9 +140,11 @@ async def _store_sessions(
                 raise unknown_session(session_id or "", db, "agcore chat") from None
             except (MemoryStoreError, OSError) as exc:
                 raise store_error(db, exc) from None
+            locks.take(session.session_id)
             return session, session.save
 
-        yield opened
+        with locks:
+            yield opened
 
 
 @asynccontextmanager
@@ -150,19 +155,22 @@ async def _graph_sessions(
     id): every step is checkpointed as it ends, so nothing is left to save after a turn."""
     from agcore.integrations.langgraph import GraphSession, load_thread, save_thread
 
+    locks = SessionLocks(db)
     async with open_checkpointer(db) as saver:
 
         async def opened(session_id: str | None, confirm: Confirm) -> tuple[ConversationSession, Any]:
             session = open_session(agent, session_id, bundle, checkpointer=saver, confirm=confirm,
                                    transform=transform)
             assert isinstance(session, GraphSession)  # the bundle's backend is langgraph
+            locks.take(session.session_id)
             if session_id is None:
                 await save_thread(session)  # its first checkpoint: the id printed can be resumed
             elif not await load_thread(session):
                 raise unknown_session(session_id, db, "agcore chat --backend langgraph")
             return session, _nothing
 
-        yield opened
+        with locks:
+            yield opened
 
 
 async def _nothing() -> None:

@@ -10,6 +10,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli import finish, write_script
 from tests.cli.conftest import SpawnCli
 
@@ -186,3 +188,31 @@ def test_a_langgraph_chat_killed_mid_batch_is_finished_on_resume_keeping_the_fin
     assert (tmp_path / "k.log").read_text().count("fast") == 1  # it ran once
     for line in ("Cancelled", "unregistered type", "Blocked deserialization", "Traceback"):
         assert line not in output
+
+
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_a_second_chat_on_a_session_in_use_is_refused_until_the_first_ends(
+    tmp_path: Path, spawn_cli: SpawnCli, backend: str
+) -> None:
+    write_script(tmp_path, ["hello", "again"])
+    first, session_id, _ = _start(spawn_cli, "--model", "scripted:model.json", "--backend", backend)
+    first.expect(PROMPT)
+    second = spawn_cli("chat", "--no-plugins", "--session", session_id, "--model", "scripted:model.json")
+    second.expect(f"Session '{session_id}' is in use by another agcore process \\(pid {first.pid}\\)")
+    assert finish(second) == 2
+    first.sendeof()
+    assert finish(first) == 0
+    assert not list((tmp_path / "home").glob("sessions.locks/*.lock"))  # released on exit
+
+    # A process killed while it holds the lock leaves it stale: the next one takes it.
+    killed = spawn_cli("chat", "--no-plugins", "--session", session_id, "--model", "scripted:model.json")
+    killed.expect(PROMPT)
+    killed.kill(9)
+    killed.wait()
+    again = spawn_cli("chat", "--no-plugins", "--session", session_id, "--model", "scripted:model.json")
+    again.expect(PROMPT)
+    again.sendline("hi")
+    again.expect("hello")
+    again.expect(PROMPT)
+    again.sendeof()
+    assert finish(again) == 0

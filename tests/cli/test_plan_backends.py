@@ -267,3 +267,19 @@ def test_a_different_plan_on_a_session_names_the_db_in_the_resume_hint(
     done = invoke("plan", "run", "other.json", *common)
     assert done.exit_code == 2
     assert f"continue it with `agcore plan resume s-1 --db {db}`" in done.stderr
+
+
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_plan_resume_of_a_plan_still_running_is_refused(
+    tmp_path: Path, spawn_cli: SpawnCli, invoke: Invoke, backend: str
+) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    write_script(tmp_path, [{"text": "A done.", "delay": 30}])
+    running = spawn_cli("plan", "run", "plan.json", "-s", "busy", "--model", "scripted:model.json",
+                        "--no-plugins", "--backend", backend)
+    running.expect(r"▶ step a \(1/2\) running")
+    done = invoke("plan", "resume", "busy", "--model", "scripted:model.json", "--no-plugins")
+    assert done.exit_code == 2, done.output
+    assert f"Session 'busy' is in use by another agcore process (pid {running.pid})" in done.stderr
+    running.kill(9)
+    running.wait()
