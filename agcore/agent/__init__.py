@@ -101,7 +101,7 @@ from agcore.agent.session_like import SessionLike
 from agcore.agent.session_state import SessionState
 
 if TYPE_CHECKING:
-    from agcore.agent._backends import ConversationSession, backend_names, open_session
+    from agcore.agent._backends import ConversationSession, backend_names, check_backend, open_session
     from agcore.agent._bundle import (
         ProviderResolver,
         RuntimeBundle,
@@ -153,6 +153,7 @@ from agcore.agent import subagents as _subagents
 _LAZY = {
     "ConversationSession": "agcore.agent._backends",
     "backend_names": "agcore.agent._backends",
+    "check_backend": "agcore.agent._backends",
     "open_session": "agcore.agent._backends",
     "ProviderResolver": "agcore.agent._bundle",
     "RuntimeBundle": "agcore.agent._bundle",
@@ -230,6 +231,7 @@ __all__ = [
     "UserInput",
     "backend_names",
     "bundle_resolve_provider",
+    "check_backend",
     "convert_to_llm",
     "default_tool_definitions",
     "messages_from_json",

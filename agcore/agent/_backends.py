@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agcore.agent._turn import TurnResult
     from agcore.llm.types import ToolResultBlock, UserMessage
 
-__all__ = ["BACKEND_GROUP", "LOOP", "ConversationSession", "backend_names", "open_session"]
+__all__ = ["BACKEND_GROUP", "LOOP", "ConversationSession", "backend_names", "check_backend", "open_session"]
 
 #: The entry-point group backends register their session class in.
 BACKEND_GROUP = "agcore.backends"
@@ -76,20 +76,38 @@ def backend_names() -> list[str]:
 
 
 def check_backend(name: str) -> None:
-    """``ConfigError`` unless ``name`` is a backend installed here."""
+    """``ConfigError`` unless ``name`` is a backend installed here, saying which one was meant (a
+    misspelling or an abbreviation: ``lg`` is ``langgraph``) or which extra brings it."""
     names = backend_names()
     if name not in names:
-        close = difflib.get_close_matches(name, [*names, "langgraph"], n=1, cutoff=0.6)
+        known = [*names, *(k for k in _EXTRAS if k not in names)]
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or _abbreviated(name, known)
         if close and close[0] in names:
             fix = f"Did you mean {close[0]!r}?"
         elif close:  # a known backend whose extra is missing
             fix = f"It needs agcore's extra: pip install 'agcore[{close[0]}]'."
+        elif missing := [k for k in _EXTRAS if k not in names]:
+            fix = f"Other backends come with agcore's extras, e.g. pip install 'agcore[{missing[0]}]'."
         else:
-            fix = "Other backends come with agcore's extras, e.g. pip install 'agcore[langgraph]'."
+            fix = "Choose one of them."
         raise ConfigError(
             f"No session backend named {name!r}: the installed ones are {', '.join(names)}. {fix}",
             piece="backend",
         )
+
+
+#: The backends agcore's extras bring (``pip install 'agcore[NAME]'``).
+_EXTRAS = ("langgraph",)
+
+
+def _abbreviated(name: str, known: list[str]) -> list[str]:
+    """The one name in ``known`` that ``name`` abbreviates (its letters in order, the first first)."""
+    def abbreviates(full: str) -> bool:
+        letters = iter(full)
+        return bool(name) and full.startswith(name[0]) and all(c in letters for c in name)
+
+    found = [k for k in known if abbreviates(k)]
+    return found if len(found) == 1 else []
 
 
 def open_session(

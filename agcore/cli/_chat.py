@@ -34,6 +34,7 @@ from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._render import Renderer, shorten
 from agcore.cli._run import stream_turn
 from agcore.cli._served import model_or_served
+from agcore.cli._session_lock import SessionLocks
 from agcore.cli._setup import (
     Confirm,
     build_bundle,
@@ -46,6 +47,7 @@ from agcore.cli._setup import (
 )
 from agcore.cli._store import open_store, resume_command, store_error, unknown_session
 from agcore.cli._terminal import Terminal, interrupts
+from agcore.cli._unfinished import UNFINISHED_NOTE, finish_unfinished, unfinished_run
 from agcore.llm.types import ImageBlock
 from agcore.memory import MemoryStoreError
 
@@ -101,7 +103,8 @@ async def chat(
             console.print("Type a message; Ctrl-C cancels a running turn; Ctrl-D or Ctrl-C at the prompt "
                           "quits.", style="dim", markup=False)
             try:
-                await _Chat(session, save, terminal, renderer, pictures).loop()
+                talk = _Chat(session, save, terminal, renderer, pictures)
+                await talk.loop(finish_first=session_id is not None and await unfinished_run(session))
             finally:
                 await session.close()
         console.print("bye")
@@ -119,7 +122,9 @@ _Opener = Callable[[str | None, Confirm], Awaitable[tuple[ConversationSession, C
 async def _store_sessions(
     db: Path | None, agent: BasicAgent, bundle: RuntimeBundle, transform: ContextTransform | None
 ) -> AsyncIterator[_Opener]:
-    """The loop backend's sessions, in the session store."""
+    """The loop backend's sessions, in the session store, each locked to this process
+    (``SessionLocks``)."""
+    locks = SessionLocks(db)
     async with open_store(db, existing=False) as store:  # choose_backend found the session if one was named
 
         async def opened(session_id: str | None, confirm: Confirm) -> tuple[ConversationSession, Any]:
@@ -135,9 +140,11 @@ async def _store_sessions(
                 raise unknown_session(session_id or "", db, "agcore chat") from None
             except (MemoryStoreError, OSError) as exc:
                 raise store_error(db, exc) from None
+            locks.take(session.session_id)
             return session, session.save
 
-        yield opened
+        with locks:
+            yield opened
 
 
 @asynccontextmanager
@@ -148,19 +155,22 @@ async def _graph_sessions(
     id): every step is checkpointed as it ends, so nothing is left to save after a turn."""
     from agcore.integrations.langgraph import GraphSession, load_thread, save_thread
 
+    locks = SessionLocks(db)
     async with open_checkpointer(db) as saver:
 
         async def opened(session_id: str | None, confirm: Confirm) -> tuple[ConversationSession, Any]:
             session = open_session(agent, session_id, bundle, checkpointer=saver, confirm=confirm,
                                    transform=transform)
             assert isinstance(session, GraphSession)  # the bundle's backend is langgraph
+            locks.take(session.session_id)
             if session_id is None:
                 await save_thread(session)  # its first checkpoint: the id printed can be resumed
             elif not await load_thread(session):
                 raise unknown_session(session_id, db, "agcore chat --backend langgraph")
             return session, _nothing
 
-        yield opened
+        with locks:
+            yield opened
 
 
 async def _nothing() -> None:
@@ -190,9 +200,13 @@ class _Chat:
             self.session.steer(text)
             self.renderer.line(f"↪ steering taken: {shorten(text, 120)}", style="magenta")
 
-    async def loop(self) -> None:
+    async def loop(self, *, finish_first: bool = False) -> None:
+        """Read and run messages until the user quits; ``finish_first``: first finish the run a
+        stopped process left unfinished (``finish_last_run``)."""
         with self._quit:
             async with interrupts(self._interrupt):
+                if finish_first:
+                    await self._finish_last_run()
                 while True:
                     line = await self.terminal.read_line(_PROMPT)
                     if line is None:
@@ -205,13 +219,24 @@ class _Chat:
                         await self._run_turn(text)
         self.renderer.line("")  # Ctrl-C at the prompt: end the prompt's line before leaving
 
-    async def _run_turn(self, text: str) -> None:
+    async def _finish_last_run(self) -> None:
+        """The resumed thread's last run stopped midway (its process was killed): finish it as
+        ``recover()`` does, so the calls that had finished keep their results (a new turn would
+        answer them all "cancelled") and those that had not run again, confirmed as any call."""
+        self.renderer.line(UNFINISHED_NOTE, style="yellow")
+        await self._run_turn(None)
+
+    async def _run_turn(self, text: str | None) -> None:
+        """Run a turn on ``text`` (None: finish the unfinished run instead), Ctrl-C cancelling it."""
         with anyio.CancelScope() as scope:
             self._turn = scope
             self.terminal.on_line = self._steer
             try:
-                images, self._images = self._images, []
-                await stream_turn(self.session, with_images(text, images), self.renderer)
+                if text is None:
+                    await finish_unfinished(self.session, self.renderer)
+                else:
+                    images, self._images = self._images, []
+                    await stream_turn(self.session, with_images(text, images), self.renderer)
             finally:
                 self.terminal.on_line = None
                 self._turn = None

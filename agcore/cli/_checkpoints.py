@@ -37,9 +37,14 @@ def checkpoint_path(db: Path | None) -> Path:
 
 @asynccontextmanager
 async def open_checkpointer(db: Path | None) -> AsyncIterator[BaseCheckpointSaver[Any]]:
-    """LangGraph's SQLite checkpointer on ``checkpoint_path(db)`` (created on first use)."""
+    """LangGraph's SQLite checkpointer on ``checkpoint_path(db)`` (created on first use), its
+    serializer knowing agcore's types (``typed_checkpointer``): every read of the CLI's, the graph's
+    and the ones before a graph exists (which backend holds a session, a plan's saved options), loads
+    them typed, with no "unregistered type" warning, and under ``LANGGRAPH_STRICT_MSGPACK`` at all."""
     try:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        from agcore.integrations.langgraph import typed_checkpointer
     except ImportError:
         raise CliError("--backend langgraph needs LangGraph's SQLite checkpointer: pip install "
                        "'agcore[langgraph]'.", ExitCode.CONFIG) from None
@@ -50,7 +55,7 @@ async def open_checkpointer(db: Path | None) -> AsyncIterator[BaseCheckpointSave
         raise CliError(f"Cannot create the checkpoints' directory {path.parent}: {exc}",
                        ExitCode.CONFIG) from None
     async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        yield saver
+        yield typed_checkpointer(saver)
 
 
 async def saved_backend(db: Path | None, session_id: str) -> str | None:

@@ -89,8 +89,24 @@ def _durable_compaction(compact: bool | None, context_window: int | None) -> Any
 
 
 LOOP_BACKEND = "loop"
+
+
+def _installed_backend(value: str | None) -> str | None:
+    """--backend names a backend installed here: a usage error otherwise (an empty name too, which
+    would otherwise fall back to the loop), saying which one was meant."""
+    if value is None:
+        return None
+    from agcore.agent import ConfigError, check_backend
+
+    try:
+        check_backend(value)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 Backend = Annotated[str | None, typer.Option(
-    "--backend", metavar="NAME",
+    "--backend", metavar="NAME", callback=_installed_backend,
     help="The runtime: loop (agcore's own, the default) or langgraph (LangGraph's graph; its "
          "conversations are kept in a SQLite checkpointer beside the session store). A saved session "
          "continues on the backend it was started on (left out: that one).")]

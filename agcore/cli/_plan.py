@@ -115,7 +115,7 @@ async def run_plan(
             async def opened(confirm: Confirm) -> ConversationSession:
                 session = await sessions.open(session_id, agent, bundle, confirm, new=plan is not None,
                                               transform=transform)
-                chosen.append(_plan_to_run(session, plan, file))
+                chosen.append(_plan_to_run(session, plan, file, db))
                 tool_lines.watch(in_process_session(session))
                 _app_state(session)[OPTIONS_KEY] = options  # saved with the plan's progress
                 _announce(console, chosen[0], file, session)
@@ -178,19 +178,21 @@ def _app_state(session: ConversationSession) -> dict[str, Any]:
     return _for_plans(session).app_state
 
 
-def _plan_to_run(session: ConversationSession, plan: Plan | None, file: Path | None) -> Plan:
-    """The session's saved plan, continued (its completed steps are not redone), or ``plan``."""
+def _plan_to_run(session: ConversationSession, plan: Plan | None, file: Path | None, db: Path | None) -> Plan:
+    """The session's saved plan, continued (its completed steps are not redone), or ``plan``. The
+    commands a refusal suggests name ``db`` (--db) as given: without it they look elsewhere."""
+    sid = session.session_id
     saved = _app_state(session).get(PLAN_STATE_KEY)
     if saved is None:
         if plan is None:
-            raise CliError(f"Session {session.session_id!r} holds no plan to resume: run one with "
-                           f"agcore plan run FILE --session {session.session_id}", ExitCode.USAGE)
+            start = resume_command("plan", "run", "FILE", "--session", sid, db=db, model=None, base_url=None)
+            raise CliError(f"Session {sid!r} holds no plan to resume: run one with {start}", ExitCode.USAGE)
         return plan
     progress = Plan.from_dict(saved)
     if plan is not None and _steps(plan) != _steps(progress):
-        raise CliError(f"Session {session.session_id!r} holds a different plan than {file}: continue it "
-                       f"with `agcore plan resume {session.session_id}`, or give another --session.",
-                       ExitCode.USAGE)
+        again = resume_command("plan", "resume", sid, db=db, model=None, base_url=None)
+        raise CliError(f"Session {sid!r} holds a different plan than {file}: continue it with `{again}`, "
+                       "or give another --session.", ExitCode.USAGE)
     return progress
 
 

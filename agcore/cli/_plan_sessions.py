@@ -19,6 +19,7 @@ from agcore.agent import (
     open_session,
 )
 from agcore.cli._checkpoints import GRAPH_BACKEND, open_checkpointer
+from agcore.cli._session_lock import SessionLocks
 from agcore.cli._setup import Confirm
 from agcore.cli._store import open_store, store_error, unknown_session
 from agcore.memory import MemoryStoreError
@@ -54,12 +55,13 @@ class PlanSessions(Protocol):
 async def plan_sessions(backend: str, db: Path | None) -> AsyncIterator[PlanSessions]:
     """The saved plan runs of ``backend`` (``loop``: the session store ``db``; ``langgraph``: the
     checkpoints beside it)."""
-    if backend == GRAPH_BACKEND:
-        async with open_checkpointer(db) as saver:
-            yield _Threads(saver, db)
-    else:
-        async with open_store(db, existing=False) as store:
-            yield _Stored(store, db)
+    with SessionLocks(db) as locks:  # each session opened is this process's alone until the end
+        if backend == GRAPH_BACKEND:
+            async with open_checkpointer(db) as saver:
+                yield _Threads(saver, db, locks)
+        else:
+            async with open_store(db, existing=False) as store:
+                yield _Stored(store, db, locks)
 
 
 def in_process_session(session: ConversationSession) -> AgentSession:
@@ -89,7 +91,8 @@ def _options(app_state: Any) -> dict[str, Any]:
 class _Stored:
     """The loop backend's: sessions in the store, saved by ``execute_plan`` at every step change."""
 
-    def __init__(self, store: SqliteSessionStore, db: Path | None) -> None:
+    def __init__(self, store: SqliteSessionStore, db: Path | None, locks: SessionLocks) -> None:
+        self.locks = locks
         self.store = store
         self.db = db
 
@@ -105,6 +108,7 @@ class _Stored:
     async def open(self, session_id: str | None, agent: DefaultTaskAgent, bundle: RuntimeBundle,
                    confirm: Confirm, *, new: bool, transform: Any) -> ConversationSession:
         if session_id is not None:
+            self.locks.take(session_id)
             try:
                 return await AgentSession.load(self.store, session_id, agent, bundle, confirm=confirm,
                                                transform=transform)
@@ -113,7 +117,10 @@ class _Stored:
                     raise unknown_session(session_id, self.db, _START_WITH) from None
             except (MemoryStoreError, OSError) as exc:
                 raise store_error(self.db, exc) from None
-        return AgentSession(agent, session_id, bundle, confirm=confirm, store=self.store, transform=transform)
+        session = AgentSession(agent, session_id, bundle, confirm=confirm, store=self.store,
+                               transform=transform)
+        self.locks.take(session.session_id)
+        return session
 
     async def save(self, session: ConversationSession) -> None:
         return None  # execute_plan saves a session that has a store at every change itself
@@ -123,7 +130,8 @@ class _Threads:
     """The LangGraph backend's: threads in the checkpoints (thread id = session id), each step
     checkpointed as it ends; the plan's progress, set between turns, is written by ``save``."""
 
-    def __init__(self, saver: BaseCheckpointSaver[Any], db: Path | None) -> None:
+    def __init__(self, saver: BaseCheckpointSaver[Any], db: Path | None, locks: SessionLocks) -> None:
+        self.locks = locks
         self.saver = saver
         self.db = db
 
@@ -144,6 +152,7 @@ class _Threads:
         session = open_session(agent, session_id, bundle, checkpointer=self.saver, confirm=confirm,
                                transform=transform)
         assert isinstance(session, GraphSession)  # the bundle's backend is langgraph
+        self.locks.take(session.session_id)
         if session_id is not None and not await load_thread(session) and not new:
             raise unknown_session(session_id, self.db, f"{_START_WITH} --backend langgraph")
         return session

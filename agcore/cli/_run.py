@@ -23,7 +23,7 @@ from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
 from agcore.cli._plan_view import ToolLines
 from agcore.cli._planned import run_planned
-from agcore.cli._render import Renderer
+from agcore.cli._render import Renderer, count
 from agcore.cli._served import model_or_served
 from agcore.cli._setup import (
     Confirm,
@@ -78,7 +78,8 @@ async def run_task(
             renderer.line(f"  off: {missing}", style="dim")
         if checks:
             listed = ", ".join(repr(c) for c in checks)
-            renderer.line(f"checks: {listed} (up to {check_rounds} rounds of fixes)", style="dim")
+            rounds = count(check_rounds, "round")
+            renderer.line(f"checks: {listed} (up to {rounds} of fixes)", style="dim")
         for note in local.notes(transform, provider):
             renderer.line(note, style="dim")
         if approve_plan:

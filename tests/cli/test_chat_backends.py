@@ -4,10 +4,13 @@ process; a session continues only on the backend it was started on."""
 
 from __future__ import annotations
 
+import io
 import shlex
 import sqlite3
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.cli import finish, write_script
 from tests.cli.conftest import SpawnCli
@@ -136,3 +139,80 @@ def test_text_typed_during_a_langgraph_turn_steers_it(tmp_path: Path, spawn_cli:
     child.expect(PROMPT)
     child.sendeof()
     assert finish(child) == 0
+
+
+def test_a_langgraph_chat_killed_mid_batch_is_finished_on_resume_keeping_the_finished_call(
+    tmp_path: Path, spawn_cli: SpawnCli, cli_env: dict[str, str]
+) -> None:
+    # The first call finishes, the second is cut short by SIGKILL. A new turn would answer both
+    # "cancelled" (the first's result is a pending write only a recovery keeps); the resumed chat
+    # finishes the run instead: the first call keeps its result and does not run again, the second
+    # runs again. Under LangGraph's strict msgpack mode: every read of the CLI's loads agcore's types.
+    cli_env["LANGGRAPH_STRICT_MSGPACK"] = "true"
+    write_script(tmp_path, [
+        {"text": "Running.", "tool_calls": [
+            {"name": "run_command", "arguments": {"command": "echo fast >> k.log"}},
+            {"name": "run_command", "arguments": {"command": "sleep 4; echo slow >> k.log"}}]},
+    ], name="first.json")
+    db = tmp_path / "chats.db"
+    child, session_id, _ = _start(spawn_cli, "--model", "scripted:first.json", "--db", str(db),
+                                  "--backend", "langgraph", "--yes")
+    child.expect(PROMPT)
+    child.sendline("go")
+    log = tmp_path / "k.log"
+    for _ in range(200):  # the first call has run: its command wrote the file
+        if log.is_file() and "fast" in log.read_text():
+            break
+        time.sleep(0.05)
+    time.sleep(1)  # its result reaches the checkpoint as its task ends; the second call sleeps on
+    child.kill(9)
+    child.wait()
+
+    # The model's reply comes only if the results say exit 0; k.log shows what ran, and how often.
+    write_script(tmp_path, [{"text": "Both ran.", "expect": "exit code: 0"}, "Next answer."],
+                 name="again.json")
+    child = spawn_cli("chat", "--no-plugins", "--session", session_id, "--model", "scripted:again.json",
+                      "--db", str(db), "--yes", timeout=60)
+    child.logfile_read = seen = io.StringIO()
+    child.expect("The last run of this session did not finish")
+    child.expect(r"✓ \$ echo fast >> k.log → exit code: 0")
+    child.expect(r"✓ \$ sleep 4; echo slow >> k.log → exit code: 0")
+    child.expect("Both ran.")
+    child.expect(PROMPT)
+    child.sendline("and now?")
+    child.expect("Next answer.")
+    child.expect(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+    output = seen.getvalue()
+    assert (tmp_path / "k.log").read_text().count("fast") == 1  # it ran once
+    for line in ("Cancelled", "unregistered type", "Blocked deserialization", "Traceback"):
+        assert line not in output
+
+
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_a_second_chat_on_a_session_in_use_is_refused_until_the_first_ends(
+    tmp_path: Path, spawn_cli: SpawnCli, backend: str
+) -> None:
+    write_script(tmp_path, ["hello", "again"])
+    first, session_id, _ = _start(spawn_cli, "--model", "scripted:model.json", "--backend", backend)
+    first.expect(PROMPT)
+    second = spawn_cli("chat", "--no-plugins", "--session", session_id, "--model", "scripted:model.json")
+    second.expect(f"Session '{session_id}' is in use by another agcore process \\(pid {first.pid}\\)")
+    assert finish(second) == 2
+    first.sendeof()
+    assert finish(first) == 0
+    assert not list((tmp_path / "home").glob("sessions.locks/*.lock"))  # released on exit
+
+    # A process killed while it holds the lock leaves it stale: the next one takes it.
+    killed = spawn_cli("chat", "--no-plugins", "--session", session_id, "--model", "scripted:model.json")
+    killed.expect(PROMPT)
+    killed.kill(9)
+    killed.wait()
+    again = spawn_cli("chat", "--no-plugins", "--session", session_id, "--model", "scripted:model.json")
+    again.expect(PROMPT)
+    again.sendline("hi")
+    again.expect("hello")
+    again.expect(PROMPT)
+    again.sendeof()
+    assert finish(again) == 0

@@ -196,7 +196,7 @@ def test_an_unknown_backend_for_a_plan_names_the_installed_ones(tmp_path: Path, 
     write_script(tmp_path, ["never"])
     done = invoke("plan", "run", "plan.json", "--model", "scripted:model.json", "--no-plugins",
                   "--backend", "nope")
-    assert done.exit_code == 3
+    assert done.exit_code == 2
     assert "No session backend named 'nope'" in done.output
 
 
@@ -251,3 +251,35 @@ def test_a_plan_killed_mid_step_resumes_the_same_on_both_backends(
     child.expect(r"✓ step b \(2/2\) done: B done.")
     child.expect("2/2 steps done")
     assert finish(child) == 0
+
+
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_a_different_plan_on_a_session_names_the_db_in_the_resume_hint(
+    tmp_path: Path, invoke: Invoke, backend: str
+) -> None:
+    # The hint is pasted as it is: without the --db that found the session, it would look elsewhere.
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    (tmp_path / "other.json").write_text(json.dumps({"steps": [{"id": "x", "description": "Other"}]}))
+    write_script(tmp_path, ["A done.", "B done."])
+    db = tmp_path / "elsewhere" / "plans.db"
+    common = ("--model", "scripted:model.json", "--no-plugins", "--db", str(db), "-s", "s-1")
+    assert invoke("plan", "run", "plan.json", *common, "--backend", backend).exit_code == 0
+    done = invoke("plan", "run", "other.json", *common)
+    assert done.exit_code == 2
+    assert f"continue it with `agcore plan resume s-1 --db {db}`" in done.stderr
+
+
+@pytest.mark.parametrize("backend", ["loop", "langgraph"])
+def test_plan_resume_of_a_plan_still_running_is_refused(
+    tmp_path: Path, spawn_cli: SpawnCli, invoke: Invoke, backend: str
+) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    write_script(tmp_path, [{"text": "A done.", "delay": 30}])
+    running = spawn_cli("plan", "run", "plan.json", "-s", "busy", "--model", "scripted:model.json",
+                        "--no-plugins", "--backend", backend)
+    running.expect(r"▶ step a \(1/2\) running")
+    done = invoke("plan", "resume", "busy", "--model", "scripted:model.json", "--no-plugins")
+    assert done.exit_code == 2, done.output
+    assert f"Session 'busy' is in use by another agcore process (pid {running.pid})" in done.stderr
+    running.kill(9)
+    running.wait()

@@ -27,14 +27,28 @@ def test_run_on_langgraph_asks_writes_and_summarises(tmp_path: Path, spawn_cli: 
     assert (tmp_path / "notes.txt").read_text() == "hello from the graph"
 
 
-def test_an_unknown_backend_is_a_config_error_naming_the_installed_ones(
+def test_an_unknown_backend_is_a_usage_error_naming_the_installed_ones(
     tmp_path: Path, invoke: Invoke
 ) -> None:
     write_script(tmp_path, [{"text": "never"}])
     result = invoke("run", "hi", "--model", "scripted:model.json", "--no-plugins", "--backend", "nope")
-    assert result.exit_code == 3
+    assert result.exit_code == 2  # a usage error, as the --temporal clash is
     assert "No session backend named 'nope'" in result.output
     assert "loop, langgraph" in result.output
+
+
+def test_an_empty_or_abbreviated_backend_is_refused_before_anything_runs(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    write_script(tmp_path, [{"text": "ran on the loop"}])
+    empty = invoke("run", "hi", "--model", "scripted:model.json", "--no-plugins", "--backend", "")
+    assert empty.exit_code == 2
+    assert "No session backend named ''" in empty.output
+    assert "ran on the loop" not in empty.output
+    short = invoke("chat", "--model", "scripted:model.json", "--no-plugins", "--backend", "lg")
+    assert short.exit_code == 2
+    assert "Did you mean 'langgraph'?" in short.output
+    assert "pip install" not in short.output  # it is installed
 
 
 def test_ctrl_c_on_langgraph_cancels_with_exit_130_and_the_summary(

@@ -104,3 +104,12 @@ def test_plan_run_with_a_failing_check_names_it_and_exits_1(tmp_path: Path, invo
     assert result.exit_code == 1, result.output
     assert "✗ step write (1/1) failed · check 'python3 check_answer.py' exit 1: " in result.output
     assert "0/1 steps done · failed · check 'python3 check_answer.py' exit 1 · 4 model calls" in result.output
+
+
+def test_one_check_round_is_said_in_the_singular(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "check_answer.py").write_text(CHECK_SCRIPT)
+    write_script(tmp_path, [WRITE_42, {"text": "Done."}])
+    done = invoke("run", "put 42 in answer.txt", "--model", "scripted:model.json", "--no-plugins", "--yes",
+                  "--check", CHECK, "--check-rounds", "1")
+    assert done.exit_code == 0, done.output
+    assert "(up to 1 round of fixes)" in done.output

@@ -31,8 +31,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "agcore.integrations.langgraph needs LangGraph: install it with `pip install 'agcore[langgraph]'`"
     ) from exc
 
-from agcore.integrations.langgraph._graph import compile_agent, recursion_limit
-from agcore.integrations.langgraph._session import AgentGraph, GraphSession
+from agcore.integrations.langgraph._graph import compile_agent, recursion_limit, typed_checkpointer
+from agcore.integrations.langgraph._session import UNFINISHED, AgentGraph, GraphSession
 from agcore.integrations.langgraph._state import (
     AgentState,
     GraphInput,
@@ -50,6 +50,7 @@ __all__ = [
     "AgentState",
     "GraphInput",
     "GraphSession",
+    "UNFINISHED",
     "ToolOutcome",
     "ToolTask",
     "compile_agent",
@@ -58,4 +59,5 @@ __all__ = [
     "recursion_limit",
     "save_thread",
     "serde_allowlist",
+    "typed_checkpointer",
 ]

@@ -56,7 +56,14 @@ def test_an_unknown_backend_fails_at_build_with_what_to_do() -> None:
     with pytest.raises(ConfigError, match="No session backend named 'temporal'") as caught:
         build("temporal").build()
     assert caught.value.piece == "backend"
-    assert "pip install 'agcore[langgraph]'" in str(caught.value)
+    assert "the installed ones are loop, langgraph. Choose one of them." in str(caught.value)
+    assert "pip install" not in str(caught.value)  # langgraph is installed: nothing to install
+
+
+def test_an_abbreviated_installed_backend_gets_did_you_mean() -> None:
+    with pytest.raises(ConfigError, match="Did you mean 'langgraph'") as caught:
+        build("lg").build()
+    assert "pip install" not in str(caught.value)
 
 
 def test_a_misspelt_installed_backend_gets_did_you_mean() -> None:
