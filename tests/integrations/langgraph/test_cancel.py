@@ -67,7 +67,8 @@ async def test_cancelling_a_streamed_turn_cancels_its_model_call_and_the_next_tu
                 scope.cancel()
     await slow.settle()
     assert slow.log == ["start model", "cancelled model"]
-    assert session.last_result is not None and session.last_result.stop == "cancelled"
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
     result = await session.submit_turn("hi again")
     assert (result.stop, result.text) == ("done", "again")
 
@@ -120,7 +121,8 @@ async def test_cancelled_at_the_confirmation_prompt_the_turn_ends_cancelled_on_b
         group.start_soon(session.submit_turn, "deploy it")
         await asked.wait()
         group.cancel_scope.cancel()
-    assert session.last_result is not None and session.last_result.stop == "cancelled"
+    assert session.last_result is not None
+    assert session.last_result.stop == "cancelled"
     history = session.messages if isinstance(session, AgentSession) else await session.history()
     assert [m.kind for m in history] == ["user", "assistant", "tool_results"]
     assert "Cancelled" in str(history[2].results[0].content)
