@@ -165,7 +165,7 @@ class AgentSessionWorkflow:
                 with use_clock(self._clock):
                     if self._closing:
                         await session.close()
-                    carried = await snapshot(session)
+                    carried = await snapshot(session, input.max_snapshot_bytes)
                 # The snapshot awaited: a turn may have slipped in meanwhile. Checked with no await
                 # between here and the end of the run, so no accepted update is left behind.
                 if not self._busy and workflow.all_handlers_finished():
@@ -321,7 +321,8 @@ class AgentSessionWorkflow:
 
     @workflow.query
     def history(self) -> list[AgentMessage]:
-        """The conversation of this run (earlier runs' messages are carried over in its snapshot)."""
+        """The conversation of this run (earlier runs' messages are carried over in its snapshot, up to
+        ``SessionInput.max_snapshot_bytes``)."""
         return list(self._session.messages) if self._session is not None else []
 
     @workflow.query

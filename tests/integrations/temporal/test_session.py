@@ -21,9 +21,10 @@ from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from agcore.agent import AssistantReply, ConfigError, ToolResults, UserInput
+from agcore.agent import AssistantReply, ConfigError, SystemEvent, ToolResults, UserInput
 from agcore.hooks import hookimpl
 from agcore.integrations.temporal import (
+    OMITTED_KEY,
     ActivityOptions,
     AgentActivities,
     AgentSessionWorkflow,
@@ -203,6 +204,29 @@ async def test_a_long_session_continues_as_new_and_keeps_its_conversation(
     final = await session.close()
     assert final.record.turn_index == 8
     assert len(final.messages) == 32
+    assert await replay_task_queue(client, task_queue, at_least=generation + 1) >= generation + 1
+
+
+async def test_a_session_past_its_snapshot_budget_carries_its_newest_turns_and_goes_on(
+    client: Client, task_queue: str, worker: Worker
+) -> None:
+    budget = 4_000  # about two turns of this agent's messages
+    session = await _start(client, task_queue, max_history_events=100, max_snapshot_bytes=budget)
+    for i in range(20):
+        outcome = await session.turn(f'call echo {{"text": "n{i}"}}')
+        assert outcome.text == f"done: echoed n{i}", outcome.error
+    generation = await session.handle.query("generation")
+    assert generation >= 2
+    carried = await session.history()  # this run: what it was carried, then its own turns
+    assert isinstance(carried[0], SystemEvent)
+    assert carried[0].data[OMITTED_KEY] > 0
+    final = await session.close()
+    assert final.record.turn_index == 20  # the counters go on: only old messages stay behind
+    assert sum(len(text) for text in final.messages) <= budget
+    note, *kept = [SystemEvent.model_validate_json(final.messages[0]), *final.messages[1:]]
+    assert note.data[OMITTED_KEY] + len(kept) == 20 * 4  # every message is counted, none twice
+    assert json.loads(kept[0])["kind"] == "user"
+    assert json.loads(kept[-1])["message"]["content"][0]["text"] == "done: echoed n19"
     assert await replay_task_queue(client, task_queue, at_least=generation + 1) >= generation + 1
 
 
