@@ -61,6 +61,10 @@ _STARTUP_FAILURES: tuple[type[Exception], ...] = (ApplicationError, *WORKFLOW_FA
 
 ConfirmAnswer = bool | Literal["always"]
 
+#: The change that stopped publishing "busy" when a turn starts on an idle session (a history
+#: recorded before it has that memo update, and replays with it).
+MEMO_AT_TURN_END_PATCH = "agcore.memo-at-turn-end"
+
 
 async def describe_agent(input_spec: AgentSpec | None, options: ActivityOptions) -> AgentSpec:
     """The spec carried over from a previous run, or the worker's answer to ``agcore.describe_agent``;
@@ -267,8 +271,8 @@ class AgentSessionWorkflow:
         # (a workflow task or an activity), which ``workflow_status`` reads as running; one upsert
         # per turn instead of two, a few ms less per turn. Only a state a reader could not tell
         # from that (paused for client tools, or not started yet) is replaced at once.
-        if self._progress.activity != "idle":
-            self._publish(activity="busy")
+        if self._progress.activity != "idle" or not workflow.patched(MEMO_AT_TURN_END_PATCH):
+            self._publish(activity="busy")  # histories from before the change replay as they ran
         return self._session
 
     def _ended(self, result: TurnOutcome) -> TurnOutcome:
