@@ -223,7 +223,9 @@ class DurableSession:
         return await self.handle.query(AgentSessionWorkflow.pending_client_calls)
 
     async def history(self) -> list[AgentMessage]:
-        """Query: the whole conversation so far, as agcore messages."""
+        """Query: the conversation so far, as agcore messages (past ``max_snapshot_bytes``, what the
+        last continue-as-new carried: a ``SystemEvent`` counting the messages left in earlier runs,
+        then the newest turns)."""
         return await self.handle.query(AgentSessionWorkflow.history)
 
     async def close(self) -> SessionSnapshot:
