@@ -269,8 +269,8 @@ class AgentSessionWorkflow:
         self._busy = True
         # A turn after an idle session publishes nothing now: while it runs, Temporal shows its work
         # (a workflow task or an activity), which ``workflow_status`` reads as running; one upsert
-        # per turn instead of two (half the history events and visibility writes). Only a state a reader could not tell
-        # from that (paused for client tools, or not started yet) is replaced at once.
+        # per turn instead of two (half the history events and visibility writes). Only a state a
+        # reader could not tell from that (paused for client tools, not started yet) is replaced.
         if self._progress.activity != "idle" or not workflow.patched(MEMO_AT_TURN_END_PATCH):
             self._publish(activity="busy")  # histories from before the change replay as they ran
         return self._session
