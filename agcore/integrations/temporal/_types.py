@@ -38,9 +38,10 @@ __all__ = [
 BUNDLE_ERROR = "agcore_bundle_error"
 
 
-#: What a continue-as-new carries of a session's messages by default: half of Temporal's 2 MB payload
-#: limit, the rest left for the record, the spec and the JSON around them.
-MAX_SNAPSHOT_BYTES = 1_000_000
+#: What a continue-as-new carries of a session's messages by default: with the record, the spec and
+#: the JSON around them (messages travel as escaped JSON texts: about an eighth more), under the
+#: 512 kB at which Temporal's SDK warns of a large payload, far under the 2 MB it refuses.
+MAX_SNAPSHOT_BYTES = 400_000
 
 
 class _Data(BaseModel):
