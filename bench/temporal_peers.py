@@ -10,6 +10,10 @@ The peers live only in their own venv, never in agcore's dependencies:
     bench/.venv-temporal-peers/bin/pip install -e '.[temporal]' -r bench/peers/temporal-requirements.txt
     bench/.venv-temporal-peers/bin/python bench/temporal_peers.py --turns 40
 
+``--kill``: instead, one turn per framework whose worker is SIGKILLed while the tool runs
+(``bench/peers/temporal_kill.py``: a slow ``get_weather`` that logs each run), a second worker
+taking over: how many times the tool ran, and the seconds from the kill to the answer.
+
 A report: it exits 0 whatever the numbers.
 """
 
@@ -159,11 +163,116 @@ async def run(turns: int) -> str:
     return "\n".join(lines)
 
 
+KILL_FRAMEWORKS = ("agcore", "pydantic-ai", "openai-agents")
+_KILL_WORKFLOWS = {"pydantic-ai": "PydanticKillWorkflow", "openai-agents": "OpenAIKillWorkflow"}
+
+
+async def _kill_worker(framework: str, address: str, queue: str, env: dict[str, str]) -> Any:
+    process = await anyio.open_process(
+        [sys.executable, str(ROOT / "bench" / "peers" / "temporal_kill.py"), framework, address, queue],
+        cwd=ROOT, env=env, stderr=None,
+    )
+    assert process.stdout is not None
+    said = b""
+    async for chunk in process.stdout:
+        said += chunk
+        if b"worker ready" in said:
+            return process
+    raise RuntimeError(f"the {framework} worker ended before it was ready: {said!r}")
+
+
+async def _start_turn(framework: str, address: str, queue: str) -> Callable[[], Awaitable[str]]:
+    from temporalio.client import Client
+
+    if framework == "agcore":
+        from agcore.integrations.temporal import DurableSession, connect
+
+        session = await DurableSession.start(await connect(address), f"kill-{queue}", task_queue=queue)
+        handle = await session.start_turn(QUESTION)
+
+        async def answer() -> str:
+            return (await handle.result()).text
+
+        return answer
+    client = await Client.connect(address)
+    started = await client.start_workflow(_KILL_WORKFLOWS[framework], QUESTION, id=f"kill-{queue}",
+                                          task_queue=queue, result_type=str)
+
+    async def result() -> str:
+        return await started.result()
+
+    return result
+
+
+async def kill_row(framework: str, address: str, base_url: str, log: Path) -> str:
+    """One tool-call turn whose worker is SIGKILLed while the tool runs; a second worker finishes it.
+    How many times the tool started and finished, and the seconds from the kill to the answer."""
+    queue = f"kill-{framework}-{uuid.uuid4().hex[:6]}"
+    env = {**os.environ, "AGCORE_BENCH_TOOL_LOG": str(log), BASE_URL_ENV: base_url, "PYTHONPATH": str(ROOT)}
+    first = await _kill_worker(framework, address, queue, env)
+    answer = await _start_turn(framework, address, queue)
+    said = anyio.Path(log)
+    with anyio.fail_after(60):
+        while not await said.exists() or "start" not in await said.read_text():  # noqa: ASYNC110 - the tool's log
+            await anyio.sleep(0.02)
+    first.kill()
+    await first.wait()
+    killed = time.perf_counter()
+    second = await _kill_worker(framework, address, queue, env)
+    try:
+        with anyio.fail_after(300):
+            text = await answer()
+    finally:
+        second.terminate()
+        await second.wait()
+    lines = (await said.read_text()).split()
+    return (f"  {framework:16} {lines.count('start'):>10} {lines.count('done'):>10} "
+            f"{time.perf_counter() - killed:>10.1f}   {' '.join(text.split())[:60]!r}")
+
+
+async def run_kill(frameworks: tuple[str, ...] = KILL_FRAMEWORKS) -> str:
+    """The worker-kill table: each framework's turn, its worker SIGKILLed mid-tool."""
+    import tempfile
+
+    from temporalio.testing import WorkflowEnvironment
+
+    from agcore.integrations.temporal import DEV_SERVER_ARGS, temporal_binary
+
+    server, port = start_server()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
+    )
+    address = env.client.service_client.config.target_host
+    lines = ["a tool-call turn whose worker is SIGKILLed while the tool runs (a second worker takes over)",
+             f"  {'framework':16} {'tool runs':>10} {'finished':>10} {'kill->s':>10}   answer"]
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            for framework in frameworks:
+                try:
+                    lines.append(await kill_row(framework, address, base_url, Path(directory) / framework))
+                except Exception as exc:  # a framework that cannot run is reported, not fatal
+                    lines.append(f"  {framework:16} failed: {type(exc).__name__}: {exc}")
+                print(lines[-1], flush=True)  # each row as it comes
+    finally:
+        await env.shutdown()
+        server.terminate()
+        server.wait()
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--kill", nargs="*", choices=KILL_FRAMEWORKS, default=None,
+                        help="the worker-kill table instead (every framework, or those named): does each "
+                        "framework run the tool again?")
     args = parser.parse_args(argv)
-    print(anyio.run(run, args.turns), flush=True)
+    if args.kill is not None:
+        print(anyio.run(run_kill, tuple(args.kill or KILL_FRAMEWORKS)), flush=True)
+    else:
+        print(anyio.run(run, args.turns), flush=True)
     os._exit(0)  # the Temporal client's native threads can crash a normal interpreter shutdown
 
 

@@ -31,6 +31,7 @@ from agcore.integrations.temporal._clock import RecordingClock, WorkflowClock
 from agcore.integrations.temporal._dev_server import DEV_SERVER_ARGS, dev_server_command, temporal_binary
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
+from agcore.integrations.temporal._snapshot_budget import OMITTED_KEY, carried_messages
 from agcore.integrations.temporal._status import (
     MEMO_KEY,
     STALLED_AFTER,
@@ -45,6 +46,7 @@ from agcore.integrations.temporal._status import (
 )
 from agcore.integrations.temporal._storage import FileStorageDriver
 from agcore.integrations.temporal._types import (
+    MAX_SNAPSHOT_BYTES,
     ActivityOptions,
     AgentSpec,
     CompactionOptions,
@@ -75,6 +77,9 @@ from agcore.integrations.temporal._workflow_parts import (
 __all__ = [
     "DATA_CONVERTER",
     "DEFAULT_TASK_QUEUE",
+    "MAX_SNAPSHOT_BYTES",
+    "OMITTED_KEY",
+    "carried_messages",
     "DEV_SERVER_ARGS",
     "MEMO_KEY",
     "WORKFLOWS",

@@ -31,6 +31,7 @@ from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 from agcore.integrations.temporal._status import WorkflowProgress, plan_progress, status_memo
 from agcore.integrations.temporal._types import (
+    MAX_SNAPSHOT_BYTES,
     TEXT_TOPIC,
     ActivityOptions,
     CompactionOptions,
@@ -120,15 +121,19 @@ class DurableSession:
         max_history_events: int = 10_000,
         stream_text: bool = False,
         compaction: CompactionOptions | None = None,
+        max_snapshot_bytes: int | None = MAX_SNAPSHOT_BYTES,
     ) -> DurableSession:
         """Start the session workflow ``session_id`` (or attach to it, if it already runs).
         ``stream_text``: publish the model's text while it is generated (read it with
         ``text_chunks()``; it costs history: each batch is a Signal, each read an Update);
-        ``compaction``: compact what the model sees (``CompactionOptions``)."""
+        ``compaction``: compact what the model sees (``CompactionOptions``); ``max_snapshot_bytes``:
+        the most message bytes a continue-as-new carries (the newest whole turns that fit; None: all,
+        with a payload store only)."""
         handle = await client.start_workflow(
             AgentSessionWorkflow.run,
             SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events,
-                         stream_text=stream_text, compaction=compaction),
+                         stream_text=stream_text, compaction=compaction,
+                         max_snapshot_bytes=max_snapshot_bytes),
             id=session_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             memo=status_memo(WorkflowProgress(kind="session")),  # readable before any worker runs it
@@ -218,7 +223,9 @@ class DurableSession:
         return await self.handle.query(AgentSessionWorkflow.pending_client_calls)
 
     async def history(self) -> list[AgentMessage]:
-        """Query: the whole conversation so far, as agcore messages."""
+        """Query: the conversation so far, as agcore messages (past ``max_snapshot_bytes``, what the
+        last continue-as-new carried: a ``SystemEvent`` counting the messages left in earlier runs,
+        then the newest turns)."""
         return await self.handle.query(AgentSessionWorkflow.history)
 
     async def close(self) -> SessionSnapshot:
@@ -240,17 +247,18 @@ async def start_plan(
     stream_text: bool = False,
     compaction: CompactionOptions | None = None,
     attach: bool = False,
+    max_snapshot_bytes: int | None = MAX_SNAPSHOT_BYTES,
 ) -> WorkflowHandle[PlanWorkflow, Plan]:
     """Start ``plan`` as the workflow ``workflow_id``; query ``PlanWorkflow.status`` for progress (or
     read ``workflow_status``, which needs no worker) and await ``result()`` for the executed plan;
     with ``stream_text``, read the steps' text as it is generated with ``text_chunks(client,
     workflow_id)``. ``attach``: if ``workflow_id`` is running already, the handle on it (else that
-    is an error: ``WorkflowAlreadyStartedError``)."""
+    is an error: ``WorkflowAlreadyStartedError``); ``max_snapshot_bytes``: as ``DurableSession.start``."""
     return await client.start_workflow(
         PlanWorkflow.run,
         PlanInput(plan=plan, failure_policy=failure_policy, max_retries=max_retries,
                   options=options or ActivityOptions(), max_history_events=max_history_events,
-                  stream_text=stream_text, compaction=compaction),
+                  stream_text=stream_text, compaction=compaction, max_snapshot_bytes=max_snapshot_bytes),
         id=workflow_id, task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING if attach else WorkflowIDConflictPolicy.FAIL,
         memo=status_memo(plan_progress(plan)),  # the steps are readable before any worker runs it

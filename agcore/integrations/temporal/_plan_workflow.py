@@ -81,7 +81,7 @@ class PlanWorkflow:
             try:
                 await agent.execute_plan(session, self._plan, on_update=self._updated)
             except _ContinueAsNew:
-                carried = await snapshot(session)
+                carried = await snapshot(session, input.max_snapshot_bytes)
             else:
                 await session.close()
                 if self._stream is not None:  # let subscribers' long polls go, or the run stays open

@@ -61,6 +61,10 @@ _STARTUP_FAILURES: tuple[type[Exception], ...] = (ApplicationError, *WORKFLOW_FA
 
 ConfirmAnswer = bool | Literal["always"]
 
+#: The change that stopped publishing "busy" when a turn starts on an idle session (a history
+#: recorded before it has that memo update, and replays with it).
+MEMO_AT_TURN_END_PATCH = "agcore.memo-at-turn-end"
+
 
 async def describe_agent(input_spec: AgentSpec | None, options: ActivityOptions) -> AgentSpec:
     """The spec carried over from a previous run, or the worker's answer to ``agcore.describe_agent``;
@@ -165,7 +169,7 @@ class AgentSessionWorkflow:
                 with use_clock(self._clock):
                     if self._closing:
                         await session.close()
-                    carried = await snapshot(session)
+                    carried = await snapshot(session, input.max_snapshot_bytes)
                 # The snapshot awaited: a turn may have slipped in meanwhile. Checked with no await
                 # between here and the end of the run, so no accepted update is left behind.
                 if not self._busy and workflow.all_handlers_finished():
@@ -263,7 +267,12 @@ class AgentSessionWorkflow:
         if self._closing:
             raise ApplicationError("this session is closed: start a new session workflow", non_retryable=True)
         self._busy = True
-        self._publish(activity="busy")
+        # A turn after an idle session publishes nothing now: while it runs, Temporal shows its work
+        # (a workflow task or an activity), which ``workflow_status`` reads as running; one upsert
+        # per turn instead of two (half the history events and visibility writes). Only a state a
+        # reader could not tell from that (paused for client tools, not started yet) is replaced.
+        if self._progress.activity != "idle" or not workflow.patched(MEMO_AT_TURN_END_PATCH):
+            self._publish(activity="busy")  # histories from before the change replay as they ran
         return self._session
 
     def _ended(self, result: TurnOutcome) -> TurnOutcome:
@@ -321,7 +330,8 @@ class AgentSessionWorkflow:
 
     @workflow.query
     def history(self) -> list[AgentMessage]:
-        """The conversation of this run (earlier runs' messages are carried over in its snapshot)."""
+        """The conversation of this run (earlier runs' messages are carried over in its snapshot, up to
+        ``SessionInput.max_snapshot_bytes``)."""
         return list(self._session.messages) if self._session is not None else []
 
     @workflow.query

@@ -10,6 +10,7 @@ from typing import Any
 from agcore.agent import AgentSession, ConfigError, ConfirmCallback, OutputMode, StructuredOutput, TurnResult
 from agcore.context import create_context_transform
 from agcore.integrations.temporal._plugins import plugins_for
+from agcore.integrations.temporal._snapshot_budget import carried_messages
 from agcore.integrations.temporal._types import (
     ActivityOptions,
     AgentSpec,
@@ -61,15 +62,17 @@ async def open_session(
     return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm, transform=transform)
 
 
-async def snapshot(session: AgentSession) -> SessionSnapshot:
-    """The session as its store holds it, after writing what is not written yet."""
+async def snapshot(session: AgentSession, max_bytes: int | None = None) -> SessionSnapshot:
+    """The session as its store holds it, after writing what is not written yet; over ``max_bytes``
+    of messages, the newest whole turns that fit (``carried_messages``)."""
     await session.save()
     store = session.store
     assert store is not None
     record = await store.load(session.session_id)
     assert record is not None
     messages = await store.load_messages(session.session_id)
-    return SessionSnapshot(record=record.model_copy(update={"message_count": 0}), messages=messages)
+    carried = carried_messages(messages, max_bytes, workflow_id=session.session_id)
+    return SessionSnapshot(record=record.model_copy(update={"message_count": 0}), messages=carried)
 
 
 def output_type_named(path: str, mode: OutputMode) -> StructuredOutput:

@@ -142,6 +142,8 @@ class WorkflowStatus(BaseModel):
     pollers: list[Poller] = Field(default_factory=list)
     #: Seconds the workflow's next workflow task has waited for a worker to pick it up (None: none waits).
     task_waiting_for: float | None = None
+    #: Temporal shows work in flight: a workflow task (a local model call runs inside one) or an activity.
+    working: bool = False
     progress: WorkflowProgress | None = None
     pending: list[PendingCall] = Field(default_factory=list)
     failure: str | None = None
@@ -201,6 +203,7 @@ async def workflow_status(
         workflow_id=workflow_id, state="running", task_queue=description.task_queue,
         temporal_status=status.name.lower(), workers=len(pollers), pollers=pollers,
         task_waiting_for=task_waiting, progress=progress, pending=pending,
+        working=raw.HasField("pending_workflow_task") or bool(pending),
     )
     if status == WorkflowExecutionStatus.RUNNING:
         return found.model_copy(update={"state": _running_state(found)})
@@ -241,6 +244,8 @@ def _running_state(found: WorkflowStatus) -> RunState:
         return "waiting for a worker"
     if progress is None:
         return "running"
+    if progress.activity == "idle" and found.working:
+        return "running"  # a session's turn publishes when it ends, not when it starts
     return {
         "approval": "waiting for approval", "client_tools": "waiting for client tools", "idle": "idle",
     }.get(progress.activity, "running")  # type: ignore[return-value]

@@ -21,6 +21,7 @@ __all__ = [
     "ConfirmationInput",
     "LLMCallInput",
     "MAX_PROGRESS_LINES",
+    "MAX_SNAPSHOT_BYTES",
     "PlanInput",
     "SessionInput",
     "SessionSnapshot",
@@ -35,6 +36,12 @@ __all__ = [
 
 #: The key in a failed activity's details that marks a worker's bundle factory failing.
 BUNDLE_ERROR = "agcore_bundle_error"
+
+
+#: What a continue-as-new carries of a session's messages by default: with the record, the spec and
+#: the JSON around them (messages travel as escaped JSON texts: about an eighth more), under the
+#: 512 kB at which Temporal's SDK warns of a large payload, far under the 2 MB it refuses.
+MAX_SNAPSHOT_BYTES = 400_000
 
 
 class _Data(BaseModel):
@@ -186,6 +193,10 @@ class SessionInput(_Data):
     stream_state: WorkflowStreamState | None = None
     #: Compact what the model sees (None: every call carries the whole conversation).
     compaction: CompactionOptions | None = None
+    #: The most message bytes a continue-as-new (or the final snapshot) carries: past it, the newest
+    #: whole turns that fit (see ``carried_messages``). None: all of them (with a payload store only:
+    #: Temporal refuses a payload over 2 MB).
+    max_snapshot_bytes: int | None = Field(default=MAX_SNAPSHOT_BYTES, ge=1_000)
 
 
 class TurnInput(_Data):
@@ -237,3 +248,5 @@ class PlanInput(_Data):
     stream_text: bool = False
     stream_state: WorkflowStreamState | None = None
     compaction: CompactionOptions | None = None
+    #: As ``SessionInput.max_snapshot_bytes``, for the plan's session.
+    max_snapshot_bytes: int | None = Field(default=MAX_SNAPSHOT_BYTES, ge=1_000)

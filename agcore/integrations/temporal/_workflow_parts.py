@@ -112,6 +112,9 @@ class ActivityProvider:
         # A local activity has no heartbeat: a call lost with its worker shows as its workflow task
         # timing out, and the next worker runs the call again.
         heartbeat = {} if local else {"heartbeat_timeout": timedelta(seconds=options.llm_heartbeat_timeout)}
+        # A local call's retries wait inside its workflow task (heartbeating it) rather than on a
+        # timer, up to llm_timeout: the task in flight is how a status reader sees the turn running.
+        threshold = {"local_retry_threshold": timedelta(seconds=options.llm_timeout)} if local else {}
         try:
             response = await run_activity(
                 "agcore.llm_call",
@@ -124,6 +127,7 @@ class ActivityProvider:
                     maximum_attempts=options.llm_max_attempts,
                 ),
                 **heartbeat,
+                **threshold,
             )
         except (ActivityError, ApplicationError) as exc:  # a local activity's failure comes unwrapped
             raise _llm_error(exc, self._provider_name, self._model_id) from exc

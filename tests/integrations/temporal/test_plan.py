@@ -22,6 +22,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from agcore.agent import Plan, StepStatus
 from agcore.integrations.temporal import (
+    MAX_SNAPSHOT_BYTES,
     ActivityOptions,
     AgentActivities,
     FileStorageDriver,
@@ -70,13 +71,17 @@ async def test_a_plan_runs_step_by_step_and_reports_its_status(client: Client) -
     await replay_task_queue(client, task_queue)
 
 
-async def test_a_long_plan_continues_as_new_between_steps(client: Client) -> None:
+@pytest.mark.parametrize("max_snapshot_bytes", [MAX_SNAPSHOT_BYTES, 1_000], ids=["default", "tiny budget"])
+async def test_a_long_plan_continues_as_new_between_steps(client: Client, max_snapshot_bytes: int) -> None:
+    # With a tiny snapshot budget each continue-as-new carries only the last step's turn: the plan
+    # goes on all the same (its progress travels in the plan, not in the messages).
     task_queue = f"plan-{uuid.uuid4().hex[:8]}"
     activities = AgentActivities(make_bundle)
     steps = [f'call echo {{"text": "n{i}"}}' for i in range(10)]
     async with create_worker(client, make_bundle, task_queue=task_queue, activities=activities):
         handle = await start_plan(client, _plan(*steps), workflow_id=f"plan-{task_queue}",
-                                  task_queue=task_queue, max_history_events=100)
+                                  task_queue=task_queue, max_history_events=100,
+                                  max_snapshot_bytes=max_snapshot_bytes)
         plan = await handle.result()
         generation = await handle.query(PlanWorkflow.generation)
     assert generation >= 1

@@ -21,9 +21,10 @@ from temporalio.exceptions import CancelledError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from agcore.agent import AssistantReply, ConfigError, ToolResults, UserInput
+from agcore.agent import AssistantReply, ConfigError, SystemEvent, ToolResults, UserInput
 from agcore.hooks import hookimpl
 from agcore.integrations.temporal import (
+    OMITTED_KEY,
     ActivityOptions,
     AgentActivities,
     AgentSessionWorkflow,
@@ -34,6 +35,7 @@ from agcore.integrations.temporal import (
     TextChunk,
     assemble_text,
     create_worker,
+    workflow_status,
 )
 from agcore.llm.types import ToolResultBlock, ToolUseBlock
 from agcore.memory import SessionRecord
@@ -203,6 +205,55 @@ async def test_a_long_session_continues_as_new_and_keeps_its_conversation(
     final = await session.close()
     assert final.record.turn_index == 8
     assert len(final.messages) == 32
+    assert await replay_task_queue(client, task_queue, at_least=generation + 1) >= generation + 1
+
+
+async def test_a_turn_reads_as_running_from_temporal_and_a_finished_one_as_idle(
+    client: Client, task_queue: str, worker: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "started"
+    monkeypatch.setenv("AGCORE_TEMPORAL_SLOW_MARKER", str(marker))  # the tool runs in this process
+    session = await _start(client, task_queue)
+    assert (await session.turn("hello")).text == "echo: hello"
+    assert (await workflow_status(client, session.session_id)).state == "idle"
+    running = await session.start_turn('call slow {"seconds": 3, "label": "s"}')
+    with anyio.fail_after(30):
+        while not marker.exists():  # noqa: ASYNC110 - the tool says when it runs
+            await anyio.sleep(0.02)
+    status = await workflow_status(client, session.session_id)
+    # The memo still says idle (a turn publishes when it ends): Temporal's pending activity says running.
+    assert status.progress is not None
+    assert status.progress.activity == "idle"
+    assert status.state == "running"
+    assert [call.name for call in status.pending] == ["agcore.tool_call"]
+    assert (await running.result()).text == "done: slept 3.0"
+    after = await workflow_status(client, session.session_id)
+    assert after.state == "idle"
+    assert after.progress is not None
+    assert after.progress.turns == 2
+    await session.close()
+
+
+async def test_a_session_past_its_snapshot_budget_carries_its_newest_turns_and_goes_on(
+    client: Client, task_queue: str, worker: Worker
+) -> None:
+    budget = 4_000  # about two turns of this agent's messages
+    session = await _start(client, task_queue, max_history_events=100, max_snapshot_bytes=budget)
+    for i in range(20):
+        outcome = await session.turn(f'call echo {{"text": "n{i}"}}')
+        assert outcome.text == f"done: echoed n{i}", outcome.error
+    generation = await session.handle.query("generation")
+    assert generation >= 2
+    carried = await session.history()  # this run: what it was carried, then its own turns
+    assert isinstance(carried[0], SystemEvent)
+    assert carried[0].data[OMITTED_KEY] > 0
+    final = await session.close()
+    assert final.record.turn_index == 20  # the counters go on: only old messages stay behind
+    assert sum(len(text) for text in final.messages) <= budget
+    note, *kept = [SystemEvent.model_validate_json(final.messages[0]), *final.messages[1:]]
+    assert note.data[OMITTED_KEY] + len(kept) == 20 * 4  # every message is counted, none twice
+    assert json.loads(kept[0])["kind"] == "user"
+    assert json.loads(kept[-1])["message"]["content"][0]["text"] == "done: echoed n19"
     assert await replay_task_queue(client, task_queue, at_least=generation + 1) >= generation + 1
 
 
