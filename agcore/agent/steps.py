@@ -350,10 +350,13 @@ class TurnSteps(ToolSteps):
 async def run_tools(steps: TurnSteps, batch: Batch) -> None:
     """The in-process tool phase: every call of ``batch`` vetted in the model's order, approval asked
     through the session's ``confirm`` callback, server calls run one after another or, with
-    ``AgentConfig.parallel_tool_calls``, together in a task group once every call is vetted. The
-    caller ends the batch (``end_batch``)."""
+    ``AgentConfig.parallel_tool_calls``, together in a task group once every call is vetted (a batch
+    that mixes ``read_only`` calls with calls that may change something runs in the model's order:
+    a 1.5B model read a file and edited it in one reply, and the edit ran before the read was
+    done). The caller ends the batch (``end_batch``)."""
     parallel = steps.config.parallel_tool_calls
     runnable: list[tuple[ToolUseBlock, ToolUseBlock]] = []  # (as the model made it, as it runs)
+    kinds: set[bool] = set()  # whether each runnable call is read_only
     for call in batch.calls:
         vetting = await steps.vet(batch, call)
         if vetting.action == "confirm":
@@ -364,10 +367,12 @@ async def run_tools(steps: TurnSteps, batch: Batch) -> None:
             continue
         if parallel:
             runnable.append((call, vetting.call))
+            kinds.add(vetting.tool is not None and vetting.tool.read_only)
         else:
             await steps.run_call(batch, call, vetting.call)
-    if len(runnable) == 1:
-        await steps.run_call(batch, *runnable[0])
+    if len(runnable) == 1 or len(kinds) == 2:  # read_file, then edit_file of that file: in order
+        for original, to_run in runnable:
+            await steps.run_call(batch, original, to_run)
     elif runnable:
         async with anyio.create_task_group() as group:
             for original, to_run in runnable:

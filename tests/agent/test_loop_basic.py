@@ -375,3 +375,27 @@ async def test_tool_returning_blocks_and_client_tool_mode_reported() -> None:
     requested = [e for e in events if isinstance(e, ToolCallRequested)]
     assert requested[0].mode == "client"
     assert text_reply("x").text == "x"
+
+
+async def test_a_read_and_a_change_in_one_reply_run_in_the_models_order() -> None:
+    order: list[str] = []
+
+    async def look() -> str:
+        order.append("start look")
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        order.append("end look")
+        return "seen"
+
+    async def change() -> str:
+        order.append("start change")
+        await anyio.lowlevel.checkpoint()
+        order.append("end change")
+        return "changed"
+
+    read_only = Tool.from_function(look, name="look", description="Look.", read_only=True)
+    writes = Tool.from_function(change, name="change", description="Change.")
+    reply = tool_calls_reply([ToolUseBlock(id="a", name="look"), ToolUseBlock(id="b", name="change")])
+    session = make_session(ScriptedProvider([reply, "done"]), read_only, writes)
+    await session.submit_turn("go")
+    assert order == ["start look", "end look", "start change", "end change"]
