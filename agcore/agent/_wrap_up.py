@@ -1,5 +1,9 @@
 """Wrap up when a call gives nothing new, as a capability: once the model repeats a call that
-succeeded and gets the very same result again, its next reply must be the answer.
+succeeded and gets the very same result again, its next reply must be the answer — in a turn whose
+answer is judged before anything says "done" (acceptance checks, a plan with checks). Without a
+judge the repetition guard's honest stop stands: a forced answer there would be a claim nobody
+checks (measured: a 1.5B model that had grepped twice answered "I wrote the path into answer.txt",
+which it had not).
 
 Small local models often finish the work of a step and then go on making the call they just made
 (read the file again, run the same command again), because the reminder after tool results asks for
@@ -22,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agcore.agent._cycles import describe_call, with_note
@@ -31,12 +37,17 @@ from agcore.llm import ToolChoice
 
 if TYPE_CHECKING:
     from agcore.agent._batch import Batch
+    from agcore.agent.session_like import SessionLike
 
-__all__ = ["WRAP_UP_KEY", "WrapUp"]
+__all__ = ["JUDGED_KEY", "WRAP_UP_KEY", "WrapUp", "judged_answers"]
 
 #: Where the capability keeps the last result of each call of the turn (a digest) and whether the
 #: next model call must be the answer (``TurnState.capabilities``).
 WRAP_UP_KEY = "wrap_up"
+#: Set (True) where a turn's answer will be judged before anything says "done": in the turn's state
+#: by ``AcceptanceChecks`` when it has checks for the turn, in the session's ``app_state`` by
+#: ``judged_answers`` (a plan with checks, around its steps' turns).
+JUDGED_KEY = "answer_judged"
 
 _FAILED = "failed"
 # A duration in a result ("1 failed in 0.01s") changes from run to run and says nothing new.
@@ -45,10 +56,11 @@ _canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), defaul
 
 
 class WrapUp(Capability):
-    """The next reply must be the answer once a successful call is repeated with the same result."""
+    """The next reply must be the answer once a successful call is repeated with the same result, in
+    a turn whose answer will be judged (``JUDGED_KEY``)."""
 
     def batch_done(self, steps: TurnView, batch: Batch) -> None:
-        if batch.paused:
+        if batch.paused or not _judged(steps):
             return
         state: dict[str, Any] = steps.turn.capabilities.setdefault(WRAP_UP_KEY, {"calls": {}})
         calls: dict[str, str] = state["calls"]
@@ -86,6 +98,26 @@ class WrapUp(Capability):
             call.request = call.request.model_copy(update={"response_format": answer_format()})
         elif call.tool_mode != "text":  # native tools (or auto: native first, text calls read too)
             call.request = call.request.model_copy(update={"tool_choice": ToolChoice(mode="none")})
+
+
+@contextmanager
+def judged_answers(session: SessionLike) -> Iterator[None]:
+    """Within the block, the session's turns' answers count as judged (a plan whose checks run
+    before it says done): ``WrapUp`` may make a reply the answer."""
+    state = session.state.app_state
+    before = state.get(JUDGED_KEY)
+    state[JUDGED_KEY] = True
+    try:
+        yield
+    finally:
+        if before is None:
+            state.pop(JUDGED_KEY, None)
+        else:
+            state[JUDGED_KEY] = before
+
+
+def _judged(steps: TurnView) -> bool:
+    return bool(steps.turn.capabilities.get(JUDGED_KEY) or steps.session.state.app_state.get(JUDGED_KEY))
 
 
 def _arguments(arguments: Any) -> str:

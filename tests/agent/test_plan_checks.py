@@ -70,6 +70,7 @@ async def test_a_plans_check_failing_after_the_rounds_fails_the_last_step(tmp_pa
     agent, session = make(tmp_path, [
         write("one.txt", "1\n"), "Wrote one.txt.",
         write("two.txt", "3\n"), "Wrote two.txt.", "It is right.",  # two.txt holds 3: never passes
+        "It is still right.",  # nothing changed since the failure: asked for the change once, then checked
     ])
     plan = await agent.execute_plan(session, Plan.from_yaml(PLAN))
     assert not plan.succeeded

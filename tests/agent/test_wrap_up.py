@@ -1,6 +1,7 @@
-"""``WrapUp``: a successful call repeated with the same result makes the next reply the answer (only
-the answer form of the constrained reply shape; ``tool_choice: none`` with native tools), on a
-loopback llama-server double and a scripted native-tools model."""
+"""``WrapUp``: in a turn whose answer is judged (acceptance checks, ``judged_answers``), a successful
+call repeated with the same result makes the next reply the answer (only the answer form of the
+constrained reply shape; ``tool_choice: none`` with native tools), on a loopback llama-server double
+and a scripted native-tools model. Without a judge nothing changes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent
+from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, judged_answers
 from agcore.agent.checks import AcceptanceChecks, check_report
 from agcore.llm import forget_local_servers
 from agcore.llm.providers.openai import OpenAIProvider
@@ -72,7 +73,9 @@ async def test_the_same_read_twice_makes_the_next_reply_the_answer(tmp_path: Pat
         server.answer(200, call("read_file", path="notes.txt"))
         server.answer(200, ANSWER)
         provider = OpenAIProvider("qwen-small", base_url=server.base_url, retry_policy=NO_RETRY)
-        result = await session_for(provider, tmp_path).submit_turn("What do the notes say?")
+        session = session_for(provider, tmp_path)
+        with judged_answers(session):
+            result = await session.submit_turn("What do the notes say?")
         await provider.aclose()
     assert result.stop == "done"
     assert result.text == "The notes say hello."
@@ -92,7 +95,9 @@ async def test_a_result_that_changed_is_no_repeat(tmp_path: Path) -> None:
         server.answer(200, call("read_file", path="notes.txt"))
         server.answer(200, ANSWER)
         provider = OpenAIProvider("qwen-small", base_url=server.base_url, retry_policy=NO_RETRY)
-        result = await session_for(provider, tmp_path).submit_turn("Change the notes to bye.")
+        session = session_for(provider, tmp_path)
+        with judged_answers(session):
+            result = await session.submit_turn("Change the notes to bye.")
         await provider.aclose()
     assert result.stop == "done"
     assert not any(answer_only(body) for body in server.requests)
@@ -102,7 +107,9 @@ async def test_a_result_that_changed_is_no_repeat(tmp_path: Path) -> None:
 async def test_a_failed_call_repeated_is_left_to_the_repetition_guard(tmp_path: Path) -> None:
     model = ScriptedProvider([tool_call_reply("read_file", {"path": "missing.txt"}),
                               tool_call_reply("read_file", {"path": "missing.txt"}), "No such file."])
-    result = await session_for(model, tmp_path).submit_turn("Read missing.txt")
+    session = session_for(model, tmp_path)
+    with judged_answers(session):
+        result = await session.submit_turn("Read missing.txt")
     assert result.text == "No such file."
     assert all(request.tool_choice is None for request in model.requests)
 
@@ -110,7 +117,9 @@ async def test_a_failed_call_repeated_is_left_to_the_repetition_guard(tmp_path: 
 async def test_native_tools_get_tool_choice_none_once(tmp_path: Path) -> None:
     read = tool_call_reply("read_file", {"path": "notes.txt"})
     model = ScriptedProvider([read, tool_call_reply("read_file", {"path": "notes.txt"}), "It says hello."])
-    result = await session_for(model, tmp_path).submit_turn("What do the notes say?")
+    session = session_for(model, tmp_path)
+    with judged_answers(session):
+        result = await session.submit_turn("What do the notes say?")
     assert result.text == "It says hello."
     choices = [r.tool_choice.mode if r.tool_choice else None for r in model.requests]
     assert choices == [None, None, "none"]
@@ -167,7 +176,20 @@ async def test_a_duration_that_changed_is_no_new_result(tmp_path: Path) -> None:
     model = ScriptedProvider([run, tool_call_reply("run_tests", {}), "1 failed."])
     bundle = AgentBuilder().provider(model).tools(run_tests).build()
     session = AgentSession(BasicAgent(name="coder"), "s", bundle, dependencies={"root": tmp_path})
-    result = await session.submit_turn("Run the tests")
+    with judged_answers(session):
+        result = await session.submit_turn("Run the tests")
     assert result.text == "1 failed."
     assert model.requests[-1].tool_choice is not None
     assert model.requests[-1].tool_choice.mode == "none"
+
+
+async def test_without_a_judge_a_repeat_changes_nothing(tmp_path: Path) -> None:
+    read = tool_call_reply("read_file", {"path": "notes.txt"})
+    model = ScriptedProvider([read, tool_call_reply("read_file", {"path": "notes.txt"}), "It says hello."])
+    session = session_for(model, tmp_path)
+    result = await session.submit_turn("What do the notes say?")
+    assert result.text == "It says hello."
+    assert all(r.tool_choice is None for r in model.requests)
+    history = json.dumps([m.model_dump(mode="json") for m in session.messages])
+    assert "gave exactly the same result" not in history
+    assert "answer_judged" not in session.state.app_state

@@ -23,6 +23,7 @@ import anyio
 from agcore._clock import monotonic
 from agcore.agent._events import CheckFinished, CheckStarted
 from agcore.agent._messages import ContextNote
+from agcore.agent._wrap_up import JUDGED_KEY
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
 from agcore.agent.checks._check_report import CHECKS_KEY, CheckOutcome, CheckReport, ChecksFailed
 from agcore.agent.checks._fix_request import (
@@ -36,6 +37,7 @@ from agcore.tools import ToolError
 
 if TYPE_CHECKING:
     from agcore.agent.session_like import SessionLike
+    from agcore.llm.types import UserMessage
     from agcore.tools.workspace import Workspace
 
 __all__ = ["AcceptanceChecks", "checks_for_turn", "turn_checks"]
@@ -83,6 +85,10 @@ class AcceptanceChecks(Capability):
 
     def __repr__(self) -> str:
         return f"AcceptanceChecks({list(self.commands)!r}, rounds={self.rounds})"
+
+    async def start_turn(self, steps: TurnView, message: UserMessage) -> None:
+        if steps.session.parent is None and (self.commands or turn_checks(steps.session)):
+            steps.turn.capabilities[JUDGED_KEY] = True  # WrapUp may make a reply the answer: it is checked
 
     async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
         if steps.session.parent is not None:
