@@ -350,10 +350,8 @@ class TurnSteps(ToolSteps):
 async def run_tools(steps: TurnSteps, batch: Batch) -> None:
     """The in-process tool phase: every call of ``batch`` vetted in the model's order, approval asked
     through the session's ``confirm`` callback, server calls run one after another or, with
-    ``AgentConfig.parallel_tool_calls``, together in a task group once every call is vetted (a batch
-    that mixes ``read_only`` calls with calls that may change something runs in the model's order:
-    a 1.5B model read a file and edited it in one reply, and the edit ran before the read was
-    done). The caller ends the batch (``end_batch``)."""
+    ``AgentConfig.parallel_tool_calls``, together in a task group once every call is vetted (unless
+    ``read_only`` calls and changing ones mix: a read before its edit). The caller ends the batch."""
     parallel = steps.config.parallel_tool_calls
     runnable: list[tuple[ToolUseBlock, ToolUseBlock]] = []  # (as the model made it, as it runs)
     kinds: set[bool] = set()  # whether each runnable call is read_only
