@@ -95,6 +95,7 @@ from agcore.agent._session import (
 )
 from agcore.agent._tool_call_cap import tool_calls_notice
 from agcore.agent._turn import TurnResult, TurnState
+from agcore.agent._wrap_up import WrapUp, judged_answers
 from agcore.agent.capability import Capability
 from agcore.agent.output._output import OutputMode, OutputValidationError, StructuredOutput, resolve_output
 from agcore.agent.session_like import SessionLike
@@ -315,6 +316,8 @@ __all__ = [
     "RunawayOutput",
     "find_runaway",
     "tool_calls_notice",
+    "WrapUp",
+    "judged_answers",
     "settle_plan",
 ]
 

@@ -10,6 +10,7 @@ from agcore.agent._guards import RepetitionGuard
 from agcore.agent._limits import TurnLimits
 from agcore.agent._runaway import RunawayGuard
 from agcore.agent._tool_call_cap import ToolCallCap
+from agcore.agent._wrap_up import WrapUp
 from agcore.agent.capability import Capability
 from agcore.agent.output._output_capability import TypedOutput
 from agcore.agent.subagents._subagent_links import SubagentLinks
@@ -25,6 +26,7 @@ __all__ = ["BUILTIN_CAPABILITIES", "CapabilityTable", "capabilities_of"]
 BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
     TurnLimits(), TextModeCalls(), ConstrainedCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(),
     RunawayGuard(), AnswerRequired(), ToolCallCap(),  # the cap's notice goes on an answer the others accepted
+    WrapUp(),  # after ConstrainedCalls: it narrows the reply shape that one set
 )
 
 

@@ -113,7 +113,8 @@ async def test_a_failing_check_is_shown_to_the_model_which_fixes_the_file(worksp
 
 
 async def test_a_check_failing_every_round_fails_the_turn_with_its_output(workspace: Workspace) -> None:
-    provider = ScriptedProvider(["done", "done now", "really done"])
+    # Each answer after a failure with nothing changed is asked again once before the check reruns.
+    provider = ScriptedProvider(["done", "done now", "really done", "done!", "truly done"])
     checks = AcceptanceChecks(workspace, ["python3 check_answer.py"], rounds=2)
     session = make_session(provider, workspace, checks)
     await run(session, "write 42 to answer.txt")
@@ -127,7 +128,7 @@ async def test_a_check_failing_every_round_fails_the_turn_with_its_output(worksp
     assert error.rounds == 2
     assert "'python3 check_answer.py' failed (exit 1) after asking the model to fix it 2 times" in str(error)
     assert "answer.txt holds (missing)" in str(error)
-    assert result.turns == 3  # the first answer and two rounds of fixes
+    assert result.turns == 5  # the first answer, and two rounds of fixes each asked again once
     report = check_report(result)
     assert report is not None
     assert not report.passed

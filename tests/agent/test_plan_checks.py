@@ -70,6 +70,7 @@ async def test_a_plans_check_failing_after_the_rounds_fails_the_last_step(tmp_pa
     agent, session = make(tmp_path, [
         write("one.txt", "1\n"), "Wrote one.txt.",
         write("two.txt", "3\n"), "Wrote two.txt.", "It is right.",  # two.txt holds 3: never passes
+        "It is still right.",  # nothing changed since the failure: asked for the change once, then checked
     ])
     plan = await agent.execute_plan(session, Plan.from_yaml(PLAN))
     assert not plan.succeeded
@@ -128,3 +129,43 @@ def test_check_reads_as_a_command_or_a_list_and_refuses_an_empty_one() -> None:
     assert Plan.from_json(plan.to_json()).steps[0].checks == ["ruff check .", "true"]
     with pytest.raises(PlanParseError, match=r"step 1 .*check: a check is an empty command"):
         Plan.from_dict({"steps": [{"description": "a", "check": " "}]})
+
+
+READ_PLAN = """
+goal: copy the number
+check: grep -qx 7 copy.txt
+steps:
+  - id: read
+    description: Read number.txt.
+    tool_hints: [read_file]
+  - id: write
+    description: Write the number into copy.txt.
+    tool_hints: [write_file]
+"""
+
+
+@pytest.mark.parametrize("checked", [True, False])
+async def test_a_plan_with_checks_wraps_up_a_step_repeating_its_read(tmp_path: Path, checked: bool) -> None:
+    (tmp_path / "number.txt").write_text("7\n")
+    provider = ScriptedProvider([
+        tool_call_reply("read_file", {"path": "number.txt"}),
+        tool_call_reply("read_file", {"path": "number.txt"}),  # the step's work again
+        "number.txt holds 7.",  # asked for the answer now (the plan's check judges the work)
+        write("copy.txt", "7\n"), "Wrote 7 into copy.txt.",
+    ])
+    workspace = Workspace(tmp_path, confirm_commands=False, confirm_writes=False)
+    bundle = (AgentBuilder().provider(provider).tools(workspace.tools())
+              .capabilities(AcceptanceChecks(workspace, rounds=1)).build())
+    agent = DefaultTaskAgent(system_prompt="You carry out plans.")
+    session = AgentSession(agent, "p1", bundle)
+    plan = Plan.from_yaml(READ_PLAN)
+    if not checked:  # no judge: the guard's honest stop is not turned into an answer
+        plan = Plan.model_validate({**plan.model_dump(), "checks": []})
+    await agent.execute_plan(session, plan)
+    modes = [r.tool_choice.mode if r.tool_choice else None for r in provider.requests]
+    if checked:
+        assert plan.succeeded, [s.error for s in plan.steps]
+        assert modes[2] == "none"
+        assert "answer_judged" not in session.app_state  # only while the plan runs
+    else:
+        assert "none" not in modes

@@ -41,12 +41,14 @@ def test_a_check_that_fails_then_passes_ends_done_with_checks_passed(
 
 def test_a_check_that_keeps_failing_fails_the_task_with_exit_1(tmp_path: Path, invoke: Invoke) -> None:
     (tmp_path / "check_answer.py").write_text(CHECK_SCRIPT)
-    write_script(tmp_path, [{"text": "Done."}, {"text": "Done again."}])
+    # "Done again." with nothing changed since the failure is asked for the change once, unchecked.
+    write_script(tmp_path, [{"text": "Done."}, {"text": "Done again."}, {"text": "Done, really."}])
     result = invoke("run", "put 42 in answer.txt", "--model", "scripted:model.json", "--no-plugins", "--yes",
                     "--check", CHECK, "--check-rounds", "1")
     assert result.exit_code == 1, result.output
     lines = result.output.strip().splitlines()
-    assert lines[-1].startswith("✗ failed · check 'python3 check_answer.py' exit 1 · 2 model calls · ")
+    assert lines[-1].startswith("✗ failed · check 'python3 check_answer.py' exit 1 · 3 model calls · ")
+    assert result.output.count("⧗ check: python3 check_answer.py") == 2
     assert "answer.txt does not hold 42" in result.output  # the error line carries the output
 
 

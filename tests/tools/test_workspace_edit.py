@@ -149,3 +149,20 @@ async def test_offered_by_default_and_confirmed_like_the_other_writers(ws: Works
     result = await registry.execute(call, ToolContext(session_id="s"))
     assert result.is_error
     assert "old was not found" in str(result.content)
+
+
+def test_a_replaced_name_still_in_the_file_is_named_with_its_lines(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("from users import get_usr\n\n\ndef show(user_id):\n"
+                                     "    return get_usr(user_id)\n")
+    ws = Workspace(tmp_path)
+    ws.read_file("app.py")
+    out = ws.edit_file("app.py", "get_usr(user_id)", "get_user(user_id)")
+    assert "Note: 'get_usr' (line 1), which this edit replaced, still appears in 'app.py'" in out
+    assert "renaming it, change it there too" in out
+    again = ws.edit_file("app.py", "import get_usr", "import get_user")
+    assert "Note:" not in again  # the last one: nothing left behind
+
+
+def test_a_name_the_edit_only_moves_is_not_named(ws: Workspace) -> None:
+    out = ws.edit_file("users.py", "def main():\n    return 0\n", "def main():\n    return len(USERS)\n")
+    assert "Note:" not in out

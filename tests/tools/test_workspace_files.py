@@ -297,3 +297,23 @@ async def test_registry_reports_tool_failures_as_error_results(ws: Workspace) ->
     is_error, text = await call("list_dir", path=".", depth="lots")
     assert is_error
     assert "depth" in text
+
+
+@pytest.mark.anyio
+async def test_a_write_of_run_commands_report_is_refused_saying_what_was_printed(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path, confirm_commands=False)
+    (tmp_path / "generate.py").write_text("print('5fcf87609c8d')\nprint('done')\n")
+    report = await ws.run_command("python3 generate.py")
+    assert report.startswith("$ python3 generate.py\nexit code: 0\nstdout:\n")
+    with pytest.raises(ToolError, match=r"run_command.s report of `python3 generate\.py`") as error:
+        ws.write_file("output.txt", report)
+    assert "here '5fcf87609c8d\\ndone'; write only that" in str(error.value)
+    assert not (tmp_path / "output.txt").exists()
+    assert ws.write_file("output.txt", "5fcf87609c8d\ndone\n").startswith("Created 'output.txt'")
+
+
+def test_text_that_only_mentions_a_command_is_written(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    notes = "$ make test\nruns the tests; exit code: 0 means they passed\n"
+    assert ws.write_file("notes.md", notes).startswith("Created 'notes.md'")
+    assert (tmp_path / "notes.md").read_text() == notes

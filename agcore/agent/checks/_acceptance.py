@@ -18,15 +18,26 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from agcore._clock import monotonic
 from agcore.agent._events import CheckFinished, CheckStarted
 from agcore.agent._messages import ContextNote
+from agcore.agent._wrap_up import JUDGED_KEY
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
 from agcore.agent.checks._check_report import CHECKS_KEY, CheckOutcome, CheckReport, ChecksFailed
+from agcore.agent.checks._fix_request import (
+    UNCHANGED_ASKS,
+    fix_request,
+    named_files,
+    unchanged_request,
+    workspace_fingerprint,
+)
 from agcore.tools import ToolError
 
 if TYPE_CHECKING:
     from agcore.agent.session_like import SessionLike
+    from agcore.llm.types import UserMessage
     from agcore.tools.workspace import Workspace
 
 __all__ = ["AcceptanceChecks", "checks_for_turn", "turn_checks"]
@@ -75,6 +86,10 @@ class AcceptanceChecks(Capability):
     def __repr__(self) -> str:
         return f"AcceptanceChecks({list(self.commands)!r}, rounds={self.rounds})"
 
+    async def start_turn(self, steps: TurnView, message: UserMessage) -> None:
+        if steps.session.parent is None and (self.commands or turn_checks(steps.session)):
+            steps.turn.capabilities[JUDGED_KEY] = True  # WrapUp may make a reply the answer: it is checked
+
     async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
         if steps.session.parent is not None:
             return None  # a sub-agent's task (a plan drafted read-only too) is not the user's to check
@@ -82,6 +97,8 @@ class AcceptanceChecks(Capability):
         if not commands:
             return None
         state: dict[str, Any] = steps.turn.capabilities.setdefault(CHECKS_KEY, {"rounds": 0})
+        if await self._unchanged(steps, state):
+            return CallModel()
         state["rounds"] = round_ = int(state.get("rounds", 0)) + 1
         outcomes: list[CheckOutcome] = []
         for command in commands:
@@ -97,8 +114,24 @@ class AcceptanceChecks(Capability):
         asked = round_ - 1
         if failure.not_run or asked >= self.rounds:
             return Finish("error", ChecksFailed(failure, rounds=asked))
-        await steps.record(ContextNote(text=self._fix_request(failure, asked + 1)))
+        await steps.record(ContextNote(text=await self._fix_request(failure, asked + 1)))
+        state["failed_at"] = await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root)
+        state["unchanged_asks"] = 0
         return CallModel()
+
+    async def _unchanged(self, steps: TurnView, state: dict[str, Any]) -> bool:
+        """Whether the model answered while the workspace is as the last failing check left it, and
+        was asked for the change instead (at most ``UNCHANGED_ASKS`` times in a row)."""
+        failed_at = state.get("failed_at")
+        asks = int(state.get("unchanged_asks", 0))
+        if failed_at is None or asks >= UNCHANGED_ASKS:
+            return False
+        if await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root) != failed_at:
+            return False
+        state["unchanged_asks"] = asks + 1
+        command = str((state.get("outcomes") or [{}])[-1].get("command", ""))
+        await steps.record(ContextNote(text=unchanged_request(command)))
+        return True
 
     async def _run(self, steps: TurnView, command: str, round_: int) -> CheckOutcome:
         steps.emit(CheckStarted(command=command, round=round_))
@@ -118,14 +151,9 @@ class AcceptanceChecks(Capability):
         ))  # fmt: skip
         return outcome
 
-    def _fix_request(self, failure: CheckOutcome, round_: int) -> str:
-        output = failure.output or "(it printed nothing)"
-        return (
-            f"You said you were done, but the acceptance check `{failure.command}` failed "
-            f"({failure.status}), so the task is not done yet. The end of its output:\n{output}\n\n"
-            "Find the cause (read the files involved), fix it with the tools, then say you are done; "
-            f"the check runs again then (round {round_} of {self.rounds})."
-        )
+    async def _fix_request(self, failure: CheckOutcome, round_: int) -> str:
+        files = await anyio.to_thread.run_sync(named_files, failure.output, self.workspace.root)
+        return fix_request(failure.command, failure.status, failure.output, files, round_, self.rounds)
 
 
 def turn_checks(session: SessionLike) -> list[str]:

@@ -44,10 +44,12 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agcore.agent._agent import Agent, BasicAgent
 from agcore.agent._errors import PlanParseError
+from agcore.agent._wrap_up import judged_answers
 from agcore.agent.checks import checks_for_turn
 from agcore.agent.output._output import StructuredOutput, resolve_output
 from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
@@ -315,7 +317,10 @@ class DefaultTaskAgent:
             if result is None:
                 return
         else:
-            with checks_for_turn(session, checks):
+            judged: AbstractContextManager[None] = nullcontext()
+            if _has_checks(plan):  # a forced answer is checked before the plan says done (WrapUp)
+                judged = judged_answers(session)
+            with checks_for_turn(session, checks), judged:
                 if output is None and resolve_output(None, session.agent) is None:
                     result = await session.submit_turn(prompt)
                 else:  # an untyped step stays untyped whatever the session's agent types its turns as
@@ -431,6 +436,11 @@ def _turn_error(result: TurnResult) -> StepError:
     else:
         message = f"The step's turn ended with {result.stop!r} instead of an answer."
     return StepError(message=message, type="AgentError", recoverable=False)
+
+
+def _has_checks(plan: Plan) -> bool:
+    """Whether checks judge the plan's work before it says done (its own, or a step's)."""
+    return bool(plan.checks) or any(step.checks for step in plan.steps)
 
 
 def _clip(text: str) -> str:

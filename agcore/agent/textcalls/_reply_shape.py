@@ -33,8 +33,8 @@ from agcore.llm.types import (
 )
 
 __all__ = [
-    "ANSWER_OPENING", "MAX_CALLS", "REPLY_FORMAT", "answer_of", "decoded_prefix", "is_constrained",
-    "reply_format", "shaped_request",
+    "ANSWER_OPENING", "MAX_CALLS", "REPLY_FORMAT", "answer_format", "answer_of", "decoded_prefix",
+    "is_constrained", "reply_format", "shaped_request",
 ]
 
 #: ``ResponseFormat.name`` of the reply shape (how the steps after ``shape_request`` know the call).
@@ -132,15 +132,24 @@ def reply_format(tools: list[ToolDefinition]) -> ResponseFormat:
                 "required": ["tool_calls"],
                 "additionalProperties": False,
             },
-            {
-                "type": "object",
-                "properties": {"answer": {"type": "string"}},
-                "required": ["answer"],
-                "additionalProperties": False,
-            },
+            _ANSWER_SCHEMA,
         ]
     }
     return ResponseFormat(name=REPLY_FORMAT, description="tool calls or the final answer", json_schema=schema)
+
+
+_ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
+def answer_format() -> ResponseFormat:
+    """The reply shape with only its answer form left: a reply that must be the final answer (read
+    back by ``answer_of`` as any constrained reply)."""
+    return ResponseFormat(name=REPLY_FORMAT, description="the final answer", json_schema=_ANSWER_SCHEMA)
 
 
 def is_constrained(request: LLMRequest) -> bool:

@@ -20,6 +20,9 @@ from agcore.tools.workspace._patch import FileChange
 __all__ = ["describe_edit", "plan_edit"]
 
 _SHOWN_LINES = 10
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
+_NAMED = 3  # names, and lines of each, a left-behind note lists at most
+_NAMED_LINES = 5
 # read_file's output format ("    12<TAB>text"): a model that copies it into ``old`` never matches.
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
 
@@ -69,8 +72,35 @@ def describe_edit(change: FileChange, first: int) -> str:
     more = f"\n[... {change.added - _SHOWN_LINES} more changed lines]" if change.added > _SHOWN_LINES else ""
     return (
         f"Edited '{change.rel}': the text now reads, from line {first}:\n{shown}{more}\n"
-        "undo_patch() takes it back."
+        f"{_left_behind(change.rel, change.before or b'', text)}undo_patch() takes it back."
     )
+
+
+def _left_behind(rel: str, before: bytes, after: str) -> str:
+    """A note naming the names the edit replaced that the file still has (a rename done in one place
+    of several: a 1.5B model renamed a call and left the import), or ""."""
+    was = _name_counts(before.decode("utf-8", "replace"))
+    now = _name_counts(after)
+    left = [name for name, count in now.items() if 0 < count < was.get(name, 0)][:_NAMED]
+    if not left:
+        return ""
+    lines = after.splitlines()
+    parts = []
+    for name in left:
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        at = [str(n) for n, line in enumerate(lines, 1) if pattern.search(line)][:_NAMED_LINES]
+        parts.append(f"'{name}' (line {', '.join(at)})")
+    return (
+        f"Note: {', '.join(parts)}, which this edit replaced, still appears in '{rel}'; if you are "
+        "renaming it, change it there too.\n"
+    )
+
+
+def _name_counts(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name in _NAME.findall(text):
+        counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def _current(guard: PathGuard, real: Path, rel: str) -> bytes:

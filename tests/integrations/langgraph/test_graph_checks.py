@@ -43,7 +43,8 @@ async def test_a_failing_check_sends_the_graph_back_to_the_model_until_it_passes
 
 async def test_a_check_failing_every_round_fails_the_graphs_turn(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path, confirm_commands=False, confirm_writes=False)
-    bundle = (AgentBuilder().provider(ScriptedProvider(["done", "done"])).backend("langgraph")
+    # the second "done", with nothing changed since the failure, is asked for the change once
+    bundle = (AgentBuilder().provider(ScriptedProvider(["done", "done", "done"])).backend("langgraph")
               .capabilities(AcceptanceChecks(workspace, ["false"], rounds=1)).build())
     session = open_session(BasicAgent(name="coder", system_prompt="You code."), "g2", bundle)
     result = await session.submit_turn("go")

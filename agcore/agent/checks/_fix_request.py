@@ -1,0 +1,109 @@
+"""What the model reads when an acceptance check failed, and how the checks tell that nothing changed
+since then.
+
+Issue 26's runs: a 1.5B model handed a failing check's output (the end of a pytest run, separator
+lines 190 characters wide) and "find the cause (read the files involved)" re-read the file it had
+written and answered again, every round, until the rounds ran out. So the request puts the lines that
+say what failed first (pytest's ``E``/``FAILED`` lines, a traceback's last line, ``file:line``), names
+the workspace files the output points at, and asks for a change, not a reading. An answer given
+while nothing in the workspace changed since the failure is not checked again (it would fail the
+same way): the model is told so and asked for the change, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+__all__ = ["UNCHANGED_ASKS", "fix_request", "named_files", "unchanged_request", "workspace_fingerprint"]
+
+#: Answers in a row, while the workspace is as the failing check left it, that are asked again
+#: instead of running the checks (which would fail the same way) before the round counts anyway.
+UNCHANGED_ASKS = 1
+#: The most files looked at for a fingerprint (a huge tree is fingerprinted in part: still a change
+#: of any file in that part is seen).
+MAX_FILES = 20_000
+#: The most key lines put first in the request.
+MAX_KEY_LINES = 12
+
+# Directories no fix lives in, which running a check writes to (caches) or which are huge.
+_SKIPPED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv",
+                           "node_modules", ".tox", ".hypothesis"})
+_RULE = re.compile(r"([=_\-*#~])\1{19,}")  # a separator line as wide as the terminal
+_KEY_LINE = re.compile(
+    r"^(E\s|FAILED\b|ERROR\b|\w*(Error|Exception)\b|assert\b|.*:\d+: \w*(Error|Exception)\b)"
+)
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,5})(?::(\d+))?")
+
+
+def fix_request(command: str, status: str, output: str, files: list[str], round_: int, rounds: int) -> str:
+    """The note the model reads after ``command`` failed: what failed first, then the output's end."""
+    tidy = _RULE.sub(lambda m: m.group(1) * 3, output).strip()
+    keys = _key_lines(tidy)
+    parts = [f"The acceptance check `{command}` failed ({status}), so the task is not done yet."]
+    if keys:
+        parts.append("What failed:\n" + "\n".join(keys))
+    parts.append("The end of its output:\n" + (tidy or "(it printed nothing)"))
+    if files:
+        parts.append("The output points at: " + ", ".join(files) + ".")
+    parts.append(
+        "Change the files so that the check passes (edit_file or write_file), then answer: the check "
+        "runs on what is on disk, so reading files again or answering again without a change does not "
+        f"fix it. The check runs again when you answer (round {round_} of {rounds})."
+    )
+    return "\n\n".join(parts)
+
+
+def unchanged_request(command: str) -> str:
+    """The note for an answer given while the workspace is as the failing check left it."""
+    return (
+        f"Nothing in the workspace has changed since the check `{command}` failed, so it would fail "
+        "the same way: the task is not done. Make the change that fixes it with edit_file or "
+        "write_file first, then answer."
+    )
+
+
+def _key_lines(output: str) -> list[str]:
+    lines = [ln.rstrip() for ln in output.splitlines() if _KEY_LINE.match(ln.strip())]
+    unique = list(dict.fromkeys(lines))
+    return unique[-MAX_KEY_LINES:]
+
+
+def named_files(output: str, root: Path) -> list[str]:
+    """The workspace files ``output`` names (``calc.py:7`` as ``calc.py line 7``), in order, once."""
+    found: dict[str, list[str]] = {}
+    for match in _PATH.finditer(output):
+        path, line = match.group(1), match.group(2)
+        try:
+            candidate = (root / path).resolve()
+            inside = candidate.is_relative_to(root.resolve()) and candidate.is_file()
+        except (OSError, ValueError):
+            continue
+        if not inside:
+            continue
+        lines = found.setdefault(path, [])
+        if line and line not in lines:
+            lines.append(line)
+    return [f"{path} line {', '.join(lines)}" if lines else path for path, lines in found.items()]
+
+
+def workspace_fingerprint(root: Path) -> str:
+    """A digest of the workspace's files (path, size, modification time), for telling whether any
+    changed; cache and VCS directories are left out."""
+    digest = hashlib.blake2b(digest_size=16)
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                info = os.stat(path, follow_symlinks=False)
+            except OSError:
+                continue
+            digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode("utf-8", "surrogatepass"))
+            count += 1
+            if count >= MAX_FILES:
+                return digest.hexdigest()
+    return digest.hexdigest()

@@ -1,0 +1,98 @@
+"""What a model reads after a failing acceptance check (the failing lines first, the files the output
+points at, a request for a change), and an answer with nothing changed since the failure: asked for
+the change once instead of running the check again. Real pytest runs in a tmp workspace, sessions
+driven by scripted providers, on asyncio and trio."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from agcore.agent import AcceptanceChecks, AgentBuilder, AgentSession, BasicAgent, ContextNote, check_report
+from agcore.agent.checks._fix_request import fix_request, named_files
+from agcore.testing import ScriptedProvider, tool_call_reply
+from agcore.tools.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+CALC = "def average(xs):\n    return sum(xs) / (len(xs) + 1)\n"
+TEST = "from calc import average\n\n\ndef test_average():\n    assert average([2, 4, 6]) == 4\n"
+CHECK = f"{sys.executable} -m pytest -q -p no:cacheprovider test_calc.py"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    (tmp_path / "calc.py").write_text(CALC)
+    (tmp_path / "test_calc.py").write_text(TEST)
+    return Workspace(tmp_path, confirm_commands=False, confirm_writes=False)
+
+
+def session_for(provider: ScriptedProvider, workspace: Workspace, rounds: int = 3) -> AgentSession:
+    checks = AcceptanceChecks(workspace, [CHECK], rounds=rounds)
+    bundle = AgentBuilder().provider(provider).tools(workspace.tools()).capabilities(checks).build()
+    return AgentSession(BasicAgent(name="coder", system_prompt="You code."), "s1", bundle)
+
+
+def notes(session: AgentSession) -> list[str]:
+    return [m.text for m in session.messages if isinstance(m, ContextNote)]
+
+
+async def test_an_answer_with_nothing_changed_is_asked_for_the_change(workspace: Workspace) -> None:
+    fix = tool_call_reply("edit_file", {"path": "calc.py", "old": "(len(xs) + 1)", "new": "len(xs)"})
+    provider = ScriptedProvider([
+        "Done.",  # the claim: the check fails
+        tool_call_reply("read_file", {"path": "calc.py"}),
+        "Done, I checked calc.py.",  # nothing changed: not checked again, asked for the change
+        tool_call_reply("read_file", {"path": "calc.py"}),  # the read edit_file needs
+        fix,
+        "Fixed the divisor in average.",
+    ])
+    session = session_for(provider, workspace)
+    result = await session.submit_turn("make test_calc.py pass")
+    assert result.stop == "done", result.error
+    report = check_report(result)
+    assert report is not None
+    assert report.passed
+    assert report.rounds == 2  # the unchanged answer did not use a round
+    failed, unchanged = notes(session)
+    # the failing lines come first, the wide separators are cut, the files are named
+    what_failed = failed.split("The end of its output:")[0]
+    assert "E       assert" in what_failed
+    assert "FAILED test_calc.py::test_average" in what_failed
+    assert "The output points at: test_calc.py line 5" in failed
+    assert not re.search(r"={20}", failed)
+    assert "Change the files so that the check passes" in failed
+    assert "round 1 of 3" in failed
+    assert f"Nothing in the workspace has changed since the check `{CHECK}` failed" in unchanged
+
+
+async def test_a_second_unchanged_answer_runs_the_check_and_uses_a_round(workspace: Workspace) -> None:
+    provider = ScriptedProvider(["Done.", "Done, really.", "Done, I promise."])
+    session = session_for(provider, workspace, rounds=1)
+    result = await session.submit_turn("make test_calc.py pass")
+    assert result.stop == "error"
+    report = check_report(result)
+    assert report is not None
+    assert report.rounds == 2
+    assert result.turns == 3
+
+
+def test_only_files_inside_the_workspace_are_named(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("x = 1\n")
+    (tmp_path / "a.py").write_text("")
+    output = (
+        "pkg/mod.py:3: AssertionError\npkg/mod.py:7: in f\n/usr/lib/python3/x.py:1: boom\n"
+        "../outside.py:2: nope\nmissing.py:4: gone\na.py"
+    )
+    assert named_files(output, tmp_path) == ["pkg/mod.py line 3, 7", "a.py"]
+
+
+def test_a_check_that_printed_nothing_says_so() -> None:
+    text = fix_request("false", "exit 1", "", [], 1, 3)
+    assert "(it printed nothing)" in text
+    assert "What failed" not in text
+    assert "points at" not in text
