@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from agcore.agent._batch import error_result
 from agcore.agent._cycles import CycleTracker, Verdict, repeat_verdict, repetition_stopped
 from agcore.agent._result import LimitExceeded
-from agcore.agent.capability import Capability, Finish, TurnView, Vetting
+from agcore.agent.capability import Capability, Finish, Next, Reply, TurnView, Vetting
 
 if TYPE_CHECKING:
     from agcore.agent._batch import Batch
@@ -39,6 +39,15 @@ class RepetitionGuard(Capability):
         if verdict == "nudge":
             batch.answer(call, error_result(call.id, message), "repeated")
             return Vetting("answered", call)
+        return None
+
+    async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
+        """An answer breaks a run of calls: what follows it in the same turn (an acceptance check's
+        failure, a re-ask) counts afresh. (A read after a failed check was refused as the third in a
+        row, and the next one stopped the turn with fix rounds left.)"""
+        turn = steps.turn
+        turn.repetition.key, turn.repetition.count = None, 0
+        turn.cycles = CycleTracker()
         return None
 
     def batch_done(self, steps: TurnView, batch: Batch) -> Finish | None:

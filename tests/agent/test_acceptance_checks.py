@@ -221,3 +221,36 @@ def test_bad_settings_are_refused_with_what_to_do(workspace: Workspace) -> None:
         AcceptanceChecks(workspace, ["true"], rounds=-1)
     with pytest.raises(ValueError, match="a check command is empty"):
         AcceptanceChecks(workspace, ["  "])
+
+
+async def test_reads_before_a_failed_check_do_not_count_as_in_a_row_after_it(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    (tmp_path / "answer.txt").write_text("41\n")
+    read = tool_call_reply("read_file", {"path": "answer.txt"})
+    provider = ScriptedProvider([
+        read, read, "It is done.",  # two reads, then a claim the check refutes
+        read, read,  # read again twice after the failure: not the third and fourth in a row
+        tool_call_reply("write_file", {"path": "answer.txt", "content": "42\n"}), "Fixed it.",
+    ])
+    session = make_session(provider, workspace, AcceptanceChecks(workspace, ["python3 check_answer.py"]))
+    await run(session, "make the answer right")
+    result = session.last_result
+    assert result is not None
+    assert result.stop == "done"
+    assert result.error is None
+    assert (tmp_path / "answer.txt").read_text() == "42\n"
+
+
+async def test_a_check_whose_program_does_not_exist_fails_at_once(workspace: Workspace) -> None:
+    provider = ScriptedProvider(["Done.", "Done again."])
+    session = make_session(provider, workspace, AcceptanceChecks(workspace, ["nosuchprogram --x"]))
+    await run(session, "do it")
+    result = session.last_result
+    assert result is not None
+    assert result.stop == "error"
+    assert isinstance(result.error, ChecksFailed)
+    report = check_report(result)
+    assert report is not None
+    assert report.outcomes[0].status.startswith("not run: the shell found no such command")
+    assert result.turns == 1  # the model was not asked to fix the user's command

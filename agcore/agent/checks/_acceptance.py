@@ -141,10 +141,16 @@ class AcceptanceChecks(Capability):
         except ToolError as exc:  # refused by the guard, unreadable, a bad timeout: not the model's to fix
             outcome = CheckOutcome(command, False, f"not run: {exc}", round=round_, not_run=True)
         else:
-            outcome = CheckOutcome(
-                command, result.passed, result.status, result.exit_code,
-                result.output_tail(self.output_chars), round_,
-            )  # fmt: skip
+            output = result.output_tail(self.output_chars)
+            if _program_missing(result.exit_code, output):
+                outcome = CheckOutcome(
+                    command, False, "not run: the shell found no such command (exit 127)", 127, output,
+                    round_, not_run=True,
+                )  # fmt: skip
+            else:
+                outcome = CheckOutcome(
+                    command, result.passed, result.status, result.exit_code, output, round_
+                )
         steps.emit(CheckFinished(
             command=command, round=round_, passed=outcome.passed, status=outcome.status,
             exit_code=outcome.exit_code, output=outcome.output, duration=monotonic() - started,
@@ -154,6 +160,14 @@ class AcceptanceChecks(Capability):
     async def _fix_request(self, failure: CheckOutcome, round_: int) -> str:
         files = await anyio.to_thread.run_sync(named_files, failure.output, self.workspace.root)
         return fix_request(failure.command, failure.status, failure.output, files, round_, self.rounds)
+
+
+def _program_missing(exit_code: int | None, output: str) -> bool:
+    """Whether the check's program does not exist (a typo, a tool not installed): the shell's exit 127
+    with "command not found". No round of the model's fixes the user's command, so the turn fails at
+    once instead of asking for fixes (a script the task makes, "./build.sh: No such file", still
+    counts as a failure the model can fix)."""
+    return exit_code == 127 and "command not found" in output
 
 
 def turn_checks(session: SessionLike) -> list[str]:
