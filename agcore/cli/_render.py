@@ -30,6 +30,7 @@ from agcore.agent import (
     ToolCallRequested,
     ToolResultReady,
     ToolResults,
+    TurnEnded,
     TurnResult,
     check_report,
 )
@@ -154,8 +155,8 @@ class Renderer:
                       style="cyan")
         elif isinstance(event, CheckFinished):
             self.check_finished(event)
-        elif isinstance(event, Done | Failed):
-            self.end_text()
+        elif isinstance(event, TurnEnded | Done | Failed):
+            self.end_text()  # a reply's text ends its line: the next reply's starts on one of its own
         elif isinstance(event, SubagentEvent):
             self.subagent_event(event)
 

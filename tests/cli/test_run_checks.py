@@ -50,6 +50,7 @@ def test_a_check_that_keeps_failing_fails_the_task_with_exit_1(tmp_path: Path, i
     assert lines[-1].startswith("✗ failed · check 'python3 check_answer.py' exit 1 · 3 model calls · ")
     assert result.output.count("⧗ check: python3 check_answer.py") == 2
     assert "answer.txt does not hold 42" in result.output  # the error line carries the output
+    assert "Done again." in lines  # each reply on a line of its own, not glued to the one before
 
 
 def test_without_checks_the_summary_says_unchecked(tmp_path: Path, invoke: Invoke) -> None:
