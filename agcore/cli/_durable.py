@@ -182,9 +182,10 @@ async def durable_run(
     closed = False
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(shown.follow, session)
             group.start_soon(_approve, session, yes)
             group.start_soon(warn_when_stalled, console, client, workflow_id, task_queue, address)
+            # From where the stream ends now: the session's earlier turns' text is not this run's.
+            group.start_soon(shown.follow, session, await _stream_end(session))
             try:
                 running = await session.start_turn(task)
                 outcome = await running.result()
@@ -225,16 +226,16 @@ class _ShownText:
         self.drained = anyio.Event()
         self.changed = anyio.Event()  # set (and replaced) at each chunk
 
-    async def follow(self, session: Any) -> None:
+    async def follow(self, session: Any, from_offset: int) -> None:
         from temporalio.service import RPCError
 
         # The workflow may close under the subscription (it failed): the turn says why.
         with contextlib.suppress(RPCError):
-            await self._follow(session)
+            await self._follow(session, from_offset)
         self.drained.set()
 
-    async def _follow(self, session: Any) -> None:
-        async for chunk in session.text_chunks():
+    async def _follow(self, session: Any, from_offset: int) -> None:
+        async for chunk in session.text_chunks(from_offset=from_offset):
             shown = self.attempts.get(chunk.key)
             if shown is not None and chunk.attempt < shown:
                 continue  # a late piece of an attempt already superseded
@@ -262,6 +263,19 @@ class _ShownText:
         if self.attempts:
             self.console.print()
         self.console.print(final, markup=False, highlight=False)
+
+
+async def _stream_end(session: Any) -> int:
+    """Where the session's text stream ends before this run's turn; 0 when the workflow cannot say
+    (it failed to start, and the turn reports why), as a new session's stream is empty anyway."""
+    from temporalio.client import WorkflowQueryFailedError
+    from temporalio.service import RPCError
+
+    try:
+        offset: int = await session.text_offset()
+    except (RPCError, WorkflowQueryFailedError):
+        return 0
+    return offset
 
 
 async def _approve(session: Any, yes: bool) -> None:

@@ -26,7 +26,13 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
-from agcore.integrations.temporal._client import DurableSession, assemble_text, start_plan, text_chunks
+from agcore.integrations.temporal._client import (
+    DurableSession,
+    assemble_text,
+    start_plan,
+    text_chunks,
+    text_offset,
+)
 from agcore.integrations.temporal._clock import RecordingClock, WorkflowClock
 from agcore.integrations.temporal._dev_server import DEV_SERVER_ARGS, dev_server_command, temporal_binary
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
@@ -122,5 +128,6 @@ __all__ = [
     "start_plan",
     "temporal_binary",
     "text_chunks",
+    "text_offset",
     "workflow_runner",
 ]

@@ -69,17 +69,25 @@ def _closed_run(cause: BaseException | None) -> bool:
     text = str(cause).lower() if cause is not None else ""
     return "completed before" in text or "continued as new" in text or "closing" in text
 
-__all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks"]
+__all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks", "text_offset"]
 
 
-async def text_chunks(client: Client, workflow_id: str) -> AsyncIterator[TextChunk]:
+async def text_chunks(client: Client, workflow_id: str, *, from_offset: int = 0) -> AsyncIterator[TextChunk]:
     """The model's text as it streams from the session or plan workflow ``workflow_id`` (started with
     ``stream_text=True``), until the workflow ends (across continue-as-new). A chunk with
     ``restart`` voids the text its call's earlier attempts sent (see ``TextChunk``);
-    ``assemble_text`` applies that rule."""
+    ``assemble_text`` applies that rule. From the start of what the workflow still holds (earlier
+    turns' text included), or from ``from_offset`` (``text_offset``: only the text sent after it)."""
     stream = WorkflowStreamClient.create(client, workflow_id)
-    async for item in stream.subscribe([TEXT_TOPIC], result_type=TextChunk):
+    async for item in stream.subscribe([TEXT_TOPIC], from_offset=from_offset, result_type=TextChunk):
         yield item.data
+
+
+async def text_offset(client: Client, workflow_id: str) -> int:
+    """Query: where the text stream of workflow ``workflow_id`` ends now; ``text_chunks(...,
+    from_offset=)`` it to read only the text sent after this moment (a new turn's, not the earlier
+    turns' the stream still holds). Answered by a worker (it waits for one)."""
+    return await WorkflowStreamClient.create(client, workflow_id).get_offset()
 
 
 def assemble_text(chunks: Iterable[TextChunk]) -> dict[str, str]:
@@ -189,10 +197,15 @@ class DurableSession:
         description = await self.handle.describe()
         return description.status == WorkflowExecutionStatus.RUNNING
 
-    def text_chunks(self) -> AsyncIterator[TextChunk]:
+    def text_chunks(self, *, from_offset: int = 0) -> AsyncIterator[TextChunk]:
         """The model's text as it streams, from a session started with ``stream_text=True`` (see
-        ``text_chunks``)."""
-        return text_chunks(self.client, self.session_id)
+        ``text_chunks``): all the session still holds, or what came after ``from_offset``."""
+        return text_chunks(self.client, self.session_id, from_offset=from_offset)
+
+    async def text_offset(self) -> int:
+        """Query: where the text stream ends now. ``text_chunks(from_offset=await
+        session.text_offset())`` before a turn starts reads that turn's text, not the earlier ones'."""
+        return await text_offset(self.client, self.session_id)
 
     async def resume(self, results: Iterable[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""

@@ -18,6 +18,7 @@ import anyio
 import pytest
 from temporalio.client import Client
 
+from agcore.agent import UserInput
 from agcore.integrations.temporal import DurableSession, create_worker
 from tests.integrations.temporal._agents import make_bundle
 from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
@@ -169,6 +170,21 @@ async def test_plan_run_waits_for_a_worker_and_status_needs_none(client: Client,
     assert "completed earlier" in out
     runs = [e async for e in client.list_workflows(f"WorkflowId = '{plan_id}'")]
     assert len(runs) == 1
+
+
+async def test_a_durable_session_prints_only_each_runs_own_answer(client: Client, task_queue: str) -> None:
+    address = client.service_client.config.target_host
+    session_id = f"turns-{task_queue}"
+    outputs = []
+    for word in ("ALPHA", "BRAVO", "CHARLIE"):
+        code, out, err = await _agcore("run", "--temporal", address, "--task-queue", task_queue, "--yes",
+                                       "--session", session_id, word)
+        assert code == 0, err
+        outputs.append(out)
+    assert [o.count("echo: ") for o in outputs] == [1, 1, 1], outputs  # not the earlier turns again
+    assert [re.findall(r"echo: (\w+)", o) for o in outputs] == [["ALPHA"], ["BRAVO"], ["CHARLIE"]]
+    history = await DurableSession.attach(client, session_id).history()
+    assert [m.content for m in history if isinstance(m, UserInput)] == ["ALPHA", "BRAVO", "CHARLIE"]
 
 
 async def test_session_status_says_idle_and_waiting_for_approval(client: Client, task_queue: str) -> None:

@@ -426,6 +426,33 @@ async def test_text_streams_to_the_client_while_the_model_runs_and_a_retry_does_
     await replay_task_queue(client, task_queue)
 
 
+async def test_text_read_from_the_streams_offset_is_the_next_turns_alone(
+    client: Client, task_queue: str
+) -> None:
+    async with create_worker(client, make_streaming_bundle, task_queue=task_queue):
+        session = await DurableSession.start(client, f"offset-{task_queue}", task_queue=task_queue,
+                                             stream_text=True)
+        assert await session.text_offset() == 0  # a new session's stream is empty
+        assert (await session.turn("first")).text == "streamed: first"
+        start = await session.text_offset()
+        assert start > 0
+        since: list[TextChunk] = []
+        everything: list[TextChunk] = []
+
+        async def read(into: list[TextChunk], from_offset: int) -> None:
+            async for chunk in session.text_chunks(from_offset=from_offset):
+                into.append(chunk)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read, since, start)
+            group.start_soon(read, everything, 0)
+            second = await session.turn("second")
+            await session.close()  # the subscriptions end with the session
+    assert second.text == "streamed: second"  # the outcome is this turn's text alone
+    assert list(assemble_text(since).values()) == ["streamed: second"]
+    assert sorted(assemble_text(everything).values()) == ["streamed: first", "streamed: second"]
+
+
 async def test_a_broken_bundle_fails_the_workflow_with_its_message_instead_of_retrying(
     client: Client, task_queue: str
 ) -> None:
