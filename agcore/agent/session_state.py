@@ -16,6 +16,7 @@ repaired on load, not resumed mid-batch.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,9 +67,11 @@ class SessionState:
         return _drain(self.follow_ups)
 
     def to_json(self, *, running_turn: bool = False) -> dict[str, Any]:
-        """The state as JSON-able data. The turn in progress is written when ``running_turn`` (a
-        checkpoint between graph nodes) or when it waits for client tools; a store saving after each
-        message leaves a running turn out (a process that dies mid-turn is repaired on load)."""
+        """The state as JSON-able data, a snapshot that shares nothing with the live state (a runtime
+        compares what it wrote last with what it reads back; ``app_state`` is edited in place between
+        turns). The turn in progress is written when ``running_turn`` (a checkpoint between graph
+        nodes) or when it waits for client tools; a store saving after each message leaves a running
+        turn out (a process that dies mid-turn is repaired on load)."""
         turn = self.turn
         keep_turn = turn is not None and (running_turn or turn.paused)
         return {
@@ -82,7 +85,7 @@ class SessionState:
             "follow_ups": [m.model_dump(mode="json") for m in self.follow_ups],
             "text_mode": self.text_mode,
             "plan_step_index": self.plan_step_index,
-            "app_state": self.app_state,
+            "app_state": copy.deepcopy(self.app_state),  # a snapshot: the application edits it in place
             "turn": turn.to_json() if keep_turn and turn is not None else None,
         }
 
@@ -105,7 +108,7 @@ class SessionState:
             follow_ups=deque(UserMessage.model_validate(m) for m in data.get("follow_ups", ())),
             text_mode=bool(data.get("text_mode", False)),
             plan_step_index=data.get("plan_step_index"),
-            app_state=dict(data.get("app_state") or {}),
+            app_state=copy.deepcopy(data.get("app_state") or {}),  # not the caller's data, edited in place
             turn=TurnState.from_json(turn, history_length) if turn else None,
         )
 

@@ -14,7 +14,6 @@ A turn ends inside a node (``Step.end``/``Step.fail``) through the same steps as
 
 from __future__ import annotations
 
-import copy
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -36,8 +35,7 @@ if TYPE_CHECKING:
     from agcore.integrations.langgraph._state import AgentState, ToolOutcome
 
 __all__ = [
-    "EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "as_written", "session_key", "sync_session",
-    "take_outcomes",
+    "EVENTS_KEY", "Step", "ThreadSession", "ThreadSessions", "session_key", "sync_session", "take_outcomes",
 ]
 
 #: ``config["configurable"]`` key: whether the nodes build ``AgentEvent``s for the custom stream
@@ -126,7 +124,7 @@ class Step:
         """The node's state update: the messages it recorded, the session's state, ``fields``; only
         what changed (each channel written is one more value to checkpoint)."""
         session = self.session
-        written = self.thread.written = as_written(session.state.to_json(running_turn=True))
+        written = self.thread.written = session.state.to_json(running_turn=True)
         values: dict[str, Any] = {"session_id": session.session_id, "session_state": written, **fields}
         state = self.state
         update = {key: value for key, value in values.items() if state.get(key) != value}
@@ -159,15 +157,6 @@ class Step:
             update=self.update(input=None, stop="error", error=str(result.error), phase=None, outcomes={}),
             goto=END
         )
-
-
-def as_written(state_json: dict[str, Any]) -> dict[str, Any]:
-    """``SessionState.to_json()`` with its own copy of ``app_state`` (which ``to_json`` shares with the
-    session). The application changes ``app_state`` in place between turns (a plan's progress, a
-    step's ``check:``); what a thread was last written with must stay as written, or ``sync_session``
-    would take the checkpoint for the newer copy and drop those changes."""
-    app_state = state_json.get("app_state")
-    return {**state_json, "app_state": copy.deepcopy(app_state)} if app_state else state_json
 
 
 def session_key(state: AgentState, config: Any) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from agcore.integrations.langgraph._shell import as_written, sync_session
+from agcore.integrations.langgraph._shell import sync_session
 
 if TYPE_CHECKING:
     from agcore.integrations.langgraph._session import GraphSession
@@ -34,7 +34,7 @@ async def load_thread(session: GraphSession) -> bool:
     sync_session(session.session, cast(Any, snapshot.values))
     # What the checkpoint holds, as this process would have written it: the session in this process
     # is now the newer copy (changes made before the next turn are kept, not reloaded over).
-    session._thread.written = as_written(saved) if saved is not None else None
+    session._thread.written = saved
     return True
 
 
@@ -50,7 +50,7 @@ async def save_thread(session: GraphSession) -> bool:
     snapshot = await session.graph.aget_state(config)
     if snapshot.next:
         return False
-    written = as_written(session.state.to_json())
+    written = session.state.to_json()
     await session.graph.aupdate_state(
         config, {"session_id": session.session_id, "session_state": written}, as_node=_WRITER
     )
