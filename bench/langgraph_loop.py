@@ -45,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -165,8 +165,7 @@ def langgraph_floor_side() -> Turn:
     no work, on an ``InMemorySaver``, a new thread per turn. What any agent on LangGraph pays on top of
     its own work; ``graph`` minus this is what agcore's nodes cost beyond its loop. (The tools node
     calls ``get_weather``, as every side does, and the answer names the city, so the turn checks.)"""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph import END
     from langgraph.types import Command
 
     async def model(state: _FloorState) -> Command[str]:
@@ -183,19 +182,33 @@ def langgraph_floor_side() -> Turn:
         return Command(goto="model", update={"session_state": {"turn": 2}, "phase": None,
                                              "messages": [result]})
 
-    builder: Any = StateGraph(_FloorState)
+    run = _model_and_tools(_FloorState, model, tools)
+
+    async def turn() -> str:
+        state = await run({"input": QUESTION})
+        return str(state["messages"][-1]["text"])
+
+    return turn
+
+
+def _model_and_tools(state: Any, model: Any, tools: Any) -> Callable[[Any], Awaitable[Any]]:
+    """A graph of a ``model`` node and a ``tools`` node routing by ``Command``, with an
+    ``InMemorySaver``; run with an input on a new thread each time, ``durability="sync"``."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    builder: Any = StateGraph(state)
     builder.add_node("model", model, destinations=("tools", END))
     builder.add_node("tools", tools, destinations=("model",))
     builder.add_edge(START, "model")
     graph = builder.compile(checkpointer=InMemorySaver())
     counter = iter(range(10**9))
 
-    async def turn() -> str:
-        config: Any = {"configurable": {"thread_id": f"f{next(counter)}"}}
-        state = await graph.ainvoke({"input": QUESTION}, config, durability="sync")
-        return str(state["messages"][-1]["text"])
+    async def run(inputs: Any) -> Any:
+        config: Any = {"configurable": {"thread_id": f"t{next(counter)}"}}
+        return await graph.ainvoke(inputs, config, durability="sync")
 
-    return turn
+    return run
 
 
 class _SdkState(TypedDict, total=False):
@@ -206,8 +219,7 @@ class _SdkState(TypedDict, total=False):
 
 def langgraph_sdk_side(client: Any) -> Turn:
     """A tool-calling agent written on LangGraph and the bare SDK (see the module docstring)."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph import END
     from langgraph.types import Command
 
     async def model(state: _SdkState) -> Command[str]:
@@ -230,17 +242,10 @@ def langgraph_sdk_side(client: Any) -> Turn:
             results.append({"role": "tool", "tool_call_id": call["id"], "content": content})
         return Command(goto="model", update={"messages": results})
 
-    builder: Any = StateGraph(_SdkState)
-    builder.add_node("model", model, destinations=("tools", END))
-    builder.add_node("tools", tools, destinations=("model",))
-    builder.add_edge(START, "model")
-    graph = builder.compile(checkpointer=InMemorySaver())
-    counter = iter(range(10**9))
+    run = _model_and_tools(_SdkState, model, tools)
 
     async def turn() -> str:
-        config: Any = {"configurable": {"thread_id": f"s{next(counter)}"}}
-        state = await graph.ainvoke({"messages": [{"role": "user", "content": QUESTION}]}, config,
-                                    durability="sync")
+        state = await run({"messages": [{"role": "user", "content": QUESTION}]})
         return str(state["messages"][-1]["content"])
 
     return turn
