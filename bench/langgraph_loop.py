@@ -16,6 +16,10 @@ weather, the model calls ``get_weather``, the tool runs, the model answers; two 
   engine with no checkpoint writes;
 * ``langgraph-floor``: a graph of the same three steps and state whose nodes do no work, with an
   ``InMemorySaver``: what LangGraph itself costs per turn of this shape, agent or not;
+* ``loop+floor``: ``agcore``'s turn and ``langgraph-floor``'s turn back to back, in one process: what
+  the two cost together when their code alternates (more than the sum of the two measured apart: each
+  evicts the other's code and data from the CPU's caches). ``graph`` runs the same two bodies of code
+  interleaved, so ``graph / loop+floor`` is the share of the graph's cost that is agcore's own glue;
 * ``langgraph-sdk``: the agent a user writes on LangGraph without langchain: a ``model`` node calling
   the bare ``openai`` SDK as ``bare`` does and a ``tools`` node running the calls, the messages as
   plain dicts in the state, with an ``InMemorySaver`` and ``durability="sync"``, a new thread per
@@ -60,6 +64,7 @@ from bench.agent_loop import (  # noqa: E402
     FUNCTIONS,
     MODEL,
     QUESTION,
+    TOOL_CALLS,
     WEATHER_TOOL,
     Side,
     Turn,
@@ -191,6 +196,18 @@ def langgraph_floor_side() -> Turn:
     return turn
 
 
+def loop_then_floor_side(bundle: Any) -> Turn:
+    """``agcore``'s turn, then ``langgraph-floor``'s (each on its own session and graph)."""
+    loop, floor = agcore_reused(bundle), langgraph_floor_side()
+
+    async def turn() -> str:
+        await floor()
+        TOOL_CALLS["Paris"] -= 1  # the check before timing counts one call a turn: the loop's
+        return await loop()
+
+    return turn
+
+
 def _model_and_tools(state: Any, model: Any, tools: Any) -> Callable[[Any], Awaitable[Any]]:
     """A graph of a ``model`` node and a ``tools`` node routing by ``Command``, with an
     ``InMemorySaver``; run with an input on a new thread each time, ``durability="sync"``."""
@@ -287,6 +304,8 @@ async def build_sides(base_url: str, workdir: Path) -> tuple[list[Side], list[st
         Side("graph-nockpt", "compile_agent(...).ainvoke, no checkpointer", lambda: graph_bare_side(bundle)),
         Side("langgraph-floor", "the same 3 steps on LangGraph, nodes doing no work, InMemorySaver",
              langgraph_floor_side),
+        Side("loop+floor", "agcore's turn and langgraph-floor's, back to back",
+             lambda: loop_then_floor_side(bundle)),
         Side("langgraph-sdk", "an agent on LangGraph + the bare openai SDK, InMemorySaver, sync",
              lambda: langgraph_sdk_side(bare_client)),
     ]
@@ -333,6 +352,11 @@ def table(sides: list[Side], args: argparse.Namespace) -> str:
         lines.append(f"graph / langgraph-sdk: {median:.2f} median, "
                      f"{min(graph) / min(sdk):.2f} best round (what agcore adds over an agent written on "
                      "LangGraph and the bare SDK)")
+    if "graph" in by_name and "loop+floor" in by_name:
+        graph, both = by_name["graph"].cpu_us, by_name["loop+floor"].cpu_us
+        lines.append(f"graph / loop+floor: {statistics.median(graph) / statistics.median(both):.2f} median, "
+                     f"{min(graph) / min(both):.2f} best round (agcore's glue on LangGraph, beyond running "
+                     "its loop's and LangGraph's code in turn)")
     return "\n".join(lines)
 
 
