@@ -13,8 +13,8 @@ Real-time waits that are not timestamps (a SQLite busy timeout, retry sleeps) ke
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -45,8 +45,13 @@ class SystemClock:
     __slots__ = ()
 
     def new_id(self) -> str:
-        """A random id: ``uuid4().hex``."""
-        return uuid.uuid4().hex
+        """A random id in ``uuid4().hex``'s form (version 4, RFC 4122 variant), made from 16 random bytes
+        directly: ``uuid4()`` builds a ``UUID`` object first, ~5x the time, and every message, reply
+        and tool call takes an id (five a tool-call turn)."""
+        raw = bytearray(os.urandom(16))
+        raw[6] = (raw[6] & 0x0F) | 0x40
+        raw[8] = (raw[8] & 0x3F) | 0x80
+        return raw.hex()
 
     def now(self) -> float:
         """``time.time()``."""

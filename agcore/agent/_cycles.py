@@ -75,15 +75,23 @@ def repetition_stopped(call: ToolUseBlock | None, config: AgentConfig) -> LimitE
 
 def describe_call(call: ToolUseBlock) -> str:
     """``name(arguments)`` as the user and the model read it, the arguments cut to a short line."""
+    return _described(call.name, _arguments(call))
+
+
+def _arguments(call: ToolUseBlock) -> str:
+    """The call's arguments as canonical JSON (its repr when they are not JSON)."""
     try:
-        args = _canonical_json(call.input)
+        return _canonical_json(call.input)
     except (TypeError, ValueError):
-        args = repr(call.input)
+        return repr(call.input)
+
+
+def _described(name: str, args: str) -> str:
     if args == "{}":
         args = ""
     if len(args) > _ARGS_SHOWN:
         args = args[: _ARGS_SHOWN - 1] + "…"
-    return f"{call.name}({args})"
+    return f"{name}({args})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,16 +150,13 @@ class CycleTracker:
 
     def add(self, call: ToolUseBlock, result: ToolResultBlock) -> None:
         """Record one answered call."""
-        try:
-            args = _canonical_json(call.input)
-        except (TypeError, ValueError):
-            args = repr(call.input)
+        args = _arguments(call)  # (once: the label below is made from it too)
         digest = hashlib.blake2b(digest_size=12)
         for part in (call.name, args, result.text, "1" if result.is_error else "0"):
             digest.update(part.encode("utf-8", "surrogatepass"))
             digest.update(b"\x00")
         self._pairs.append(digest.hexdigest())
-        self._labels.append((describe_call(call), result.is_error))
+        self._labels.append((_described(call.name, args), result.is_error))
         self._seen += 1
 
     def check(self, config: AgentConfig) -> Cycle | None:

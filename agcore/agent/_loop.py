@@ -67,7 +67,7 @@ async def run_turn(
 ) -> TurnResult:
     """Run the loop to the end without reading the text deltas (``submit_turn``, ``resume``)."""
     loop = run_loop(session, new_input=new_input, client_results=client_results, reads_deltas=False,
-                    output=output)
+                    events=False, output=output)
     async with aclosing(loop) as events:
         async for _ in events:
             pass
@@ -96,13 +96,15 @@ async def run_loop(
     new_input: UserMessage | None = None,
     client_results: list[ToolResultBlock] | None = None,
     reads_deltas: bool = True,
+    events: bool = True,
     output: StructuredOutput | None = None,
     run: TurnRun | None = None,
 ) -> AsyncGenerator[ev.AgentEvent, None]:
     """The loop, as its events: the turn's steps (``agcore.agent.steps``) driven in order.
     ``reads_deltas=False`` (``submit_turn``, whose caller never sees the text deltas) makes
-    ``streaming="auto"`` use one ``complete()`` call per model turn instead of a stream."""
-    steps = TurnSteps(session)
+    ``streaming="auto"`` use one ``complete()`` call per model turn instead of a stream;
+    ``events=False`` (``submit_turn`` reads none) has the steps build no events."""
+    steps = TurnSteps(session, events=events)
     async with _lifetime(session, steps, run or TurnRun()) as turn:
         try:
             if new_input is not None:

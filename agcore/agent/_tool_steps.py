@@ -86,8 +86,12 @@ class ToolSteps:
     """The steps' shared part (session, turn, event buffer) and the tool steps; ``TurnSteps`` adds
     the model steps."""
 
-    def __init__(self, session: SessionLike) -> None:
+    def __init__(self, session: SessionLike, *, events: bool = True) -> None:
         bundle = session.bundle
+        #: Whether the runtime reads the steps' events (``take_events``). False (``submit_turn``, a
+        #: graph run nobody streams): ``emit`` drops them, and the steps build none of their own
+        #: (~1-2 µs each, 8 in a tool-call turn).
+        self.wants_events = events
         self.session = session
         self.config: AgentConfig = bundle.config()
         self.hooks: HookExecutor = bundle.hook_executor()
@@ -102,8 +106,10 @@ class ToolSteps:
         return turn
 
     def emit(self, event: ev.AgentEvent) -> None:
-        """Add ``event`` to what the runtime hands on next (``take_events``)."""
-        self._events.append(event)
+        """Add ``event`` to what the runtime hands on next (``take_events``); dropped when the runtime
+        reads none (``wants_events``)."""
+        if self.wants_events:
+            self._events.append(event)
 
     def take_events(self) -> list[ev.AgentEvent]:
         """The events the steps made since the last call, in order."""
@@ -251,7 +257,7 @@ class ToolSteps:
         outcomes = batch.outcomes()
         self.turn.batch = None  # no await before the append: the batch is in the history or in flight
         await self.session.record(ToolResults(results=[o.result for o in outcomes]))
-        if emit:
+        if emit and self.wants_events:
             for outcome in outcomes:
                 self.emit(result_event(outcome))
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agcore.agent._batch import Batch
-from agcore.agent._cost import CostTracker
+from agcore.agent._cost import UNKNOWN_MODEL
 from agcore.agent._cycles import CycleTracker
 from agcore.agent._messages import AgentMessage, AssistantReply
 from agcore.agent._result import TurnResult
-from agcore.llm.models import ModelRegistry
+from agcore.llm.models import ModelInfo, ModelRegistry
 from agcore.llm.types import ToolUseBlock, Usage
 
 if TYPE_CHECKING:
@@ -122,9 +122,19 @@ class TurnState:
 
 
 def turn_cost(messages: Sequence[AgentMessage], registry: ModelRegistry) -> float | None:
-    """USD of the replies in ``messages`` whose model has a known price (None if none has)."""
-    tracker = CostTracker(registry=registry)
+    """USD of the replies in ``messages`` whose model has a known price (None if none has).
+
+    Priced reply by reply (prices are linear in tokens, so this is the sum ``CostTracker`` would
+    give), without building a tracker: that took ~15 µs a turn, 1% of a tool-call turn's CPU."""
+    total = 0.0
+    priced = False
+    prices: dict[str, ModelInfo | None] = {}
     for message in messages:
         if isinstance(message, AssistantReply):
-            tracker.add(message.message)
-    return tracker.cost_usd if tracker.by_model else None
+            reply = message.message
+            model = reply.model or UNKNOWN_MODEL
+            info = prices[model] if model in prices else prices.setdefault(model, registry.get(model))
+            if info is not None:
+                total += info.cost_usd(reply.usage)
+                priced = True
+    return total if priced else None

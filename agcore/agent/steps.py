@@ -145,7 +145,8 @@ class TurnSteps(ToolSteps):
                 return finish
         session, turn = self.session, self.turn
         turn.model_calls += 1
-        self.emit(ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls))
+        if self.wants_events:
+            self.emit(ev.TurnStarted(turn_index=session.turn_index, iteration=turn.model_calls))
         provider, request = await self._request()
         call = ModelCall(provider, request)
         for capability in self.capabilities.shape_request:
@@ -233,12 +234,13 @@ class TurnSteps(ToolSteps):
         turn.text = message.text
         if self.hooks.has_impls("on_llm_response"):
             await self.hooks.on_llm_response(session.hook_context(), message)
-        self.emit(ev.TurnEnded(
-            turn_index=session.turn_index, iteration=turn.model_calls,
-            stop_reason=message.stop_reason.value if message.stop_reason else None,
-            model=message.model, provider=message.provider, usage=message.usage,
-            tool_calls=len(message.tool_calls),
-        ))
+        if self.wants_events:
+            self.emit(ev.TurnEnded(
+                turn_index=session.turn_index, iteration=turn.model_calls,
+                stop_reason=message.stop_reason.value if message.stop_reason else None,
+                model=message.model, provider=message.provider, usage=message.usage,
+                tool_calls=len(message.tool_calls),
+            ))
         return reply
 
     async def decide(self, reply: Reply) -> Next:
@@ -262,9 +264,10 @@ class TurnSteps(ToolSteps):
                 return finish
         turn = self.turn
         turn.tool_turns += 1
-        registry = session.bundle.tool_registry()
-        for call in reply.calls:
-            self.emit(ev.ToolCallRequested(call=call, mode=registry.classify(call.name)))
+        if self.wants_events:
+            registry = session.bundle.tool_registry()
+            for call in reply.calls:
+                self.emit(ev.ToolCallRequested(call=call, mode=registry.classify(call.name)))
         batch = turn.batch = Batch(reply.calls)
         for capability in self.capabilities.batch_started:
             capability.batch_started(self, batch)
@@ -302,10 +305,10 @@ class TurnSteps(ToolSteps):
         """End the turn: its ``TurnResult``, ``on_turn_result``, and the ``Done``/``Failed`` event."""
         result = finish_turn(self.session, stop, error)
         await self.report(result)
-        if error is None:
-            self.emit(ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop=stop))
-        else:
-            self.emit(failed_event(result))
+        if self.wants_events:
+            done = error is None
+            self.emit(ev.Done(text=result.text, turns=result.turns, usage=result.usage, stop=stop) if done
+                      else failed_event(result))
         return result
 
     async def fail(self, exc: Exception) -> TurnResult:

@@ -104,10 +104,10 @@ class Step:
         thread = self.thread = threads.get(session_key(state, config))
         session = self.session = thread.session
         self.base = sync_session(session, state, thread.written)
-        self.steps = TurnSteps(session)
+        self.emit = bool((config.get("configurable") or {}).get(EVENTS_KEY, True))
+        self.steps = TurnSteps(session, events=self.emit)
         self.config: AgentConfig = self.steps.config
         self.hooks: HookExecutor = self.steps.hooks
-        self.emit = bool((config.get("configurable") or {}).get(EVENTS_KEY, True))
         self.writer = get_stream_writer() if self.emit else None
 
     def send(self, event: AgentEvent) -> None:
