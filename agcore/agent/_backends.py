@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agcore.agent._cost import CostTracker
     from agcore.agent._events import AgentEvent
     from agcore.agent._messages import AgentMessage
+    from agcore.agent._session import AgentSession
     from agcore.agent._turn import TurnResult
     from agcore.llm.types import ToolResultBlock, UserMessage
 
@@ -50,6 +51,10 @@ class ConversationSession(Protocol):
     @property
     def usage(self) -> CostTracker:
         """Tokens and cost of the conversation so far."""
+
+    @property
+    def in_process(self) -> AgentSession:
+        """The ``AgentSession`` the conversation's turns run on in this process (itself, for one)."""
 
     async def submit_turn(self, input: str | UserMessage) -> TurnResult:
         """Run a turn on ``input`` to its end and return how it ended."""

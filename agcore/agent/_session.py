@@ -219,6 +219,13 @@ class AgentSession:
         return await load_session(cls, store, session_id, agent, bundle, **kwargs)
 
     @property
+    def in_process(self) -> AgentSession:
+        """The ``AgentSession`` this conversation's turns run on in this process: this one (a
+        ``GraphSession``'s is the one its nodes drive). Work that is not a turn of the conversation,
+        such as drafting a plan, runs there, on any backend."""
+        return self
+
+    @property
     def store(self) -> SessionStore | None:
         """Where this session is saved (None: nowhere)."""
         return self._persistence.store if self._persistence is not None else None

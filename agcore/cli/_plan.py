@@ -36,7 +36,7 @@ from agcore.cli._checkpoints import choose_backend
 from agcore.cli._errors import CliError, ExitCode, exit_code_for
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
-from agcore.cli._plan_sessions import OPTIONS_KEY, in_process_session, plan_sessions
+from agcore.cli._plan_sessions import OPTIONS_KEY, plan_sessions
 from agcore.cli._plan_view import Progress, ToolLines, plan_approval, plan_file_data, plan_summary, plan_table
 from agcore.cli._render import Renderer
 from agcore.cli._served import model_or_served
@@ -116,7 +116,7 @@ async def run_plan(
                 session = await sessions.open(session_id, agent, bundle, confirm, new=plan is not None,
                                               transform=transform)
                 chosen.append(_plan_to_run(session, plan, file, db))
-                tool_lines.watch(in_process_session(session))
+                tool_lines.watch(session.in_process)
                 _app_state(session)[OPTIONS_KEY] = options  # saved with the plan's progress
                 _announce(console, chosen[0], file, session)
                 return session
@@ -241,7 +241,7 @@ async def draft_plan(
                           markup=False, highlight=False)
         with console.status("drafting the plan…") if live else nullcontext():
             try:
-                plan = await agent.draft_plan(in_process_session(session), goal, read_only=read_only)
+                plan = await agent.draft_plan(session.in_process, goal, read_only=read_only)
             except PlanParseError as exc:
                 raise CliError(f"{exc.message.rstrip('.')}. Try again, reword the goal, or use a "
                                "stronger model (--model).", ExitCode.TASK_FAILED) from None

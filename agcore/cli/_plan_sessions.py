@@ -8,13 +8,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agcore.agent import (
     AgentSession,
     ConversationSession,
     DefaultTaskAgent,
-    Plan,
     RuntimeBundle,
     open_session,
 )
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 
     from agcore.memory import SqliteSessionStore
 
-__all__ = ["OPTIONS_KEY", "DraftsInProcess", "PlanSessions", "in_process_session", "plan_sessions"]
+__all__ = ["OPTIONS_KEY", "PlanSessions", "plan_sessions"]
 
 #: Where a plan run keeps the CLI options it was started with (``app_state``, saved with the session).
 OPTIONS_KEY = "cli_plan_options"
@@ -62,25 +61,6 @@ async def plan_sessions(backend: str, db: Path | None) -> AsyncIterator[PlanSess
         else:
             async with open_store(db, existing=False) as store:
                 yield _Stored(store, db, locks)
-
-
-def in_process_session(session: ConversationSession) -> AgentSession:
-    """The ``AgentSession`` a conversation's turns run on in this process: ``session`` itself, or the
-    one a ``GraphSession``'s nodes drive (its ``session``). It knows when text-mode calls began, and
-    sub-agents are its children: under a ``GraphSession`` a sub-agent tool's child session is too."""
-    inner = getattr(session, "session", None)
-    return inner if isinstance(inner, AgentSession) else cast(AgentSession, session)
-
-
-class DraftsInProcess(DefaultTaskAgent):
-    """A ``DefaultTaskAgent`` that drafts its plans in ``in_process_session``: drafting is a model call
-    of its own, not a turn, and the read-only look around the workspace before it
-    (``read_only_planning``) is a sub-agent's turn, run as that session's child on any backend."""
-
-    async def draft_plan(self, session: AgentSession, goal: str, *, revision: str = "",
-                         read_only: bool | None = None) -> Plan:
-        return await super().draft_plan(in_process_session(session), goal, revision=revision,
-                                        read_only=read_only)
 
 
 def _options(app_state: Any) -> dict[str, Any]:

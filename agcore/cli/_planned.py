@@ -13,6 +13,7 @@ from agcore.agent import (
     AgentError,
     AgentSession,
     ConversationSession,
+    DefaultTaskAgent,
     Plan,
     PlanParseError,
     PlanRejected,
@@ -21,7 +22,6 @@ from agcore.agent import (
 )
 from agcore.agent.intent import IntentGate
 from agcore.cli._errors import ExitCode, cli_advice, exit_code_for
-from agcore.cli._plan_sessions import DraftsInProcess
 from agcore.cli._plan_view import Progress, plan_approval, plan_summary, plan_table
 from agcore.cli._render import Renderer
 from agcore.cli._setup import Confirm, run_interruptible
@@ -36,7 +36,7 @@ async def run_planned(
 ) -> ExitCode:
     """Draft (read-only), approve and execute ``task`` as a plan; the run's exit code. ``checked``: the
     bundle's acceptance checks (``--check``) judge each step."""
-    agent = DraftsInProcess("agcore", prompt, read_only_planning=True, intent=gate,
+    agent = DefaultTaskAgent("agcore", prompt, read_only_planning=True, intent=gate,
                             on_update=Progress(renderer))
     outcome: list[Plan | PlanRejected | AgentError] = []
 

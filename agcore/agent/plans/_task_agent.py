@@ -241,11 +241,12 @@ class DefaultTaskAgent:
         What the parser changed to read the plan is in ``plan.warnings`` (and logged as warnings of
         the ``agcore.agent`` logger). Raises the second ``PlanParseError``, or the model call's
         ``AgentError``."""
-        tools = session.agent.tool_definitions(session.bundle)
+        home = session.in_process  # drafting is a model call, not a turn: on any backend, in-process
+        tools = home.agent.tool_definitions(home.bundle)
         prompt = self._plan_prompt(goal, tools) + revision
         explore = self.read_only_planning if read_only is None else read_only
-        explored = await explore_for_plan(session, prompt, self.planning_system_prompt) if explore else None
-        return await draft_with_reask(session, goal, prompt, self.parser, reask_prompt=self.reask_prompt,
+        explored = await explore_for_plan(home, prompt, self.planning_system_prompt) if explore else None
+        return await draft_with_reask(home, goal, prompt, self.parser, reask_prompt=self.reask_prompt,
                                       system=self.planning_system_prompt, first_reply=explored)
 
     async def execute_plan(

@@ -243,6 +243,12 @@ class GraphSession:
         return list(snapshot.values.get("messages") or [])
 
     @property
+    def in_process(self) -> AgentSession:
+        """The ``AgentSession`` the graph's nodes drive for this thread in this process
+        (``AgentSession.in_process``): a plan is drafted there, and sub-agents are its children."""
+        return self.session
+
+    @property
     def usage(self) -> CostTracker:
         """Tokens and cost of the conversation so far (``AgentSession.usage``), as of the latest run
         in this process."""

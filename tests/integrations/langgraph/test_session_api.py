@@ -106,6 +106,35 @@ async def test_execute_plan_runs_on_a_graph_session_and_keeps_its_progress() -> 
     assert session.plan_step_index is None
 
 
+@tool(read_only=True)
+def peek(path: str) -> str:
+    """Read a file."""
+    return f"{path}: x = 1"
+
+
+async def test_a_plan_is_drafted_read_only_on_a_graph_session_and_run_there() -> None:
+    # Drafting is a model call in the session's in-process AgentSession (``in_process``); looking
+    # around first is a sub-agent's turn, its child: read-only tools only, its usage rolled up.
+    model = ScriptedProvider([
+        tool_call_reply("peek", {"path": "a.py"}),                # exploring: read-only, allowed
+        tool_call_reply("add", {"a": 1, "b": 2}),                 # not offered while planning
+        '{"steps": [{"id": "1", "description": "add 1 and 2"}]}',
+        tool_call_reply("add", {"a": 1, "b": 2}), "3",
+    ])
+    bundle = AgentBuilder().provider(model).tools(add, peek).build()
+    agent = DefaultTaskAgent(name="planner", read_only_planning=True, verifier=None)
+    session = GraphSession(agent, "drafted", bundle)
+    assert session.in_process is session.session
+    plan = await agent.draft_plan(session, "add 1 and 2")  # type: ignore[arg-type]
+    assert [t.name for t in model.requests[0].tools] == ["peek"]
+    assert "not one of the tools available" in str(model.requests[2].messages[-1])
+    assert [s.description for s in plan.steps] == ["add 1 and 2"]
+    assert session.messages == []  # drafting is no turn of the conversation
+    done = await agent.execute_plan(session, plan)  # type: ignore[arg-type]
+    assert done.succeeded and done.steps[0].result == "3"
+    assert session.usage.calls == 5  # the planning calls roll up into the session's usage
+
+
 async def test_parallel_progress_lines_keep_the_order_they_came_in() -> None:
     async def talk(ctx: ToolContext, name: str, pause: float) -> str:
         for i in range(3):
