@@ -191,10 +191,33 @@ Checks = Annotated[list[str] | None, typer.Option(
          "done). A failing check's output goes back to the model, up to --check-rounds times; still "
          "failing, the task fails (exit 1).",
 )]
-CheckRounds = Annotated[int, typer.Option(
+CheckRounds = Annotated[int | None, typer.Option(
     "--check-rounds", metavar="N", min=0,
-    help="How many times the model is asked to fix a failing --check before the task fails.",
+    help="How many times the model is asked to fix a failing --check before the task fails (default 3).",
 )]
+def _positive_seconds(value: float | None) -> float | None:
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"{value:g} is not a number of seconds above 0 (e.g. 300)")
+    return value
+
+
+CheckTimeout = Annotated[float | None, typer.Option(
+    "--check-timeout", metavar="SECONDS", callback=_positive_seconds,
+    help="Kill each --check command still running after SECONDS; it counts as failed (default: the "
+         "workspace's command timeout, 120 s).",
+)]
+
+
+def require_checks(checks: list[str] | None, **given: object) -> None:
+    """A usage error for each option of ``given`` (its value None: not given) that only means something
+    with ``--check``, when no ``--check`` was given: silently ignoring it would hide the mistake."""
+    if checks:
+        return
+    for name, value in given.items():
+        if value is not None:
+            option = "--" + name.replace("_", "-")
+            raise typer.BadParameter(f"only means something with --check: add --check CMD (e.g. --check "
+                                     f"'pytest -q'), or drop {option}", param_hint=option)
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "

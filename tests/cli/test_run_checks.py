@@ -116,3 +116,29 @@ def test_one_check_round_is_said_in_the_singular(tmp_path: Path, invoke: Invoke)
                   "--check", CHECK, "--check-rounds", "1")
     assert done.exit_code == 0, done.output
     assert "(up to 1 round of fixes)" in done.output
+
+
+def test_check_options_without_a_check_are_a_usage_error(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": "All done."}])
+    for option, value in (("--check-rounds", "2"), ("--check-timeout", "30")):
+        result = invoke("run", "say done", "--model", "scripted:model.json", "--no-plugins", option, value)
+        assert result.exit_code == 2, result.output
+        assert "only means something with --check: add --check CMD" in result.output
+        assert option in result.output
+        assert "All done." not in result.output  # refused before the model ran
+
+
+def test_a_check_past_its_timeout_is_killed_and_fails_the_task(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": "Done."}])
+    result = invoke("run", "say done", "--model", "scripted:model.json", "--no-plugins", "--yes",
+                    "--check", "sleep 60", "--check-timeout", "0.5", "--check-rounds", "0")
+    assert result.exit_code == 1, result.output
+    assert "(up to 0 rounds of fixes, each stopped after 0.5s)" in result.output
+    assert result.output.strip().splitlines()[-1].startswith(
+        "✗ failed · check 'sleep 60' timed out after 0.5s · ")
+
+
+def test_check_timeout_must_be_positive(tmp_path: Path, invoke: Invoke) -> None:
+    result = invoke("run", "say done", "--check", "true", "--check-timeout", "0")
+    assert result.exit_code == 2, result.output
+    assert "--check-timeout" in result.output
