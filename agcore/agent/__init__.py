@@ -48,6 +48,7 @@ from agcore.agent._errors import (
 from agcore.agent._events import (
     AgentEvent,
     AgentEventAdapter,
+    AskedAgain,
     CheckFinished,
     CheckStarted,
     ClientToolsRequested,
@@ -244,6 +245,7 @@ __all__ = [
     # ---- session and loop names go here ----
     "AgentEvent",
     "AgentEventAdapter",
+    "AskedAgain",
     "AgentSession",
     "ClientToolsRequested",
     "ConfirmCallback",

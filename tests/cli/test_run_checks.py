@@ -51,6 +51,17 @@ def test_a_check_that_keeps_failing_fails_the_task_with_exit_1(tmp_path: Path, i
     assert result.output.count("⧗ check: python3 check_answer.py") == 2
     assert "answer.txt does not hold 42" in result.output  # the error line carries the output
     assert "Done again." in lines  # each reply on a line of its own, not glued to the one before
+    # each re-ask is said on a line of its own
+    assert "↻ asked again: check failed: python3 check_answer.py (exit 1)" in lines
+    assert "↻ asked again: it answered with nothing changed since the check failed" in lines
+
+
+def test_a_reply_that_is_no_answer_is_said_to_be_asked_again(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": ""}, {"text": "All done."}])
+    result = invoke("run", "say done", "--model", "scripted:model.json", "--no-plugins")
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines.index("↻ asked again: the reply was empty") < lines.index("All done.")
 
 
 def test_without_checks_the_summary_says_unchecked(tmp_path: Path, invoke: Invoke) -> None:
