@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from agcore import __version__
+from agcore.agent import LOOP_BACKEND
 from agcore.cli._errors import EXIT_CODES_HELP
 from agcore.cli._execution import execute, execute_durable
 from agcore.cli._options import (
-    LOOP_BACKEND,
     ApiKey,
     ApprovePlan,
     Backend,

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agcore.agent import LANGGRAPH_BACKEND, LOOP_BACKEND
+
 if TYPE_CHECKING:
     from agcore.cli._local import LocalOptions
 
@@ -88,9 +90,6 @@ def _durable_compaction(compact: bool | None, context_window: int | None) -> Any
     return CompactionOptions(max_context_tokens=context_window)
 
 
-LOOP_BACKEND = "loop"
-
-
 def _installed_backend(value: str | None) -> str | None:
     """--backend names a backend installed here: a usage error otherwise (an empty name too, which
     would otherwise fall back to the loop), saying which one was meant."""
@@ -107,9 +106,10 @@ def _installed_backend(value: str | None) -> str | None:
 
 Backend = Annotated[str | None, typer.Option(
     "--backend", metavar="NAME", callback=_installed_backend,
-    help="The runtime: loop (agcore's own, the default) or langgraph (LangGraph's graph; its "
-         "conversations are kept in a SQLite checkpointer beside the session store). A saved session "
-         "continues on the backend it was started on (left out: that one).")]
+    help=f"The runtime: {LOOP_BACKEND} (agcore's own, the default) or {LANGGRAPH_BACKEND} (LangGraph's "
+         "graph; its conversations are kept in a SQLite checkpointer beside the session store), or "
+         "another installed in the agcore.backends entry-point group. A saved session continues on the "
+         "backend it was started on (left out: that one).")]
 
 
 def _no_graph_on_temporal(backend: str | None, temporal: str | None) -> None:

@@ -10,6 +10,7 @@ from typing import cast
 from rich.console import Console
 
 from agcore.agent import (
+    LOOP_BACKEND,
     AcceptanceChecks,
     AgentEvent,
     BasicAgent,
@@ -49,7 +50,7 @@ async def run_task(
     workspace: Path | None,
     yes: bool,
     plugins: bool,
-    backend: str = "loop",
+    backend: str = LOOP_BACKEND,
     local: LocalOptions | None = None,
     skills_dir: Path | None = None,
     images: list[Path] | None = None,
