@@ -195,6 +195,8 @@ CheckRounds = Annotated[int | None, typer.Option(
     "--check-rounds", metavar="N", min=0,
     help="How many times the model is asked to fix a failing --check before the task fails (default 3).",
 )]
+
+
 def _positive_seconds(value: float | None) -> float | None:
     if value is not None and not value > 0:
         raise typer.BadParameter(f"{value:g} is not a number of seconds above 0 (e.g. 300)")
@@ -218,6 +220,8 @@ def require_checks(checks: list[str] | None, **given: object) -> None:
             option = "--" + name.replace("_", "-")
             raise typer.BadParameter(f"only means something with --check: add --check CMD (e.g. --check "
                                      f"'pytest -q'), or drop {option}", param_hint=option)
+
+
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "
