@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
+from agcore.agent._backend_names import LANGGRAPH_BACKEND, LOOP_BACKEND
 
 # ---- end of session and loop exports ----
 # What a runtime on the turn's steps works with (agcore.agent.steps, docs/runtimes.md): the batch of
@@ -48,6 +49,7 @@ from agcore.agent._errors import (
 from agcore.agent._events import (
     AgentEvent,
     AgentEventAdapter,
+    AskedAgain,
     CheckFinished,
     CheckStarted,
     ClientToolsRequested,
@@ -178,6 +180,8 @@ _LAZY = {
 
 __all__ = [
     "INTERRUPTED",
+    "LANGGRAPH_BACKEND",
+    "LOOP_BACKEND",
     "DEFAULT_PLAN_PROMPT",
     "DEFAULT_REASK_PROMPT",
     "DEFAULT_SAFETY_RULES",
@@ -244,6 +248,7 @@ __all__ = [
     # ---- session and loop names go here ----
     "AgentEvent",
     "AgentEventAdapter",
+    "AskedAgain",
     "AgentSession",
     "ClientToolsRequested",
     "ConfirmCallback",

@@ -45,7 +45,7 @@ class AnswerRequired(Capability):
             f"Your last reply {why}, so it does not answer the task. If the task is done, say in plain "
             f"text what you did and what came of it.{how}"
         )))
-        return CallModel()
+        return CallModel(why=f"the reply {why}")
 
     def batch_started(self, steps: TurnView, batch: Batch) -> None:
         steps.turn.capabilities.pop(ANSWER_KEY, None)  # it did something: count afresh

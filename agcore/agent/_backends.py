@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterable
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from agcore.agent._backend_names import LANGGRAPH_BACKEND, LOOP_BACKEND
 from agcore.agent._errors import ConfigError
 
 if TYPE_CHECKING:
@@ -27,12 +28,10 @@ if TYPE_CHECKING:
     from agcore.agent._turn import TurnResult
     from agcore.llm.types import ToolResultBlock, UserMessage
 
-__all__ = ["BACKEND_GROUP", "LOOP", "ConversationSession", "backend_names", "check_backend", "open_session"]
+__all__ = ["BACKEND_GROUP", "ConversationSession", "backend_names", "check_backend", "open_session"]
 
 #: The entry-point group backends register their session class in.
 BACKEND_GROUP = "agcore.backends"
-#: agcore's own loop (``AgentSession``), always available.
-LOOP = "loop"
 
 
 class ConversationSession(Protocol):
@@ -77,7 +76,7 @@ class ConversationSession(Protocol):
 
 def backend_names() -> list[str]:
     """The backends a session can run on here: ``"loop"`` and the installed entry points."""
-    return [LOOP, *sorted({e.name for e in entry_points(group=BACKEND_GROUP)} - {LOOP})]
+    return [LOOP_BACKEND, *sorted({e.name for e in entry_points(group=BACKEND_GROUP)} - {LOOP_BACKEND})]
 
 
 def check_backend(name: str) -> None:
@@ -102,7 +101,7 @@ def check_backend(name: str) -> None:
 
 
 #: The backends agcore's extras bring (``pip install 'agcore[NAME]'``).
-_EXTRAS = ("langgraph",)
+_EXTRAS = (LANGGRAPH_BACKEND,)
 
 
 def _abbreviated(name: str, known: list[str]) -> list[str]:
@@ -122,8 +121,8 @@ def open_session(
     (``AgentSession`` itself for ``"loop"``). ``ConfigError`` for a backend not installed here."""
     from agcore.agent._session import AgentSession
 
-    name = bundle.config().backend if bundle is not None else LOOP
-    if name == LOOP:
+    name = bundle.config().backend if bundle is not None else LOOP_BACKEND
+    if name == LOOP_BACKEND:
         return AgentSession(agent, session_id, bundle, **kwargs)
     check_backend(name)
     [entry] = [e for e in entry_points(group=BACKEND_GROUP) if e.name == name][:1]

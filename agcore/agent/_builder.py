@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 from pydantic import ValidationError
 
+from agcore.agent._backend_names import LOOP_BACKEND
 from agcore.agent._config import AgentConfig
 from agcore.agent._errors import ConfigError
 from agcore.agent.capability import Capability
@@ -184,7 +185,7 @@ class AgentBuilder:
         from agcore.agent._bundle import RuntimeBundle, register_memory_tools
 
         config = self._build_config()
-        if config.backend != "loop":
+        if config.backend != LOOP_BACKEND:
             from agcore.agent._backends import check_backend
 
             check_backend(config.backend)

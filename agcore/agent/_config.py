@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agcore.agent._backend_names import LOOP_BACKEND
+
 __all__ = ["AgentConfig"]
 
 
@@ -74,7 +76,7 @@ class AgentConfig(BaseModel):
     text_mode_tools: Literal["auto", "on", "off"] = "auto"
     constrained_calls: Literal["auto", "on", "off"] = "auto"
     streaming: Literal["auto", "always", "never"] = "auto"
-    backend: str = Field(default="loop", min_length=1)
+    backend: str = Field(default=LOOP_BACKEND, min_length=1)
     output_retries: int = Field(default=2, ge=0)
     runaway_action: Literal["retry", "stop", "off"] = "retry"
 

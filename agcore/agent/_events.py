@@ -20,6 +20,7 @@ from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage
 __all__ = [
     "AgentEvent",
     "AgentEventAdapter",
+    "AskedAgain",
     "CheckFinished",
     "CheckStarted",
     "ClientToolsRequested",
@@ -158,6 +159,17 @@ class CheckFinished(_Event):
     duration: float = 0.0
 
 
+class AskedAgain(_Event):
+    """The model is asked again instead of its reply ending the turn: the reply was no answer, a check
+    failed, a typed answer did not validate, a capability wanted more. ``why`` says so in a few words
+    for the user (blank when the capability gave no reason); ``by`` names the capability that asked
+    (blank when the reply itself was marked to be asked again, ``Reply.ask_again``)."""
+
+    type: Literal["asked_again"] = "asked_again"
+    why: str = ""
+    by: str = ""
+
+
 class Done(_Event):
     """The turn ended without error: ``stop`` is ``done``, ``client_tools`` or ``stopped_by_hook``."""
 
@@ -190,6 +202,7 @@ SubagentInnerEvent = Annotated[
     | TextModeSwitched
     | CheckStarted
     | CheckFinished
+    | AskedAgain
     | Done
     | Failed,
     Field(discriminator="type"),
@@ -224,6 +237,7 @@ AgentEvent = Annotated[
     | TextModeSwitched
     | CheckStarted
     | CheckFinished
+    | AskedAgain
     | Done
     | Failed
     | SubagentEvent,

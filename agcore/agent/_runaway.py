@@ -119,3 +119,4 @@ class RunawayGuard(Capability):
         reply.message = message.model_copy(update={"content": [*others, TextBlock(text=kept)]})
         reply.notes.append(RETRY_NOTE.format(unit=runaway.unit[:40], times=runaway.times))
         reply.ask_again = True
+        reply.why = f"the reply was cut at the token limit repeating {runaway.unit[:40]!r}"

@@ -40,7 +40,7 @@ from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
 from agcore.agent._turn import TurnResult
 from agcore.agent.output._output import StructuredOutput, resolve_output
-from agcore.agent.session_like import ConfirmCallback, ContextTransform
+from agcore.agent.session_like import ConfirmCallback, ContextTransform, checked_confirm
 from agcore.agent.session_state import SessionState
 from agcore.llm.types import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from agcore.tools import ToolContext, ToolProgress
@@ -119,7 +119,7 @@ class AgentSession:
         self.agent = agent
         self.session_id = session_id or new_id()
         self.bundle = bundle
-        self.confirm = confirm
+        self.confirm = checked_confirm(confirm)
         self.transform = transform
         self.messages: list[AgentMessage] = list(messages)
         #: Everything the session holds besides its messages (``SessionState``): saved and loaded

@@ -90,12 +90,13 @@ class ModelCall:
 @dataclass(slots=True)
 class Reply:
     """The model's reply as the steps read it: the message, what to tell the model about it, and
-    what follows (``ask_again``: nothing in it to act on, the notes say why; ``error``: nothing
-    usable at all, the turn ends with it)."""
+    what follows (``ask_again``: nothing in it to act on, the notes say why, and ``why`` says it in a
+    few words for the user; ``error``: nothing usable at all, the turn ends with it)."""
 
     message: AssistantMessage
     notes: list[str] = field(default_factory=list)
     ask_again: bool = False
+    why: str = ""
     error: AgentError | None = None
     #: The calls still to run (a capability that answered some itself leaves the rest).
     calls: list[ToolUseBlock] = field(default_factory=list)
@@ -106,7 +107,10 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class CallModel:
-    """Call the model again."""
+    """Call the model again. A capability asking again instead of accepting the reply says ``why`` in
+    a few words for the user (the steps report it as an ``AskedAgain`` event; the CLI prints it)."""
+
+    why: str = ""
 
 
 @dataclass(frozen=True, slots=True)

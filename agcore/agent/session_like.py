@@ -9,7 +9,7 @@ besides its messages is its ``state`` (``SessionState``), one object every runti
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from agcore.llm.types import Message, ToolUseBlock
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from agcore.memory import SessionStore
     from agcore.tools import Tool, ToolContext
 
-__all__ = ["ConfirmCallback", "ContextTransform", "SessionLike"]
+__all__ = ["ConfirmCallback", "ContextTransform", "SessionLike", "checked_confirm"]
 
 #: Asked before a tool with ``requires_confirmation`` runs: True runs it, False refuses it, "always"
 #: runs it and every later call of that tool in this session. Sync or async.
@@ -32,6 +32,22 @@ ConfirmCallback = Callable[
     [ToolUseBlock, "Tool"],
     "bool | Literal['always'] | Awaitable[bool | Literal['always']]",
 ]
+
+
+def checked_confirm(confirm: object) -> ConfirmCallback | None:
+    """``confirm`` if it is a ``ConfirmCallback`` or None; anything else (``"always"``, ``True``) is a
+    ``ValueError`` now, rather than a ``TypeError`` at the first tool that needs confirmation."""
+    if confirm is None:
+        return None
+    if callable(confirm):  # its signature is the caller's promise: a callable cannot be checked further
+        return cast("ConfirmCallback", confirm)
+    raise ValueError(
+        f"confirm={confirm!r} is not accepted: pass a callable (call, tool) returning True, False or "
+        '"always" (sync or async), or None to refuse every tool that needs confirmation. To run them all '
+        "without asking, pass confirm=lambda call, tool: True."
+    )
+
+
 #: Rewrites what the model sees before each call (compaction plugs in here). Sync or async.
 ContextTransform = Callable[[list[Message]], "list[Message] | Awaitable[list[Message]]"]
 

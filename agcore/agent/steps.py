@@ -261,7 +261,7 @@ class TurnSteps(ToolSteps):
         for capability in self.capabilities.after_reply:
             after = await capability.after_reply(self, reply)
             if after is not None:
-                return after
+                return self._asked_again(after, capability)
         if not reply.calls:
             return await self._answered(reply)
         for capability in self.capabilities.before_tools:
@@ -283,6 +283,7 @@ class TurnSteps(ToolSteps):
         """A reply without calls to run: asked again, the user's new input read, or the answer."""
         session = self.session
         if reply.ask_again:
+            self.emit(ev.AskedAgain(why=reply.why))
             return CallModel()
         if reply.error is not None:
             return Finish("error", reply.error)
@@ -302,8 +303,15 @@ class TurnSteps(ToolSteps):
         for capability in self.capabilities.before_finish:
             verdict = await capability.before_finish(self, reply)
             if verdict is not None:
-                return verdict
+                return self._asked_again(verdict, capability)
         return Finish("done")
+
+    def _asked_again(self, after: Next, capability: object) -> Next:
+        """``after`` (a capability's verdict on a reply); when it asks the model again, an
+        ``AskedAgain`` event says so, so that a re-ask is never invisible."""
+        if isinstance(after, CallModel):
+            self.emit(ev.AskedAgain(why=after.why, by=type(capability).__name__))
+        return after
 
     # ----------------------------------------------------------------------------- ending
 

@@ -13,16 +13,17 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from agcore import __version__
+from agcore.agent import LOOP_BACKEND
 from agcore.cli._errors import EXIT_CODES_HELP
 from agcore.cli._execution import execute, execute_durable
 from agcore.cli._options import (
-    LOOP_BACKEND,
     ApiKey,
     ApprovePlan,
     Backend,
     BaseUrl,
     CheckRounds,
     Checks,
+    CheckTimeout,
     Compact,
     ConstrainedCalls,
     ContextWindow,
@@ -52,6 +53,7 @@ from agcore.cli._options import (
     _durable_compaction,
     _local,
     _no_graph_on_temporal,
+    require_checks,
 )
 from agcore.cli._temporal_commands import Address, dev_server, worker
 
@@ -118,7 +120,8 @@ def run(
     image: Images = None,
     max_tokens: MaxTokens = None,
     check: Checks = None,
-    check_rounds: CheckRounds = 3,
+    check_rounds: CheckRounds = None,
+    check_timeout: CheckTimeout = None,
     max_tool_calls: MaxToolCalls = None,
     intent: Intent = None,
     approve_plan: ApprovePlan = False,
@@ -139,6 +142,7 @@ def run(
     (unchecked)), model calls, tokens and cost."""
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
     _no_graph_on_temporal(backend, temporal)
+    require_checks(check, check_rounds=check_rounds, check_timeout=check_timeout)
     if approve_plan and (temporal is not None or image):
         raise typer.BadParameter("not with --temporal or --image", param_hint="--approve-plan")
     if temporal is not None:
@@ -163,7 +167,8 @@ def run(
     execute(functools.partial(run_task, task=task, model=model, base_url=base_url, workspace=workspace,
                                yes=yes, plugins=plugins, backend=backend or LOOP_BACKEND, skills_dir=skills,
                                images=image,
-                               checks=check or [], check_rounds=check_rounds, approve_plan=approve_plan,
+                               checks=check or [], check_rounds=3 if check_rounds is None else check_rounds,
+                               check_timeout=check_timeout, approve_plan=approve_plan,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls, max_tool_calls=max_tool_calls,
                                             intent=intent)))

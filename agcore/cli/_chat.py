@@ -18,6 +18,7 @@ import anyio
 from rich.console import Console
 
 from agcore.agent import (
+    LANGGRAPH_BACKEND,
     AgentSession,
     AssistantReply,
     BasicAgent,
@@ -27,7 +28,7 @@ from agcore.agent import (
     UserInput,
     open_session,
 )
-from agcore.cli._checkpoints import GRAPH_BACKEND, choose_backend, open_checkpointer
+from agcore.cli._checkpoints import choose_backend, open_checkpointer
 from agcore.cli._errors import ExitCode
 from agcore.cli._local import LocalOptions
 from agcore.cli._models import close_provider, resolve_provider
@@ -88,13 +89,13 @@ async def chat(
         renderer = Renderer(console, base_url=base_url)
         for note in local.notes(transform, provider):
             renderer.line(note, style="dim")
-        opened = _graph_sessions if backend == GRAPH_BACKEND else _store_sessions
+        opened = _graph_sessions if backend == LANGGRAPH_BACKEND else _store_sessions
         async with opened(db, agent, bundle, transform) as sessions, Terminal(console) as terminal:
             confirm = confirm_callback(terminal, renderer, yes=yes)
             session, save = await sessions(session_id, confirm)
             if session_id:
                 _show_history(renderer, session)
-            graph = ["--backend", backend] if backend == GRAPH_BACKEND else []
+            graph = ["--backend", backend] if backend == LANGGRAPH_BACKEND else []
             again = resume_command("chat", "--session", session.session_id, db=db, model=model,
                                    base_url=base_url, workspace=workspace,
                                    options=graph + local.arguments() + _skills_arguments(skills_dir))

@@ -15,18 +15,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agcore.agent import LANGGRAPH_BACKEND, LOOP_BACKEND
 from agcore.cli._errors import CliError, ExitCode
-from agcore.cli._options import LOOP_BACKEND
 from agcore.cli._store import default_db_path, unknown_session
 from agcore.memory import MemoryStoreError, SqliteSessionStore
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-__all__ = ["GRAPH_BACKEND", "checkpoint_path", "choose_backend", "open_checkpointer", "saved_backend"]
+__all__ = ["checkpoint_path", "choose_backend", "open_checkpointer", "saved_backend"]
 
-GRAPH_BACKEND = "langgraph"
-_KEPT_IN = {LOOP_BACKEND: "the session store", GRAPH_BACKEND: "the LangGraph checkpoints"}
+_KEPT_IN = {LOOP_BACKEND: "the session store", LANGGRAPH_BACKEND: "the LangGraph checkpoints"}
 
 
 def checkpoint_path(db: Path | None) -> Path:
@@ -72,7 +71,7 @@ async def saved_backend(db: Path | None, session_id: str) -> str | None:
     if checkpoint_path(db).is_file():
         async with open_checkpointer(db) as saver:
             if await saver.aget_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}}):
-                return GRAPH_BACKEND
+                return LANGGRAPH_BACKEND
     return None
 
 

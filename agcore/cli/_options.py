@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agcore.agent import LANGGRAPH_BACKEND, LOOP_BACKEND
+
 if TYPE_CHECKING:
     from agcore.cli._local import LocalOptions
 
@@ -88,9 +90,6 @@ def _durable_compaction(compact: bool | None, context_window: int | None) -> Any
     return CompactionOptions(max_context_tokens=context_window)
 
 
-LOOP_BACKEND = "loop"
-
-
 def _installed_backend(value: str | None) -> str | None:
     """--backend names a backend installed here: a usage error otherwise (an empty name too, which
     would otherwise fall back to the loop), saying which one was meant."""
@@ -107,9 +106,10 @@ def _installed_backend(value: str | None) -> str | None:
 
 Backend = Annotated[str | None, typer.Option(
     "--backend", metavar="NAME", callback=_installed_backend,
-    help="The runtime: loop (agcore's own, the default) or langgraph (LangGraph's graph; its "
-         "conversations are kept in a SQLite checkpointer beside the session store). A saved session "
-         "continues on the backend it was started on (left out: that one).")]
+    help=f"The runtime: {LOOP_BACKEND} (agcore's own, the default) or {LANGGRAPH_BACKEND} (LangGraph's "
+         "graph; its conversations are kept in a SQLite checkpointer beside the session store), or "
+         "another installed in the agcore.backends entry-point group. A saved session continues on the "
+         "backend it was started on (left out: that one).")]
 
 
 def _no_graph_on_temporal(backend: str | None, temporal: str | None) -> None:
@@ -191,10 +191,37 @@ Checks = Annotated[list[str] | None, typer.Option(
          "done). A failing check's output goes back to the model, up to --check-rounds times; still "
          "failing, the task fails (exit 1).",
 )]
-CheckRounds = Annotated[int, typer.Option(
+CheckRounds = Annotated[int | None, typer.Option(
     "--check-rounds", metavar="N", min=0,
-    help="How many times the model is asked to fix a failing --check before the task fails.",
+    help="How many times the model is asked to fix a failing --check before the task fails (default 3).",
 )]
+
+
+def _positive_seconds(value: float | None) -> float | None:
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"{value:g} is not a number of seconds above 0 (e.g. 300)")
+    return value
+
+
+CheckTimeout = Annotated[float | None, typer.Option(
+    "--check-timeout", metavar="SECONDS", callback=_positive_seconds,
+    help="Kill each --check command still running after SECONDS; it counts as failed (default: the "
+         "workspace's command timeout, 120 s).",
+)]
+
+
+def require_checks(checks: list[str] | None, **given: object) -> None:
+    """A usage error for each option of ``given`` (its value None: not given) that only means something
+    with ``--check``, when no ``--check`` was given: silently ignoring it would hide the mistake."""
+    if checks:
+        return
+    for name, value in given.items():
+        if value is not None:
+            option = "--" + name.replace("_", "-")
+            raise typer.BadParameter(f"only means something with --check: add --check CMD (e.g. --check "
+                                     f"'pytest -q'), or drop {option}", param_hint=option)
+
+
 Compact = Annotated[bool | None, typer.Option(
     "--compact/--no-compact",
     help="Summarise older history when it nears the context window. Default: on for windows under "

@@ -18,6 +18,7 @@ from typing import Any, cast
 from rich.console import Console
 
 from agcore.agent import (
+    LOOP_BACKEND,
     PLAN_STATE_KEY,
     AcceptanceChecks,
     AgentError,
@@ -219,7 +220,7 @@ async def draft_plan(
     workspace: Path | None,
     plugins: bool,
     read_only: bool = False,
-    backend: str = "loop",
+    backend: str = LOOP_BACKEND,
 ) -> ExitCode:
     """``agcore plan draft GOAL``: the model's plan, shown (and saved with ``save``); with
     ``read_only`` the model may look around the workspace with the read-only tools first (their

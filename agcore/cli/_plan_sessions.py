@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agcore.agent import (
+    LANGGRAPH_BACKEND,
     AgentSession,
     ConversationSession,
     DefaultTaskAgent,
     RuntimeBundle,
     open_session,
 )
-from agcore.cli._checkpoints import GRAPH_BACKEND, open_checkpointer
+from agcore.cli._checkpoints import open_checkpointer
 from agcore.cli._session_lock import SessionLocks
 from agcore.cli._setup import Confirm
 from agcore.cli._store import open_store, store_error, unknown_session
@@ -55,7 +56,7 @@ async def plan_sessions(backend: str, db: Path | None) -> AsyncIterator[PlanSess
     """The saved plan runs of ``backend`` (``loop``: the session store ``db``; ``langgraph``: the
     checkpoints beside it)."""
     with SessionLocks(db) as locks:  # each session opened is this process's alone until the end
-        if backend == GRAPH_BACKEND:
+        if backend == LANGGRAPH_BACKEND:
             async with open_checkpointer(db) as saver:
                 yield _Threads(saver, db, locks)
         else:

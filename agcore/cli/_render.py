@@ -15,6 +15,7 @@ from rich.text import Text
 
 from agcore.agent import (
     AgentEvent,
+    AskedAgain,
     CheckFinished,
     ChecksFailed,
     CheckStarted,
@@ -155,6 +156,9 @@ class Renderer:
                       style="cyan")
         elif isinstance(event, CheckFinished):
             self.check_finished(event)
+        elif isinstance(event, AskedAgain):
+            why = event.why or (f"{event.by} wants more" if event.by else "the reply was not an answer")
+            self.line(f"↻ asked again: {shorten(why, _RESULT_CHARS)}", style="dim")
         elif isinstance(event, TurnEnded | Done | Failed):
             self.end_text()  # a reply's text ends its line: the next reply's starts on one of its own
         elif isinstance(event, SubagentEvent):

@@ -10,6 +10,7 @@ from typing import cast
 from rich.console import Console
 
 from agcore.agent import (
+    LOOP_BACKEND,
     AcceptanceChecks,
     AgentEvent,
     BasicAgent,
@@ -49,12 +50,13 @@ async def run_task(
     workspace: Path | None,
     yes: bool,
     plugins: bool,
-    backend: str = "loop",
+    backend: str = LOOP_BACKEND,
     local: LocalOptions | None = None,
     skills_dir: Path | None = None,
     images: list[Path] | None = None,
     checks: list[str] | None = None,
     check_rounds: int = 3,
+    check_timeout: float | None = None,
     approve_plan: bool = False,
 ) -> ExitCode:
     local = local or LocalOptions()
@@ -64,7 +66,8 @@ async def run_task(
     provider = resolve_provider(await model_or_served(console, model, base_url), base_url)
     try:
         local = await local.with_served_window(provider, base_url)
-        checked = (AcceptanceChecks(space, checks, rounds=check_rounds),) if checks else ()
+        checked = ((AcceptanceChecks(space, checks, rounds=check_rounds, timeout=check_timeout),)
+                   if checks else ())
         capabilities = (*local.capabilities(), *checked)
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
@@ -79,7 +82,8 @@ async def run_task(
         if checks:
             listed = ", ".join(repr(c) for c in checks)
             rounds = count(check_rounds, "round")
-            renderer.line(f"checks: {listed} (up to {rounds} of fixes)", style="dim")
+            each = f", each stopped after {check_timeout:g}s" if check_timeout is not None else ""
+            renderer.line(f"checks: {listed} (up to {rounds} of fixes{each})", style="dim")
         for note in local.notes(transform, provider):
             renderer.line(note, style="dim")
         if approve_plan:

@@ -13,6 +13,7 @@ from rich.console import Console
 from agcore.agent import (
     DEFAULT_SAFETY_RULES,
     DEFAULT_TOOL_RULES,
+    LOOP_BACKEND,
     AgentBuilder,
     Capability,
     ConfigError,
@@ -106,7 +107,7 @@ def build_bundle(
     *,
     entry_point_plugins: bool,
     plugins: tuple[object, ...] = (),
-    backend: str = "loop",
+    backend: str = LOOP_BACKEND,
     config: dict[str, Any] | None = None,
     skills: Skills | None = None,
     capabilities: tuple[Capability, ...] = (),

@@ -91,6 +91,15 @@ async def test_no_confirm_callback_means_deny() -> None:
     assert "needs the user's approval" in results_of(session)[0].text
 
 
+@pytest.mark.parametrize("wrong", ["always", True, "yes"])
+def test_a_confirm_that_is_no_callback_is_refused_at_construction(wrong: object) -> None:
+    with pytest.raises(ValueError, match="pass a callable \\(call, tool\\) returning True, False or "
+                                         '"always" \\(sync or async\\), or None') as raised:
+        make_session(ScriptedProvider(["unused"]), delete, confirm=wrong)
+    assert f"confirm={wrong!r} is not accepted" in str(raised.value)
+    assert "confirm=lambda call, tool: True" in str(raised.value)  # how to approve everything
+
+
 async def test_confirmation_always_is_remembered() -> None:
     asked: list[str] = []
 

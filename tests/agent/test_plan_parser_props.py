@@ -39,12 +39,12 @@ def test_any_text_is_a_plan_or_a_plan_parse_error(raw: str) -> None:
         assert all(step.description.strip() for step in plan.steps)
 
 
-@settings(max_examples=150, deadline=None)
-@given(_descriptions, st.data())
-def test_an_answer_cut_off_anywhere_never_yields_a_cut_step(
-    descriptions: list[str], data: st.DataObject
-) -> None:
-    shape = data.draw(st.sampled_from(["objects", "strings", "numbered"]))
+_SHAPES = ("objects", "strings", "numbered")
+_CLOSERS = {"objects": "]}", "strings": "]", "numbered": "}"}
+
+
+def _answer(descriptions: list[str], shape: str) -> str:
+    """A model's plan of ``descriptions`` written in ``shape``."""
     if shape == "objects":
         value: object = {"goal": "g", "steps": [{"id": str(i), "description": d, "tool_hints": ["read_file"]}
                                                 for i, d in enumerate(descriptions, 1)]}
@@ -52,19 +52,72 @@ def test_an_answer_cut_off_anywhere_never_yields_a_cut_step(
         value = descriptions
     else:
         value = {f"step{i}": d for i, d in enumerate(descriptions, 1)}
-    full = json.dumps(value, ensure_ascii=False)
-    cut = data.draw(st.integers(min_value=1, max_value=len(full)))
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _whole_before(descriptions: list[str], shape: str, cut: int) -> int:
+    """How many steps of the answer are written out whole in its first ``cut`` characters."""
+    whole = 0
+    for count in range(1, len(descriptions) + 1):
+        if len(_answer(descriptions[:count], shape)) - len(_CLOSERS[shape]) <= cut:
+            whole = count
+    return whole
+
+
+def _lines(descriptions: list[str]) -> list[str]:
+    """The steps' text line by line, without the fences the parser puts around joined code lines."""
+    return [line for text in descriptions for line in text.split("\n") if line != "```"]
+
+
+def _check_cut(descriptions: list[str], shape: str, cut: int) -> None:
+    """The answer cut at ``cut`` reads as the uncut answer holding only its whole steps, and says what
+    was lost; the uncut answer reads as written, or with code lines joined (and said so)."""
+    full = _answer(descriptions, shape)
     try:
         plan = PARSER.parse_text(full[:cut], "g")
     except PlanParseError:
         return
     got = [step.description for step in plan.steps]
-    assert got == descriptions[: len(got)]  # whole steps, in order; never a truncated description
+    whole = _whole_before(descriptions, shape, cut)
+    assert whole > 0, f"a step cut inside was read: {got}"
+    expected = PARSER.parse_text(_answer(descriptions[:whole], shape), "g")
+    assert got == [step.description for step in expected.steps]  # never a truncated description
+    if whole < len(descriptions):
+        assert any("cut off" in warning for warning in plan.warnings)  # what was lost is said
     if cut == len(full):
-        assert got == descriptions
-        assert plan.warnings == []
-    elif len(got) < len(descriptions):
-        assert plan.warnings  # what was lost is said
+        assert _lines(got) == descriptions  # nothing lost, nothing reordered
+        if got != descriptions:  # items shaped like lines of code join the step before them
+            assert any("lines of code" in warning for warning in plan.warnings)
+        else:
+            assert plan.warnings == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(_descriptions, st.sampled_from(_SHAPES), st.data())
+def test_an_answer_cut_off_anywhere_never_yields_a_cut_step(
+    descriptions: list[str], shape: str, data: st.DataObject
+) -> None:
+    cut = data.draw(st.integers(min_value=1, max_value=len(_answer(descriptions, shape))))
+    _check_cut(descriptions, shape, cut)
+
+
+@pytest.mark.parametrize(("descriptions", "shape"), [
+    ([": [", ": :", ": {"], "numbered"),  # Hypothesis found it: ": :" was read as "Create x with:"
+    ([": e]:", "o mei-{"], "strings"),
+    (["Create main.c with:", "int main() {", "return 0;", "}", "Build it with make"], "strings"),
+    (["Write the config:", "server {", "Reload nginx"], "numbered"),
+])
+def test_answers_found_by_the_property_read_right_at_every_cut(descriptions: list[str], shape: str) -> None:
+    for cut in range(1, len(_answer(descriptions, shape)) + 1):
+        _check_cut(descriptions, shape, cut)
+
+
+def test_punctuation_ending_in_a_colon_introduces_no_code() -> None:
+    plan = PARSER.parse_text(_answer([": [", ": :", ": {"], "numbered"), "g")
+    assert [step.description for step in plan.steps] == [": [", ": :", ": {"]
+    assert plan.warnings == []
+    plan = PARSER.parse_text(_answer(["Create main.py with:", "main() {"], "strings"), "g")
+    assert [step.description for step in plan.steps] == ["Create main.py with:\n```\nmain() {\n```"]
 
 
 @settings(max_examples=100, deadline=None)

@@ -65,3 +65,16 @@ def test_ctrl_c_on_langgraph_cancels_with_exit_130_and_the_summary(
     assert finish(child) == 130
     assert "Traceback" not in (child.before or "")
     assert "AssertionError" not in (child.before or "")
+
+
+def test_the_backend_names_are_public_once_and_the_cli_offers_them(invoke: Invoke) -> None:
+    from importlib.metadata import entry_points
+
+    from agcore.agent import LANGGRAPH_BACKEND, LOOP_BACKEND, AgentConfig, backend_names
+
+    assert AgentConfig().backend == LOOP_BACKEND == "loop"
+    # the name agcore's langgraph extra registers its session under is the public one
+    assert LANGGRAPH_BACKEND in {entry.name for entry in entry_points(group="agcore.backends")}
+    assert backend_names()[:2] == [LOOP_BACKEND, LANGGRAPH_BACKEND]
+    helped = " ".join(invoke("run", "--help").output.split())
+    assert f"The runtime: {LOOP_BACKEND} (agcore's own, the default) or {LANGGRAPH_BACKEND}" in helped

@@ -51,6 +51,17 @@ def test_a_check_that_keeps_failing_fails_the_task_with_exit_1(tmp_path: Path, i
     assert result.output.count("⧗ check: python3 check_answer.py") == 2
     assert "answer.txt does not hold 42" in result.output  # the error line carries the output
     assert "Done again." in lines  # each reply on a line of its own, not glued to the one before
+    # each re-ask is said on a line of its own
+    assert "↻ asked again: check failed: python3 check_answer.py (exit 1)" in lines
+    assert "↻ asked again: it answered with nothing changed since the check failed" in lines
+
+
+def test_a_reply_that_is_no_answer_is_said_to_be_asked_again(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": ""}, {"text": "All done."}])
+    result = invoke("run", "say done", "--model", "scripted:model.json", "--no-plugins")
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines.index("↻ asked again: the reply was empty") < lines.index("All done.")
 
 
 def test_without_checks_the_summary_says_unchecked(tmp_path: Path, invoke: Invoke) -> None:
@@ -116,3 +127,29 @@ def test_one_check_round_is_said_in_the_singular(tmp_path: Path, invoke: Invoke)
                   "--check", CHECK, "--check-rounds", "1")
     assert done.exit_code == 0, done.output
     assert "(up to 1 round of fixes)" in done.output
+
+
+def test_check_options_without_a_check_are_a_usage_error(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": "All done."}])
+    for option, value in (("--check-rounds", "2"), ("--check-timeout", "30")):
+        result = invoke("run", "say done", "--model", "scripted:model.json", "--no-plugins", option, value)
+        assert result.exit_code == 2, result.output
+        assert "only means something with --check: add --check CMD" in result.output
+        assert option in result.output
+        assert "All done." not in result.output  # refused before the model ran
+
+
+def test_a_check_past_its_timeout_is_killed_and_fails_the_task(tmp_path: Path, invoke: Invoke) -> None:
+    write_script(tmp_path, [{"text": "Done."}])
+    result = invoke("run", "say done", "--model", "scripted:model.json", "--no-plugins", "--yes",
+                    "--check", "sleep 60", "--check-timeout", "0.5", "--check-rounds", "0")
+    assert result.exit_code == 1, result.output
+    assert "(up to 0 rounds of fixes, each stopped after 0.5s)" in result.output
+    assert result.output.strip().splitlines()[-1].startswith(
+        "✗ failed · check 'sleep 60' timed out after 0.5s · ")
+
+
+def test_check_timeout_must_be_positive(tmp_path: Path, invoke: Invoke) -> None:
+    result = invoke("run", "say done", "--check", "true", "--check-timeout", "0")
+    assert result.exit_code == 2, result.output
+    assert "--check-timeout" in result.output

@@ -98,7 +98,7 @@ class AcceptanceChecks(Capability):
             return None
         state: dict[str, Any] = steps.turn.capabilities.setdefault(CHECKS_KEY, {"rounds": 0})
         if await self._unchanged(steps, state):
-            return CallModel()
+            return CallModel(why="it answered with nothing changed since the check failed")
         state["rounds"] = round_ = int(state.get("rounds", 0)) + 1
         outcomes: list[CheckOutcome] = []
         for command in commands:
@@ -117,7 +117,7 @@ class AcceptanceChecks(Capability):
         await steps.record(ContextNote(text=await self._fix_request(failure, asked + 1)))
         state["failed_at"] = await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root)
         state["unchanged_asks"] = 0
-        return CallModel()
+        return CallModel(why=f"check failed: {failure.command} ({failure.status})")
 
     async def _unchanged(self, steps: TurnView, state: dict[str, Any]) -> bool:
         """Whether the model answered while the workspace is as the last failing check left it, and

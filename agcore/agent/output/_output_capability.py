@@ -49,7 +49,8 @@ class TypedOutput(Capability):
             return None
         settled = await settle_final_call(turn, reply.calls, steps.record, steps.config.output_retries)
         if settled is False:
-            return CallModel()  # the model reads why in the final tool's result
+            # the model reads why in the final tool's result
+            return CallModel(why=f"the final answer does not fit {turn.output.type_name}")
         if settled:
             reply.calls = []  # answered: the final tool's result says so, the others were not run
         return None
@@ -59,7 +60,8 @@ class TypedOutput(Capability):
         if turn.output is None or turn.output_ready:
             return None
         accepted = await settle_text_answer(turn, reply.message, steps.record, steps.config.output_retries)
-        return None if accepted else CallModel()  # asked again, with the errors
+        # asked again, with the errors
+        return None if accepted else CallModel(why=f"the answer does not fit {turn.output.type_name}")
 
 
 # -------------------------------------------------------------------------------------- answers

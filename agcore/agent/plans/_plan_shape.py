@@ -189,6 +189,13 @@ def _flatten(steps: list[RawStep], warnings: list[str], level: int = 1,
     return out
 
 
+def _introduces_code(text: str) -> bool:
+    """Whether a step reads as "Create main.py with:" (or ends in a full-width colon), introducing the
+    lines after it. It must say something: an item of punctuation such as ": :" introduces nothing."""
+    said = text.rstrip()
+    return said.endswith((":", "\uff1a")) and (_WORD.search(said) or _CJK.search(said)) is not None
+
+
 def _join_code(steps: list[RawStep], warnings: list[str]) -> list[RawStep]:
     """Items that are lines of code or file contents join the step before them (or, at the start, the
     step after them) instead of being steps of their own."""
@@ -210,8 +217,7 @@ def _join_code(steps: list[RawStep], warnings: list[str]) -> list[RawStep]:
         run = steps[i:end]
         lines = [s.description or "" for s in run]
         before = out[-1] if out else None
-        # "Create main.py with:" (or a full-width colon) introduces the lines after it.
-        introduced = before is not None and (before.description or "").rstrip().endswith((":", "\uff1a"))
+        introduced = before is not None and _introduces_code(before.description or "")
         if len(run) == 1 and not introduced:
             out.append(run[0])  # one command-like item on its own may well be a step
             i = end

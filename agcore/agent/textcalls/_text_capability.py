@@ -74,6 +74,8 @@ def _judge(turn: TurnState, call: ModelCall, reply: Reply, read: TextRead) -> No
         reply.notes.append(read.note)
     reread = read.note is not None and not reply.message.tool_calls and turn.rereads < MAX_REREADS
     reply.ask_again = reply.ask_again or reread
+    if reread and not reply.why:
+        reply.why = "a tool call written as text could not be read"
     if read.unusable and not reread:  # no call, no answer: no answer either
         reply.error = UnreadableToolCalls(read.problems, text_mode=call.tool_mode == "text",
                                           rereads=turn.rereads)
