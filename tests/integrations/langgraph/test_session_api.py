@@ -131,7 +131,8 @@ async def test_a_plan_is_drafted_read_only_on_a_graph_session_and_run_there() ->
     assert [s.description for s in plan.steps] == ["add 1 and 2"]
     assert session.messages == []  # drafting is no turn of the conversation
     done = await agent.execute_plan(session, plan)  # type: ignore[arg-type]
-    assert done.succeeded and done.steps[0].result == "3"
+    assert done.succeeded
+    assert done.steps[0].result == "3"
     assert session.usage.calls == 5  # the planning calls roll up into the session's usage
 
 
