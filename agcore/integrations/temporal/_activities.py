@@ -240,6 +240,8 @@ async def _streamed(provider: LLMProvider, request: LLMRequest, key: str) -> LLM
 
 async def _heartbeating(call: Awaitable[ResultT]) -> ResultT:
     """``call``'s result (or its error, unwrapped), heartbeating every ``HEARTBEAT_INTERVAL`` meanwhile."""
+    if activity.info().is_local:
+        return await call  # no heartbeat to send: no task group to run it in
     outcome: list[ResultT] = []
     failure: list[Exception] = []
     async with anyio.create_task_group() as group:
