@@ -282,9 +282,10 @@ async def run(args: argparse.Namespace) -> None:
     server, port = start_server()
     os.environ[BASE_URL_ENV] = f"http://127.0.0.1:{port}/v1"
     binary = str(Path(sys.executable).parent / "temporal")
+    extra = [arg for value in args.dynamic_config for arg in ("--dynamic-config-value", value)]
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=binary, data_converter=DATA_CONVERTER,
-        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS],
+        dev_server_extra_args=["--log-level", "error", *DEV_SERVER_ARGS, *extra],
     )
     pid = _server_pid()
     options: dict[str, Any] = {"interceptors": interceptors()}
@@ -372,6 +373,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--no-sandbox", action="store_true")
     parser.add_argument("--idempotent", action="store_true", help="declare the tool idempotent")
+    parser.add_argument("--dynamic-config", metavar="KEY=VALUE", action="append", default=[],
+                        help="one more dynamic config value for the dev server (repeatable)")
     parser.add_argument("--profile", action="store_true", help="cProfile every activation")
     parser.add_argument("--profile-main", action="store_true",
                         help="cProfile the main thread (client, activities, the SDK's Python side)")
