@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agcore.agent._messages import AgentMessage, AssistantReply
+from agcore.agent._messages import AgentMessage
 from agcore.llm.types import AssistantMessage, ContentBlock, ToolUseBlock
 
 __all__ = ["unique_call_ids"]
@@ -23,7 +23,8 @@ def unique_call_ids(message: AssistantMessage, history: Sequence[AgentMessage]) 
     calls = message.tool_calls
     if not calls:
         return message
-    taken = {c.id for m in history if isinstance(m, AssistantReply) for c in m.message.tool_calls}
+    # By ``kind``, not isinstance: cheap in Temporal's workflow sandbox too (see convert_to_llm).
+    taken = {c.id for m in history if m.kind == "assistant" for c in m.message.tool_calls}
     if len({c.id for c in calls}) == len(calls) and taken.isdisjoint(c.id for c in calls):
         return message
     content: list[ContentBlock] = []

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -200,8 +200,11 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[UserMessage | Assis
     results: list[ContentBlock] | None = None
     others: list[ContentBlock] | None = None
     for m in messages:
-        if isinstance(m, AssistantReply):
-            reply = m.message
+        # Told apart by ``kind``, the union's discriminator, not by isinstance: the same test, and a
+        # cheap one where isinstance is not (Temporal's workflow sandbox wraps it for all code).
+        kind = m.kind
+        if kind == "assistant":
+            reply = cast(AssistantReply, m).message
             if not reply.content:
                 continue
             if lone is not None or others is not None:
@@ -209,22 +212,21 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[UserMessage | Assis
                 lone = results = others = None
                 if user is not None:
                     out.append(user)
-            last = out[-1] if out else None
-            if isinstance(last, AssistantMessage):
-                out[-1] = _join(last, reply)
+            if out and out[-1].role == "assistant":
+                out[-1] = _join(out[-1], reply)
             else:
                 out.append(reply)
-        elif isinstance(m, SystemEvent | ToolLog):
+        elif kind in _UNSEEN_KINDS:
             continue
         elif lone is None and others is None:
-            lone = m
+            lone = cast(_UserSide, m)
         else:
             if results is None or others is None:
                 results, others = [], []
                 if lone is not None:
                     _add_content(lone, results, others)
                     lone = None
-            _add_content(m, results, others)
+            _add_content(cast(_UserSide, m), results, others)
     if lone is not None:
         if (user := _lone_message(lone)) is not None:
             out.append(user)
@@ -234,6 +236,8 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[UserMessage | Assis
 
 
 _UserSide = UserInput | ToolResults | Summary | ContextNote
+#: What the model never sees (``SystemEvent``, ``ToolLog``), by ``kind``.
+_UNSEEN_KINDS = frozenset({"system_event", "tool_log"})
 _NOT_CACHED: Any = object()
 
 

@@ -97,7 +97,9 @@ class AgentSession:
     recorded, with the session's state; ``AgentSession.load`` continues it in another process (the
     guide's Memory and sessions page says what is saved when). ``app_state`` is JSON-able data saved
     with it (plan progress, application data): saved with the next message, or at once by
-    ``await session.save()``.
+    ``await session.save()``. ``save_each_message=False`` writes only on ``save()`` (for a runtime
+    that saves at points of its own: a Temporal session workflow writes its in-memory copy only
+    when it continues as new, not at each of a turn's messages).
     """
 
     def __init__(
@@ -111,6 +113,7 @@ class AgentSession:
         messages: Iterable[AgentMessage] = (),
         dependencies: Mapping[str, Any] | None = None,
         store: SessionStore | None = None,
+        save_each_message: bool = True,
     ) -> None:
         if bundle is None:
             raise TypeError(
@@ -146,6 +149,8 @@ class AgentSession:
         #: The running turn's token (None: idle); the loop sets and clears it (see ``_loop``).
         self._running: TurnRun | None = None
         self._persistence: SessionPersistence | None = None
+        #: False: messages are written to the store only by ``save()`` (see the class docstring).
+        self.save_each_message = save_each_message
         if store is not None:
             from agcore.agent._persistence import SessionPersistence
 
@@ -389,7 +394,7 @@ class AgentSession:
         """The one way a message enters the history: appended, saved (with a store; ``save=False``
         leaves it for the next save), then shown to the ``on_message`` hooks."""
         self.messages.append(message)
-        if save and self._persistence is not None:
+        if save and self.save_each_message and self._persistence is not None:
             await self._persistence.flush(self)
         hooks = self.bundle.hook_executor()
         if hooks.has_impls("on_message"):

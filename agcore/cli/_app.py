@@ -31,6 +31,7 @@ from agcore.cli._options import (
     FailurePolicyOption,
     Images,
     Intent,
+    MaxSnapshotBytes,
     MaxTokens,
     MaxToolCalls,
     MaxTurns,
@@ -50,6 +51,7 @@ from agcore.cli._options import (
     WorkspaceDir,
     Yes,
     _base_url,
+    _check_snapshot_budget,
     _durable_compaction,
     _local,
     _no_graph_on_temporal,
@@ -135,6 +137,7 @@ def run(
     tls: Tls = False,
     api_key: ApiKey = None,
     payload_store: PayloadStore = None,
+    max_snapshot_bytes: MaxSnapshotBytes = None,
 ) -> None:
     """Have the coding assistant do TASK in the workspace: streams its text, shows each tool call,
     asks before writes and commands (unless --yes), runs the --check commands when it says it is
@@ -143,6 +146,7 @@ def run(
     _require_words(task, "TASK", 'agcore run "add a --verbose flag to cli.py"')
     _no_graph_on_temporal(backend, temporal)
     require_checks(check, check_rounds=check_rounds, check_timeout=check_timeout)
+    _check_snapshot_budget(max_snapshot_bytes, payload_store, temporal)
     if approve_plan and (temporal is not None or image):
         raise typer.BadParameter("not with --temporal or --image", param_hint="--approve-plan")
     if temporal is not None:
@@ -157,7 +161,8 @@ def run(
         execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
                                            tls=tls, api_key=api_key, payload_store=payload_store,
                                            task_queue=task_queue, yes=yes, session_id=session,
-                                           compaction=_durable_compaction(compact, context_window)))
+                                           compaction=_durable_compaction(compact, context_window),
+                                           max_snapshot_bytes=max_snapshot_bytes))
         return
     if session is not None:
         raise typer.BadParameter("only with --temporal (a local run keeps no session: use `agcore chat "
@@ -245,6 +250,7 @@ def plan_run(
     tls: Tls = False,
     api_key: ApiKey = None,
     payload_store: PayloadStore = None,
+    max_snapshot_bytes: MaxSnapshotBytes = None,
 ) -> None:
     """Execute the plan in FILE, one turn per step, showing progress and a final status table; exits 1
     if a step failed. The run is saved as it goes: after Ctrl-C or a failure, `agcore plan resume ID`
@@ -252,6 +258,7 @@ def plan_run(
     from agcore.cli._plan import run_plan
 
     _no_graph_on_temporal(backend, temporal)
+    _check_snapshot_budget(max_snapshot_bytes, payload_store, temporal)
     policy = _policy(on_failure)
     if approve_plan and temporal is not None:
         raise typer.BadParameter("not with --temporal yet: approve the plan file before starting it",
@@ -263,7 +270,8 @@ def plan_run(
                                            tls=tls, api_key=api_key, payload_store=payload_store,
                                            task_queue=task_queue, on_failure=policy or "stop",
                                            session_id=session,
-                                           compaction=_durable_compaction(compact, context_window)))
+                                           compaction=_durable_compaction(compact, context_window),
+                                           max_snapshot_bytes=max_snapshot_bytes))
         return
     execute(functools.partial(run_plan, file=file, session_id=session, db=db, model=model,
                                base_url=base_url, workspace=workspace, yes=yes, plugins=plugins,

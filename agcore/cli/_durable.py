@@ -5,7 +5,6 @@ as workflows on such workers (the worker's bundle decides model and tools) and p
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import sys
@@ -161,23 +160,28 @@ async def durable_run(
     console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool,
     tls: bool = False, api_key: str | None = None, session_id: str | None = None,
     compaction: CompactionOptions | None = None, payload_store: str | None = None,
+    max_snapshot_bytes: int | None = None,
 ) -> ExitCode:
     """One turn as a session workflow, its text printed as the model writes it; approvals asked here
     (or given by ``--yes``). With ``session_id`` the turn is one more of that durable session (started
-    if new), which stays open for the next; without, a new session closed after the turn."""
+    if new), which stays open for the next; without, a new session closed after the turn.
+    ``max_snapshot_bytes``: --max-snapshot-bytes (``_snapshot_budget``)."""
     from temporalio.client import WorkflowUpdateFailedError
     from temporalio.service import RPCError
 
     from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
+    from agcore.cli._durable_view import DurableTurnView, turn_start
     from agcore.integrations.temporal import DurableSession
 
     client = await _connect(address, namespace, tls, api_key, payload_store)
     workflow_id = session_id or f"run-{new_id()}"
-    session = await DurableSession.start(client, workflow_id, task_queue=task_queue, stream_text=True,
-                                         compaction=compaction)
+    session = await DurableSession.start(
+        client, workflow_id, task_queue=task_queue, stream_text=True, compaction=compaction,
+        max_snapshot_bytes=_snapshot_budget(max_snapshot_bytes),
+    )
     console.print(f"workflow {session.session_id} on task queue {task_queue!r}", style="dim")
     await wait_for_worker(console, client, task_queue, address)
-    shown = _ShownText(console)
+    shown = DurableTurnView(console)
     keep_open = session_id is not None
     closed = False
     try:
@@ -185,7 +189,7 @@ async def durable_run(
             group.start_soon(_approve, session, yes)
             group.start_soon(warn_when_stalled, console, client, workflow_id, task_queue, address)
             # From where the stream ends now: the session's earlier turns' text is not this run's.
-            group.start_soon(shown.follow, session, await _stream_end(session))
+            group.start_soon(shown.follow, session, await turn_start(session))
             try:
                 running = await session.start_turn(task)
                 outcome = await running.result()
@@ -209,73 +213,18 @@ async def durable_run(
             # (cancelling it cancels the running turn and repairs the history, as in-process)
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await session.handle.cancel()
-    shown.finish(outcome.text)
+    shown.finish(outcome.text, outcome.messages)
     if keep_open:
         console.print(f"session {workflow_id} stays open: `agcore run --temporal {address} --session "
                       f"{workflow_id} ...` continues it", style="dim", markup=False)
     return _outcome_code(outcome)
 
 
-class _ShownText:
-    """The model's text as it streams, each call's attempt shown once (a retried call restarts)."""
+def _snapshot_budget(option: int | None) -> int | None:
+    """--max-snapshot-bytes as ``max_snapshot_bytes``: the default when left out; 0 carries all (None)."""
+    from agcore.integrations.temporal import MAX_SNAPSHOT_BYTES
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.attempts: dict[str, int] = {}  # model call -> the attempt being shown
-        self.texts: dict[str, str] = {}
-        self.drained = anyio.Event()
-        self.changed = anyio.Event()  # set (and replaced) at each chunk
-
-    async def follow(self, session: Any, from_offset: int) -> None:
-        from temporalio.service import RPCError
-
-        # The workflow may close under the subscription (it failed): the turn says why.
-        with contextlib.suppress(RPCError):
-            await self._follow(session, from_offset)
-        self.drained.set()
-
-    async def _follow(self, session: Any, from_offset: int) -> None:
-        async for chunk in session.text_chunks(from_offset=from_offset):
-            shown = self.attempts.get(chunk.key)
-            if shown is not None and chunk.attempt < shown:
-                continue  # a late piece of an attempt already superseded
-            if chunk.restart and shown is not None:
-                self.console.print("\n(the model call failed and is tried again)", style="yellow")
-                self.texts[chunk.key] = ""
-            self.attempts[chunk.key] = chunk.attempt
-            self.texts[chunk.key] = self.texts.get(chunk.key, "") + chunk.text
-            self.console.print(chunk.text, end="", markup=False, highlight=False)
-            self.changed.set()
-            self.changed = anyio.Event()
-
-    async def settle(self, final: str) -> None:
-        """Wait (briefly) for the final reply's text to arrive on the stream of a session left open."""
-        with anyio.move_on_after(2):
-            while final and not any(text == final for text in self.texts.values()):
-                await self.changed.wait()
-
-    def finish(self, final: str) -> None:
-        """End the streamed text; print the final reply if the stream did not carry it."""
-        if any(text == final for text in self.texts.values()) or not final:
-            if self.attempts:
-                self.console.print()
-            return
-        if self.attempts:
-            self.console.print()
-        self.console.print(final, markup=False, highlight=False)
-
-
-async def _stream_end(session: Any) -> int:
-    """Where the session's text stream ends before this run's turn; 0 when the workflow cannot say
-    (it failed to start, and the turn reports why), as a new session's stream is empty anyway."""
-    from temporalio.client import WorkflowQueryFailedError
-    from temporalio.service import RPCError
-
-    try:
-        offset: int = await session.text_offset()
-    except (RPCError, WorkflowQueryFailedError):
-        return 0
-    return offset
+    return MAX_SNAPSHOT_BYTES if option is None else option or None
 
 
 async def _approve(session: Any, yes: bool) -> None:
@@ -335,6 +284,7 @@ async def durable_plan(
     console: Console, *, file: Path, address: str, namespace: str, task_queue: str, on_failure: Any,
     tls: bool = False, api_key: str | None = None, session_id: str | None = None,
     compaction: CompactionOptions | None = None, payload_store: str | None = None,
+    max_snapshot_bytes: int | None = None,
 ) -> ExitCode:
     """The plan in ``file`` as a plan workflow named ``session_id`` (default: the plan's ``id``): a
     line per step status change, then the status table. Run again, the same command attaches to the
@@ -353,7 +303,8 @@ async def durable_plan(
         console.print(plan_table(earlier, title=f"plan {workflow_id} (completed earlier)", results=True))
         return ExitCode.OK
     handle = await start_plan(client, earlier or plan, workflow_id=workflow_id, task_queue=task_queue,
-                              failure_policy=on_failure, attach=True, compaction=compaction)
+                              failure_policy=on_failure, attach=True, compaction=compaction,
+                              max_snapshot_bytes=_snapshot_budget(max_snapshot_bytes))
     console.print(f"workflow {workflow_id} on task queue {task_queue!r} "
                   f"(agcore plan status {workflow_id})", style="dim", markup=False)
     await wait_for_worker(console, client, task_queue, address)

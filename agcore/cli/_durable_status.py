@@ -118,7 +118,9 @@ def _details(found: WorkflowStatus, address: str) -> list[str]:
         lines.append(no_worker_line(queue, address))
     for call in found.pending:
         if call.started:
-            silent = call.waiting_for >= 3  # heartbeats come every second
+            # A live worker's heartbeats reach the server only every 0.8 heartbeat timeouts (the
+            # SDK throttles them): quiet for longer than that is a worker gone quiet.
+            silent = call.heartbeat_overdue()
             where = "running" + (f", no heartbeat for {call.waiting_for:.0f} s" if silent else "")
         else:
             where = f"waiting to start for {call.waiting_for:.0f} s"

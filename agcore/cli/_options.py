@@ -131,6 +131,31 @@ PayloadStore = Annotated[str | None, typer.Option(
          "worker and client of the task queue: give them all the same DIR).")]
 
 
+
+def _snapshot_budget(value: int | None) -> int | None:
+    if value is not None and 0 < value < 1000:
+        raise typer.BadParameter(f"{value} bytes would carry no turn: give at least 1000, or 0 to carry "
+                                 "every message (with --payload-store)")
+    return value
+
+
+MaxSnapshotBytes = Annotated[int | None, typer.Option(
+    "--max-snapshot-bytes", metavar="BYTES", min=0, callback=_snapshot_budget,
+    help="With --temporal: the most bytes of messages the session carries when it continues as new "
+         "(default 400000: the newest whole turns that fit; the rest stay in its earlier runs). 0 "
+         "carries every message, which needs --payload-store (Temporal refuses a payload over 2 MB).")]
+
+
+def _check_snapshot_budget(value: int | None, payload_store: str | None, temporal: str | None) -> None:
+    """--max-snapshot-bytes: a usage error without --temporal, or 0 (all) without --payload-store."""
+    if value is not None and temporal is None:
+        raise typer.BadParameter("only with --temporal", param_hint="--max-snapshot-bytes")
+    if value == 0 and payload_store is None:
+        raise typer.BadParameter("0 carries every message, in one payload that Temporal refuses past 2 MB: "
+                                 "add --payload-store DIR (shared by the workers), or give a budget",
+                                 param_hint="--max-snapshot-bytes")
+
+
 def _one_of(*choices: str) -> Callable[[str | None], str | None]:
     """A typer callback accepting only ``choices`` (or the option left out)."""
     said = f"{', '.join(choices[:-1])} or {choices[-1]}"

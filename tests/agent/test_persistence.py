@@ -92,6 +92,24 @@ async def test_messages_turn_index_and_usage_round_trip_through_sqlite(tmp_path:
         assert len(stored_ids(path, "s1")) == len(loaded.messages)
 
 
+async def test_a_session_saving_only_on_save_writes_nothing_until_then(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    provider = ScriptedProvider([tool_call_reply("add", {"a": 2, "b": 3}), "five", "again"])
+    async with SqliteSessionStore(path) as store:
+        session = AgentSession(AGENT, "s1", bundle_for(provider, add), store=store, save_each_message=False)
+        assert (await session.submit_turn("add 2 and 3")).text == "five"
+        assert await store.load("s1") is None  # not one write during the turn
+        await session.save()
+        assert stored_ids(path, "s1") == [m.id for m in session.messages]
+        loaded = await AgentSession.load(store, "s1", AGENT, bundle_for(provider, add),
+                                         save_each_message=False)
+        assert (await loaded.submit_turn("once more")).text == "again"
+        assert len(stored_ids(path, "s1")) == 4  # the loaded session waits for its save() too
+        await loaded.save()
+        assert stored_ids(path, "s1") == [m.id for m in loaded.messages]
+        assert (await store.load("s1")).turn_index == 2  # type: ignore[union-attr]
+
+
 async def test_paused_client_tools_resume_in_a_new_process(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     show = Tool.client("show_photos", "Show photos to the user")

@@ -25,6 +25,7 @@ from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
 
 from agcore.agent import Agent, BasicAgent, ConfigError, RuntimeBundle, bundle_resolve_provider
+from agcore.integrations.temporal._handover import handed_over
 from agcore.integrations.temporal._types import (
     BUNDLE_ERROR,
     MAX_PROGRESS_LINES,
@@ -145,15 +146,16 @@ class AgentActivities:
     async def llm_call(self, call: LLMCallInput) -> LLMResponse:
         """One model call through the worker's provider."""
         self._count("llm_call")
+        request = _request_of(call)
         bundle = await self._bundle_or_fail()
         try:
-            provider = await bundle_resolve_provider(bundle, None, call.request)
+            provider = await bundle_resolve_provider(bundle, None, request)
             _without_retries(provider)
             # Heartbeats while the model answers: a call lost with its worker is retried after the
             # heartbeat timeout (seconds), not after the whole call's timeout.
             if call.stream_key is None:
-                return await _heartbeating(provider.complete(call.request))
-            return await _heartbeating(_streamed(provider, call.request, call.stream_key))
+                return await _heartbeating(provider.complete(request))
+            return await _heartbeating(_streamed(provider, request, call.stream_key))
         except LLMError as exc:
             event = ErrorEvent.from_exception(exc)
             delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
@@ -202,6 +204,21 @@ class AgentActivities:
         )
 
 
+def _request_of(call: LLMCallInput) -> LLMRequest:
+    """The call's request: carried, or handed over in-process by the workflow (a local activity)."""
+    if call.request is not None:
+        return call.request
+    request = handed_over(call.request_key) if call.request_key is not None else None
+    if request is None:  # a local activity runs where its workflow task runs: this is a bug
+        raise ApplicationError(
+            f"the model request {call.request_key!r} was not handed over in this worker process (a "
+            "local activity runs in the worker of its workflow task): report this agcore bug, and "
+            "use ActivityOptions(local_model_calls=False) meanwhile",
+            type="RequestNotHandedOver", non_retryable=True,
+        )
+    return request
+
+
 async def _streamed(provider: LLMProvider, request: LLMRequest, key: str) -> LLMResponse:
     """The reply, streamed: its text deltas published on the workflow's text stream as they come."""
     attempt = activity.info().attempt
@@ -223,6 +240,8 @@ async def _streamed(provider: LLMProvider, request: LLMRequest, key: str) -> LLM
 
 async def _heartbeating(call: Awaitable[ResultT]) -> ResultT:
     """``call``'s result (or its error, unwrapped), heartbeating every ``HEARTBEAT_INTERVAL`` meanwhile."""
+    if activity.info().is_local:
+        return await call  # no heartbeat to send: no task group to run it in
     outcome: list[ResultT] = []
     failure: list[Exception] = []
     async with anyio.create_task_group() as group:

@@ -54,12 +54,16 @@ async def open_session(
             target_ratio=compaction.target_ratio, keep_tail=compaction.keep_tail,
             summary_max_tokens=compaction.summary_max_tokens, model=spec.model_id,
         )
+    # The store is written only when a snapshot is taken (snapshot(): a continue-as-new, the close),
+    # not at each message of a turn: nothing reads it in between, and a workflow's CPU is its latency.
     if previous is None:
-        return AgentSession(agent, session_id, bundle, confirm=confirm, store=store, transform=transform)
+        return AgentSession(agent, session_id, bundle, confirm=confirm, store=store, transform=transform,
+                            save_each_message=False)
     await store.create(previous.record)
     if previous.messages:
         await store.append_messages(session_id, previous.messages, record=previous.record)
-    return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm, transform=transform)
+    return await AgentSession.load(store, session_id, agent, bundle, confirm=confirm, transform=transform,
+                                   save_each_message=False)
 
 
 async def snapshot(session: AgentSession, max_bytes: int | None = None) -> SessionSnapshot:

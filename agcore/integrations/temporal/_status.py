@@ -24,6 +24,7 @@ from agcore._clock import now_datetime
 from agcore.agent import Plan, StepStatus
 
 __all__ = [
+    "HEARTBEAT_THROTTLE",
     "MEMO_KEY",
     "STALLED_AFTER",
     "PendingCall",
@@ -112,16 +113,34 @@ def plan_progress(plan: Plan, *, generation: int = 0) -> WorkflowProgress:
     )
 
 
+#: Temporal's SDK sends a running activity's heartbeats to the server at most once per this share of
+#: its heartbeat timeout (8 s of a tool's 10 s), however often the activity heartbeats: a healthy
+#: worker's call can show that long since its last heartbeat.
+HEARTBEAT_THROTTLE = 0.8
+#: Slack on top of the throttled interval before a heartbeat counts as overdue (the RPC's own time).
+_HEARTBEAT_SLACK = 1.0
+
+
 class PendingCall(BaseModel):
     """An activity the workflow waits for: its name, attempt and why the last attempt failed;
     ``waiting_for``: seconds since it was scheduled (not started) or since its worker last
-    heartbeated or started it (started)."""
+    heartbeated or started it (started); ``heartbeat_timeout``: its heartbeat timeout in seconds
+    (None: it does not heartbeat)."""
 
     name: str
     attempt: int
     started: bool
     last_failure: str | None = None
     waiting_for: float = 0.0
+    heartbeat_timeout: float | None = None
+
+    def heartbeat_overdue(self) -> bool:
+        """Whether a started call's worker has gone quiet: no heartbeat reached the server for longer
+        than the SDK's throttled interval (``HEARTBEAT_THROTTLE`` of the timeout), which a live worker
+        never lets pass."""
+        if not self.started or not self.heartbeat_timeout:
+            return False
+        return self.waiting_for > HEARTBEAT_THROTTLE * self.heartbeat_timeout + _HEARTBEAT_SLACK
 
 
 class Poller(BaseModel):
@@ -224,10 +243,12 @@ def _pending_call(activity: PendingActivityInfo, now: datetime) -> PendingCall:
     if started:
         beat = activity.HasField("last_heartbeat_time")
         last = activity.last_heartbeat_time if beat else activity.last_started_time
+    timeout = activity.activity_options.heartbeat_timeout.ToTimedelta().total_seconds()
     return PendingCall(
         name=activity.activity_type.name, attempt=activity.attempt, started=started,
         last_failure=activity.last_failure.message or None,
         waiting_for=_seconds(now - last.ToDatetime(tzinfo=UTC)) if last.seconds else 0.0,
+        heartbeat_timeout=timeout or None,
     )
 
 

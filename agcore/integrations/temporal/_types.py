@@ -125,7 +125,11 @@ class AgentSpec(_Data):
 
 
 class LLMCallInput(_Data):
-    request: LLMRequest
+    """One model call: its ``request``, or for a local activity the key under which its workflow
+    handed the request over in-process (``request_key``; see ``_handover``)."""
+
+    request: LLMRequest | None = None
+    request_key: str | None = None
     #: Set when the workflow streams text: the activity streams the reply and publishes its text
     #: deltas under this key (the same on every attempt of this call).
     stream_key: str | None = None

@@ -16,12 +16,12 @@ from temporalio.client import Client, TLSConfig
 from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
 from temporalio.converter import DataConverter, ExternalStorage
 from temporalio.worker import Replayer, Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agcore.agent import Agent, ConfigError
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
 from agcore.integrations.temporal._plan_workflow import PlanWorkflow
 from agcore.integrations.temporal._plugins import PluginFactory, set_plugins
+from agcore.integrations.temporal._sandbox import reads_contexts, workflow_runner
 from agcore.integrations.temporal._session_workflow import AgentSessionWorkflow
 
 __all__ = [
@@ -42,11 +42,6 @@ STICKY_TIMEOUT = timedelta(seconds=3)
 DATA_CONVERTER: DataConverter = pydantic_data_converter
 WORKFLOWS: tuple[type, ...] = (AgentSessionWorkflow, PlanWorkflow)
 
-# agcore and what it stands on are plain, deterministic-by-construction code (every id and time goes
-# through agcore._clock): passed through, they are imported once per worker, not once per workflow.
-_PASSED_THROUGH = ("agcore", "pydantic", "pydantic_core", "dependency_injector", "pluggy", "anyio",
-                   "sniffio", "json_repair", "yaml", "annotated_types", "typing_inspection")
-
 
 def data_converter(external_storage: ExternalStorage | None = None) -> DataConverter:
     """agcore's data converter, with payloads above ``external_storage``'s threshold kept out of the
@@ -55,13 +50,6 @@ def data_converter(external_storage: ExternalStorage | None = None) -> DataConve
     if external_storage is None:
         return DATA_CONVERTER
     return dataclasses.replace(DATA_CONVERTER, external_storage=external_storage)
-
-
-def workflow_runner() -> SandboxedWorkflowRunner:
-    """Temporal's sandbox with agcore and its dependencies passed through."""
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules(*_PASSED_THROUGH)
-    )
 
 
 async def connect(
@@ -111,7 +99,10 @@ def create_worker(
         bundle_factory, agent=agent, idempotent_tools=idempotent_tools
     )
     set_plugins(task_queue, workflow_plugins, workflow_observers)
-    worker_options.setdefault("workflow_runner", workflow_runner())
+    # Workflow code runs in the sandbox; with agcore's converter, the payloads go without it.
+    worker_options.setdefault(
+        "workflow_runner", workflow_runner(contexts=reads_contexts(client.data_converter))
+    )
     # A session's next workflow task goes to the worker that cached it; if that worker was killed,
     # Temporal waits this long before giving the task to another (SDK default 10 s, on top of the
     # heartbeat timeout that noticed the loss).
@@ -134,8 +125,8 @@ def create_replayer(
     ran with, for histories whose worker is not in this process."""
     if workflow_plugins is not None or workflow_observers is not None:
         set_plugins(None, workflow_plugins, workflow_observers)
-    options.setdefault("workflow_runner", workflow_runner())
-    options.setdefault("data_converter", data_converter(external_storage))
+    converter = options.setdefault("data_converter", data_converter(external_storage))
+    options.setdefault("workflow_runner", workflow_runner(contexts=reads_contexts(converter)))
     return Replayer(workflows=list(workflows), **options)
 
 

@@ -27,6 +27,7 @@ from agcore._clock import new_id, use_clock
 from agcore.agent import INTERRUPTED, RuntimeBundle
 from agcore.hooks import HOOK_KINDS, HOOK_RULES, HookExecutor, Ignore, multicall
 from agcore.integrations.temporal._clock import RecordingClock
+from agcore.integrations.temporal._handover import hand_over
 from agcore.integrations.temporal._types import (
     BUNDLE_ERROR,
     ActivityOptions,
@@ -115,10 +116,13 @@ class ActivityProvider:
         # A local call's retries wait inside its workflow task (heartbeating it) rather than on a
         # timer, up to llm_timeout: the task in flight is how a status reader sees the turn running.
         threshold = {"local_retry_threshold": timedelta(seconds=options.llm_timeout)} if local else {}
+        # A local call's request stays in this process (see _handover): only its key is encoded.
+        call = (LLMCallInput(request_key=hand_over(request, workflow.info().run_id)) if local
+                else LLMCallInput(request=request, stream_key=key))
         try:
             response = await run_activity(
                 "agcore.llm_call",
-                LLMCallInput(request=request, stream_key=key),
+                call,
                 result_type=LLMResponse,
                 local=local,
                 start_to_close_timeout=timedelta(seconds=options.llm_timeout),

@@ -1,0 +1,113 @@
+"""What ``agcore run --temporal`` shows of its turn, as ``agcore run`` does in-process: the model's text
+as it streams, and each tool call (``▸ name(args)``) with its result (``✓ ...``), read from what the
+durable session records (its history, asked when the next model reply starts, and the turn's
+messages when it ends)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from agcore.agent import AgentMessage, AssistantReply, TextDelta, ToolResults
+from agcore.cli._render import Renderer
+
+__all__ = ["DurableTurnView", "turn_start"]
+
+
+async def turn_start(session: Any) -> tuple[int, int]:
+    """Where this run's turn starts: the end of the session's text stream and how many messages its
+    history holds (the earlier turns' text and tools are not this run's); (0, 0) when the workflow
+    cannot say (it failed to start, and the turn reports why), as a new session is empty anyway."""
+    from temporalio.client import WorkflowQueryFailedError
+    from temporalio.service import RPCError
+
+    try:
+        offset: int = await session.text_offset()
+        messages = len(await session.history())
+    except (RPCError, WorkflowQueryFailedError):
+        return 0, 0
+    return offset, messages
+
+
+class DurableTurnView:
+    """The model's text, each call's attempt shown once (a retried call restarts), and the turn's tool
+    calls and results, each shown once, in the order they happened."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.renderer = Renderer(console, follow_up=False)
+        self.attempts: dict[str, int] = {}  # model call -> the attempt being shown
+        self.texts: dict[str, str] = {}
+        self.drained = anyio.Event()
+        self.changed = anyio.Event()  # set (and replaced) at each chunk
+        self._shown_calls: set[str] = set()
+        self._shown_results: set[str] = set()
+
+    async def follow(self, session: Any, start: tuple[int, int]) -> None:
+        """Show the turn's text from ``start`` (``turn_start``) until the session's stream ends."""
+        from temporalio.service import RPCError
+
+        # The workflow may close under the subscription (it failed): the turn says why.
+        with contextlib.suppress(RPCError):
+            await self._follow(session, *start)
+        self.drained.set()
+
+    async def _follow(self, session: Any, from_offset: int, first_message: int) -> None:
+        async for chunk in session.text_chunks(from_offset=from_offset):
+            shown = self.attempts.get(chunk.key)
+            if shown is not None and chunk.attempt < shown:
+                continue  # a late piece of an attempt already superseded
+            if shown is None:  # a new model reply: the tools run before it go first
+                await self._show_tools_so_far(session, first_message)
+            if chunk.restart and shown is not None:
+                self.renderer.line("(the model call failed and is tried again)", style="yellow")
+                self.texts[chunk.key] = ""
+            self.attempts[chunk.key] = chunk.attempt
+            self.texts[chunk.key] = self.texts.get(chunk.key, "") + chunk.text
+            self.renderer.event(TextDelta(text=chunk.text))
+            self.changed.set()
+            self.changed = anyio.Event()
+
+    async def _show_tools_so_far(self, session: Any, first_message: int) -> None:
+        from temporalio.client import WorkflowQueryFailedError
+        from temporalio.service import RPCError
+
+        try:
+            messages = await session.history()
+        except (RPCError, WorkflowQueryFailedError):
+            return  # shown from the turn's messages when it ends
+        self.show_tools(messages[first_message:])
+
+    def show_tools(self, messages: Sequence[AgentMessage]) -> None:
+        """A line per tool call and per result in ``messages`` not shown yet."""
+        for message in messages:
+            if isinstance(message, AssistantReply):
+                for call in message.tool_calls:
+                    if call.id not in self._shown_calls:
+                        self._shown_calls.add(call.id)
+                        self.renderer.tool_call(call)
+            elif isinstance(message, ToolResults):
+                for result in message.results:
+                    if result.tool_use_id not in self._shown_results:
+                        self._shown_results.add(result.tool_use_id)
+                        self.renderer.tool_result(result, "error" if result.is_error else "ok")
+
+    async def settle(self, final: str) -> None:
+        """Wait (briefly) for the final reply's text to arrive on the stream of a session left open."""
+        with anyio.move_on_after(2):
+            while final and not any(text == final for text in self.texts.values()):
+                await self.changed.wait()
+
+    def finish(self, final: str, messages: Sequence[AgentMessage]) -> None:
+        """End the turn: the tool lines not shown yet (the turn's ``messages``), then the final reply
+        if the stream did not carry it."""
+        streamed = any(text == final for text in self.texts.values())
+        self.show_tools(messages)
+        if not final or streamed:
+            self.renderer.end_text()
+            return
+        self.renderer.line(final)
