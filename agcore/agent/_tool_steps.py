@@ -127,11 +127,7 @@ class ToolSteps:
         session = self.session
         steering = session.state.drain_steering()
         if steering:  # the user spoke: this call and the rest are skipped
-            batch.steering = steering
-            for later in batch.calls[batch.calls.index(call) :]:
-                batch.answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
-                batch.skipped.append(later.id)
-            return Vetting("stop", call)
+            return _skip_the_rest(batch, call, steering)
         for capability in self.capabilities.vet_call:
             verdict = capability.vet_call(self, batch, call)
             if verdict is not None:
@@ -147,15 +143,9 @@ class ToolSteps:
         if tool is None or call.parse_error is not None:
             await self.run_call(batch, call, call)  # the registry words the error for the model
             return Vetting("answered", call)
-        to_run = call
-        if self.hooks.has_impls("before_tool_call"):
-            decision = await self.hooks.before_tool_call(session.hook_context(), call)
-            if decision.action == "deny":
-                denied = denied_message(call.name, decision.reason)
-                batch.answer(call, error_result(call.id, denied), "denied")
-                return Vetting("answered", call)
-            if decision.action == "rewrite" and decision.arguments is not None:
-                to_run = call.model_copy(update={"input": dict(decision.arguments)})
+        to_run = await self._as_hooks_allow(batch, call)
+        if to_run is None:
+            return Vetting("answered", call)
         if tool.requires_confirmation and tool.name not in session.state.always_confirmed:
             refused = registry.precheck(to_run)  # a call the tool refuses anyway is never shown for approval
             if refused is not None:
@@ -163,6 +153,19 @@ class ToolSteps:
                 return Vetting("answered", call)
             return Vetting("confirm", to_run, tool)
         return self._place(batch, to_run, tool)
+
+    async def _as_hooks_allow(self, batch: Batch, call: ToolUseBlock) -> ToolUseBlock | None:
+        """``call`` as it will run after ``before_tool_call`` (rewritten or not); None when a hook
+        denied it (answered)."""
+        if not self.hooks.has_impls("before_tool_call"):
+            return call
+        decision = await self.hooks.before_tool_call(self.session.hook_context(), call)
+        if decision.action == "deny":
+            batch.answer(call, error_result(call.id, denied_message(call.name, decision.reason)), "denied")
+            return None
+        if decision.action == "rewrite" and decision.arguments is not None:
+            return call.model_copy(update={"input": dict(decision.arguments)})
+        return call
 
     async def ask(self, vetting: Vetting) -> Approval:
         """The session's ``confirm`` callback's answer for a call that needs approval."""
@@ -273,3 +276,13 @@ class ToolSteps:
             await self.session.record(UserInput(content=message.content))
         text = "\n".join(m.content if isinstance(m.content, str) else "" for m in steering)
         self.emit(ev.Steered(skipped=skipped, text=text))
+
+
+def _skip_the_rest(batch: Batch, call: ToolUseBlock, steering: list[UserMessage]) -> Vetting:
+    """The user spoke before ``call`` ran: it and the calls after it are skipped; the batch keeps
+    the input, read once it is recorded."""
+    batch.steering = steering
+    for later in batch.calls[batch.calls.index(call) :]:
+        batch.answer(later, error_result(later.id, SKIPPED), "skipped", hookable=False)
+        batch.skipped.append(later.id)
+    return Vetting("stop", call)

@@ -45,7 +45,7 @@ from agcore.agent._result import LimitExceeded
 from agcore.agent._tool_phase import run_together, run_tools
 from agcore.agent._tool_steps import ToolSteps
 from agcore.agent._turn import TurnResult, TurnState, turn_cost
-from agcore.agent.capability import CallModel, Finish, ModelCall, Next, Reply, RunTools
+from agcore.agent.capability import CallModel, Finish, ModelCall, Next, Reply, RunTools, TextFilter
 from agcore.llm.errors import LLMError
 from agcore.llm.events import DoneEvent, ErrorEvent, StreamEvent, TextDelta, ThinkingDelta
 from agcore.llm.types import (
@@ -204,19 +204,12 @@ class TurnSteps(ToolSteps):
         message: AssistantMessage | None = None
         async with _closing(source) as stream:
             async for chunk in stream:
-                if isinstance(chunk, TextDelta):
-                    if quiet:
-                        continue
-                    text = chunk.text if shown is None else shown.feed(chunk.text)
-                    if text:
-                        yield ev.TextDelta(text=text)
-                elif isinstance(chunk, ThinkingDelta):
-                    if not quiet:
-                        yield ev.ThinkingDelta(thinking=chunk.thinking)
-                elif isinstance(chunk, DoneEvent):
+                if isinstance(chunk, DoneEvent):
                     message = chunk.message
                 elif isinstance(chunk, ErrorEvent):
                     raise AgentLLMError(chunk.to_exception())
+                elif not quiet and (event := _delta_event(chunk, shown)) is not None:
+                    yield event
         if message is None:
             broken = f"{call.provider!r} ended its stream without a reply; this is a provider bug"
             raise AgentLLMError(LLMError(broken))
@@ -423,6 +416,17 @@ async def _complete_as_events(call: ModelCall) -> AsyncGenerator[StreamEvent, No
     if response.message.text:
         yield TextDelta(index=0, text=response.message.text)
     yield DoneEvent(message=response.message, request_id=response.request_id)
+
+
+def _delta_event(chunk: StreamEvent, shown: TextFilter | None) -> ev.AgentEvent | None:
+    """The event a text or thinking delta shows (text through ``shown``, which may hold it back);
+    None for any other chunk, or text held back."""
+    if isinstance(chunk, TextDelta):
+        text = chunk.text if shown is None else shown.feed(chunk.text)
+        return ev.TextDelta(text=text) if text else None
+    if isinstance(chunk, ThinkingDelta):
+        return ev.ThinkingDelta(thinking=chunk.thinking)
+    return None
 
 
 @asynccontextmanager
