@@ -208,14 +208,9 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[UserMessage | Assis
             if not reply.content:
                 continue
             if lone is not None or others is not None:
-                user = _lone_message(lone) if lone is not None else _run_message(results, others)
+                _append_user(out, lone, results, others)
                 lone = results = others = None
-                if user is not None:
-                    out.append(user)
-            if out and out[-1].role == "assistant":
-                out[-1] = _join(out[-1], reply)
-            else:
-                out.append(reply)
+            _append_reply(out, reply)
         elif kind in _UNSEEN_KINDS:
             continue
         elif lone is None and others is None:
@@ -227,12 +222,26 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[UserMessage | Assis
                     _add_content(lone, results, others)
                     lone = None
             _add_content(cast(_UserSide, m), results, others)
-    if lone is not None:
-        if (user := _lone_message(lone)) is not None:
-            out.append(user)
-    elif (user := _run_message(results, others)) is not None:
-        out.append(user)
+    _append_user(out, lone, results, others)
     return out
+
+
+def _append_user(
+    out: list[UserMessage | AssistantMessage], lone: _UserSide | None,
+    results: list[ContentBlock] | None, others: list[ContentBlock] | None,
+) -> None:
+    """The run of user-side items that just ended, as one message (none when it has no content)."""
+    user = _lone_message(lone) if lone is not None else _run_message(results, others)
+    if user is not None:
+        out.append(user)
+
+
+def _append_reply(out: list[UserMessage | AssistantMessage], reply: AssistantMessage) -> None:
+    """A reply after the last message; joined to it when that is a reply too (roles alternate)."""
+    if out and out[-1].role == "assistant":
+        out[-1] = _join(out[-1], reply)
+    else:
+        out.append(reply)
 
 
 _UserSide = UserInput | ToolResults | Summary | ContextNote
