@@ -96,6 +96,8 @@ def assemble_text(chunks: Iterable[TextChunk]) -> dict[str, str]:
     texts: dict[str, str] = {}
     attempts: dict[str, int] = {}
     for chunk in chunks:
+        if chunk.turn is not None:
+            continue  # where a turn starts: no text
         if chunk.attempt < attempts.get(chunk.key, 0):
             continue  # a late chunk of a superseded attempt
         if chunk.restart or chunk.attempt > attempts.get(chunk.key, 0):
@@ -168,20 +170,32 @@ class DurableSession:
         return done.model_copy(update={"output": TypeAdapter(output_type).validate_python(done.output)})
 
     async def start_turn(
-        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto"
+        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto",
+        turn_id: str | None = None,
     ) -> WorkflowUpdateHandle[TurnOutcome]:
         """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
         outcome (meanwhile answer confirmations, steer, query; a typed turn's ``output`` is JSON
-        data there). A turn sent while the session continues as new is sent again to the new run."""
-        return await self._accepted(AgentSessionWorkflow.turn, _turn_input(text, output_type, output_mode))
+        data there). A turn sent while the session continues as new is sent again to the new run.
+        ``turn_id``: the turn's Update id (default: a new one; ``handle.id``), what ``cancel_turn``
+        names; choose it to be able to cancel a turn whose start was itself interrupted."""
+        turn = _turn_input(text, output_type, output_mode)
+        return await self._accepted(AgentSessionWorkflow.turn, turn, turn_id=turn_id)
+
+    async def cancel_turn(self, turn_id: str) -> None:
+        """Signal ``cancel_turn``: cancel the turn sent as ``turn_id`` (``start_turn``'s handle's
+        ``id``), as cancelling ``submit_turn`` does in-process: running, its outcome is
+        ``stop="cancelled"`` (calls in flight answered "cancelled"); still waiting for an earlier
+        turn, it never runs. The session stays open; other clients' turns go on."""
+        await self.handle.signal(AgentSessionWorkflow.cancel_turn, turn_id)
 
     async def _accepted(
-        self, update: Any, arg: Any, stage: WorkflowUpdateStage = WorkflowUpdateStage.ACCEPTED
+        self, update: Any, arg: Any, stage: WorkflowUpdateStage = WorkflowUpdateStage.ACCEPTED,
+        turn_id: str | None = None,
     ) -> WorkflowUpdateHandle[TurnOutcome]:
         for attempt in range(_RESENDS + 1):
             try:
                 running: WorkflowUpdateHandle[TurnOutcome] = await self.handle.start_update(
-                    update, arg, wait_for_stage=stage
+                    update, arg, wait_for_stage=stage, id=turn_id
                 )
                 return running
             except (RPCError, WorkflowUpdateFailedError) as exc:
