@@ -69,7 +69,14 @@ def _closed_run(cause: BaseException | None) -> bool:
     text = str(cause).lower() if cause is not None else ""
     return "completed before" in text or "continued as new" in text or "closing" in text
 
-__all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks", "text_offset"]
+__all__ = [
+    "DurableSession", "SessionClosedError", "assemble_text", "start_plan", "text_chunks", "text_offset",
+]
+
+
+class SessionClosedError(RuntimeError):
+    """A turn (or ``resume``) sent to a session whose workflow has ended (closed, cancelled, failed,
+    terminated): it takes no more turns; start a new session to talk on."""
 
 
 async def text_chunks(client: Client, workflow_id: str, *, from_offset: int = 0) -> AsyncIterator[TextChunk]:
@@ -152,7 +159,9 @@ class DurableSession:
 
     @classmethod
     def attach(cls, client: Client, session_id: str) -> DurableSession:
-        """The running session ``session_id`` (across continue-as-new: the latest run)."""
+        """The running session ``session_id`` (across continue-as-new: the latest run). Not async,
+        unlike ``start``: it asks the server nothing (a handle on an id); the first call made on it
+        does, and fails if there is no such session (``start`` starts it, or attaches to it)."""
         return cls(client, client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
 
     async def turn(
@@ -200,6 +209,7 @@ class DurableSession:
                 return running
             except (RPCError, WorkflowUpdateFailedError) as exc:
                 if attempt == _RESENDS or not await self._continued_as_new(exc):
+                    await self._raise_if_ended(exc)
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -210,6 +220,16 @@ class DurableSession:
             return False  # the workflow refused the turn itself (validation): not a race
         description = await self.handle.describe()
         return description.status == WorkflowExecutionStatus.RUNNING
+
+    async def _raise_if_ended(self, error: Exception) -> None:
+        if not isinstance(error, RPCError):
+            return  # the workflow answered: it runs
+        status = (await self.handle.describe()).status
+        if status is not None and status != WorkflowExecutionStatus.RUNNING:
+            raise SessionClosedError(
+                f"session {self.session_id!r} has ended ({status.name.lower()}): it takes no more turns; "
+                "start a new session (another id) to talk on"
+            ) from error
 
     def text_chunks(self, *, from_offset: int = 0) -> AsyncIterator[TextChunk]:
         """The model's text as it streams, from a session started with ``stream_text=True`` (see

@@ -9,6 +9,7 @@ Temporal's SDK is asyncio-only: these tests run on asyncio only (see conftest.py
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import uuid
@@ -21,7 +22,7 @@ from anyio.abc import Process
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from agcore.agent import UserInput
-from agcore.integrations.temporal import DurableSession, create_worker, start_plan
+from agcore.integrations.temporal import DurableSession, SessionClosedError, create_worker, start_plan
 from tests.integrations.temporal._agents import make_bundle
 from tests.integrations.temporal.conftest import ROOT
 
@@ -269,3 +270,41 @@ async def test_no_input_at_the_approval_prompt_refuses_the_call_as_in_process(
     assert "(no input)" in out
     assert "Traceback" not in err
     assert "deleted kept.txt" not in out  # refused: the tool did not run
+
+
+async def test_a_turn_after_close_says_the_session_has_ended(client: Client, task_queue: str) -> None:
+    session = await DurableSession.start(client, f"after-{task_queue}", task_queue=task_queue)
+    await session.turn("one")
+    await session.close()
+    with pytest.raises(SessionClosedError, match=r"has ended \(completed\).*start a new session"):
+        await session.turn("two")
+
+
+async def test_sigterm_while_waiting_for_a_worker_leaves_no_idle_workflow(client: Client) -> None:
+    address = client.service_client.config.target_host
+    queue = f"nobody-{uuid.uuid4().hex[:8]}"
+    process = await _start("run", "--temporal", address, "--task-queue", queue, "hello")
+    assert process.stdout is not None
+    said = b""
+    with anyio.fail_after(30):
+        async for chunk in process.stdout:
+            said += chunk
+            if b"no worker is polling" in said:
+                break
+    workflow_id = re.search(rb"workflow (run-\w+)", said)
+    assert workflow_id is not None
+    process.send_signal(signal.SIGTERM)
+    code, _, err = await _finish(process)
+    assert code == 130, err
+    description = await client.get_workflow_handle(workflow_id.group(1).decode()).describe()
+    assert description.status == WorkflowExecutionStatus.TERMINATED
+
+
+def test_no_server_says_how_to_start_one() -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "agcore.cli", "run", "--temporal", "127.0.0.1:1", "hi"],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 4
+    assert "cannot reach Temporal at 127.0.0.1:1" in done.stderr
+    assert "`agcore dev-server`" in done.stderr
