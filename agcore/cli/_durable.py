@@ -172,7 +172,7 @@ async def durable_plan(
     running workflow, or continues a finished one without redoing its completed steps."""
     from temporalio.client import WorkflowFailureError
 
-    from agcore.cli._durable_attach import queue_of_running
+    from agcore.cli._durable_attach import queue_of_running, status_command
     from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
     from agcore.cli._plan import load_plan, plan_table
     from agcore.integrations.temporal import start_plan
@@ -187,8 +187,10 @@ async def durable_plan(
         return ExitCode.OK
     handle = await start_plan(client, earlier or plan, workflow_id=workflow_id, task_queue=task_queue,
                               failure_policy=on_failure, attach=True, compaction=compaction)
-    console.print(f"workflow {workflow_id} on task queue {task_queue!r} "
-                  f"(agcore plan status {workflow_id})", style="dim", markup=False)
+    status = status_command("plan", workflow_id, address=address, namespace=namespace, tls=tls,
+                            api_key=api_key is not None, payload_store=payload_store)
+    console.print(f"workflow {workflow_id} on task queue {task_queue!r} ({status})", style="dim",
+                  markup=False)
     await wait_for_worker(console, client, task_queue, address)
     lines = _StepLines(console)
     async with anyio.create_task_group() as group:

@@ -15,7 +15,7 @@ from agcore.cli._errors import CliError, ExitCode
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-__all__ = ["continue_command", "queue_of_running"]
+__all__ = ["continue_command", "queue_of_running", "status_command"]
 
 Kind = Literal["plan", "session"]
 
@@ -66,12 +66,26 @@ def continue_command(
 ) -> str:
     """The ``agcore run`` command line that sends a next turn to ``session_id``, with every flag
     needed to reach it (the API key as a placeholder: it is not printed)."""
-    words = ["agcore", "run", "--temporal", address, "--task-queue", task_queue]
-    if namespace != "default":
-        words += ["--namespace", namespace]
+    words = ["agcore", "run", "--temporal", address, "--task-queue", task_queue,
+             *_reach(namespace, tls, payload_store), "--session", session_id]
+    return shlex.join(words) + (" --api-key KEY" if api_key else "") + " TASK"
+
+
+def status_command(
+    kind: Kind, workflow_id: str, *, address: str, namespace: str, tls: bool, api_key: bool,
+    payload_store: str | None,
+) -> str:
+    """The ``agcore plan|session status`` command line for ``workflow_id``, every flag included."""
+    words = ["agcore", kind, "status", workflow_id, "--address", address,
+             *_reach(namespace, tls, payload_store)]
+    return shlex.join(words) + (" --api-key KEY" if api_key else "")
+
+
+def _reach(namespace: str, tls: bool, payload_store: str | None) -> list[str]:
+    """The flags beyond the address that reach a workflow and read its payloads."""
+    words = ["--namespace", namespace] if namespace != "default" else []
     if tls:
         words.append("--tls")
     if payload_store is not None:
         words += ["--payload-store", payload_store]
-    line = shlex.join([*words, "--session", session_id])
-    return line + (" --api-key KEY" if api_key else "") + " TASK"
+    return words

@@ -101,6 +101,7 @@ class _DurableTurn:
         from temporalio.service import RPCError
 
         from agcore.cli._durable_status import warn_when_stalled
+        from agcore.integrations.temporal import SessionClosedError
 
         session = self.session
         shown = _ShownText(self.console, self.turn_id)
@@ -117,9 +118,11 @@ class _DurableTurn:
                 # The SDK reports a cancellation (Ctrl-C) as this error: let the cancellation go on.
                 await anyio.lowlevel.checkpoint()
                 raise
-            except (WorkflowUpdateFailedError, RPCError):
+            except (WorkflowUpdateFailedError, RPCError, SessionClosedError) as exc:
                 # The workflow failed (its worker cannot build the agent, say): say why, in its words.
                 failed = await _failure_of(self.client, session.session_id)
+                if failed is None and isinstance(exc, SessionClosedError):  # ended meanwhile
+                    failed = CliError(str(exc), ExitCode.USAGE)
                 if failed is None:
                     raise
                 self.failed = True

@@ -209,6 +209,7 @@ async def test_a_running_session_and_plan_are_served_on_their_own_task_queue(
     assert code == 0, err
     assert f"runs on task queue {task_queue!r}" in out
     assert "step a: completed" in out
+    assert f"(agcore plan status {plan_id} --address {address})" in out
 
 
 async def test_status_of_a_closed_workflow_of_the_other_kind_says_which_command(
