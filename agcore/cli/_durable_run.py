@@ -50,16 +50,18 @@ async def durable_run(
         with anyio.CancelScope() as interrupted:
             async with interrupts(interrupted.cancel, also=(signal.SIGTERM,)):
                 await turn.run(task, terminal, yes)
+    cancelled = interrupted.cancelled_caught or turn.outcome is None
+    if cancelled:
+        if console.is_terminal:
+            console.print()  # the terminal echoed ^C where the streamed text stood
+        console.print("⏹ cancelled (interrupted)", style="yellow")
     if keep_open:
         hint = continue_command(address=address, namespace=namespace, task_queue=task_queue, tls=tls,
                                 api_key=api_key is not None, payload_store=payload_store,
                                 session_id=workflow_id)
         console.print(f"session {workflow_id} stays open: `{hint}` continues it", style="dim",
                       markup=False, highlight=False)
-    if interrupted.cancelled_caught or turn.outcome is None:
-        console.print("⏹ cancelled (interrupted)", style="yellow")
-        return ExitCode.INTERRUPTED
-    return _outcome_code(turn.outcome)
+    return ExitCode.INTERRUPTED if cancelled else _outcome_code(turn.outcome)
 
 
 class _DurableTurn:
