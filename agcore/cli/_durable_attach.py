@@ -15,7 +15,9 @@ from agcore.cli._errors import CliError, ExitCode
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-__all__ = ["continue_command", "queue_of_running", "status_command"]
+    from agcore.integrations.temporal import SessionSnapshot
+
+__all__ = ["closed_session", "continue_command", "queue_of_running", "status_command"]
 
 Kind = Literal["plan", "session"]
 
@@ -23,9 +25,10 @@ Kind = Literal["plan", "session"]
 async def queue_of_running(
     console: Console, client: Client, workflow_id: str, task_queue: str, *, kind: Kind
 ) -> str:
-    """The task queue to serve ``workflow_id`` on: a running workflow's own (said when it is not
-    ``task_queue``), else ``task_queue``. ``CliError`` for a workflow of the other kind, and for a
-    session that has ended (a new run under its id would be an empty conversation)."""
+    """The task queue to serve ``workflow_id`` on: a running or completed workflow's own (said when
+    it is not ``task_queue``), else ``task_queue``. ``CliError`` for a workflow of the other kind,
+    and for a session cancelled, failed or terminated (a new run under its id would be an empty
+    conversation; a completed one's final snapshot continues it: ``closed_session``)."""
     from temporalio.client import WorkflowExecutionStatus
     from temporalio.service import RPCError, RPCStatusCode
 
@@ -44,14 +47,34 @@ async def queue_of_running(
         raise CliError(f"{workflow_id!r} is a {found} workflow, not a {kind}: choose another id "
                        f"(`agcore {found} status {workflow_id}` shows it)", ExitCode.USAGE)
     status = description.status or WorkflowExecutionStatus.RUNNING
+    if status == WorkflowExecutionStatus.COMPLETED:
+        return description.task_queue  # closed: the caller continues it from its final snapshot
     if status != WorkflowExecutionStatus.RUNNING:
         if kind == "session":
             raise CliError(_ended_session(workflow_id, status.name.lower()), ExitCode.USAGE)
-        return task_queue  # a plan: the caller continues a finished one
+        return task_queue  # a plan: started again
     if description.task_queue != task_queue:
         console.print(f"{kind} {workflow_id} runs on task queue {description.task_queue!r}: "
                       "its workers serve this run", style="dim", markup=False, highlight=False)
     return description.task_queue
+
+
+async def closed_session(client: Client, workflow_id: str) -> SessionSnapshot | None:
+    """The final snapshot of the session ``workflow_id`` if it was closed (completed), else None:
+    a new run started with it continues the conversation."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
+
+    from agcore.integrations.temporal import SessionSnapshot
+
+    handle = client.get_workflow_handle(workflow_id, result_type=SessionSnapshot)
+    try:
+        if (await handle.describe()).status != WorkflowExecutionStatus.COMPLETED:
+            return None
+    except RPCError:
+        return None  # none yet
+    found: SessionSnapshot = await handle.result(follow_runs=False)
+    return found
 
 
 def _ended_session(workflow_id: str, status: str) -> str:

@@ -33,17 +33,21 @@ async def durable_run(
     (or given by ``--yes``). With ``session_id`` the turn is one more of that durable session (started
     if new, served on its own task queue if running), which stays open for the next; without, a new
     session closed after the turn. Ctrl-C (or SIGTERM) cancels this run's turn only, as in-process."""
-    from agcore.cli._durable_attach import continue_command, queue_of_running
+    from agcore.cli._durable_attach import closed_session, continue_command, queue_of_running
     from agcore.cli._terminal import Terminal, interrupts
     from agcore.integrations.temporal import DurableSession
 
     client = await connect_client(address, namespace, tls, api_key, payload_store)
     workflow_id = session_id or f"run-{new_id()}"
     keep_open = session_id is not None
+    earlier = None
     if keep_open:
         task_queue = await queue_of_running(console, client, workflow_id, task_queue, kind="session")
+        earlier = await closed_session(client, workflow_id)
+        if earlier is not None:
+            console.print(f"session {workflow_id} was closed: continued from its last snapshot", style="dim")
     session = await DurableSession.start(client, workflow_id, task_queue=task_queue, stream_text=True,
-                                         compaction=compaction)
+                                         compaction=compaction, snapshot=earlier)
     console.print(f"workflow {session.session_id} on task queue {task_queue!r}", style="dim")
     turn = _DurableTurn(console, client, session, task_queue, address, keep_open=keep_open)
     async with Terminal(console) as terminal:

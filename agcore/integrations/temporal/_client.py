@@ -139,18 +139,20 @@ class DurableSession:
         stream_text: bool = False,
         compaction: CompactionOptions | None = None,
         max_snapshot_bytes: int | None = MAX_SNAPSHOT_BYTES,
+        snapshot: SessionSnapshot | None = None,
     ) -> DurableSession:
         """Start the session workflow ``session_id`` (or attach to it, if it already runs).
         ``stream_text``: publish the model's text while it is generated (read it with
         ``text_chunks()``; it costs history: each batch is a Signal, each read an Update);
         ``compaction``: compact what the model sees (``CompactionOptions``); ``max_snapshot_bytes``:
         the most message bytes a continue-as-new carries (the newest whole turns that fit; None: all,
-        with a payload store only)."""
+        with a payload store only); ``snapshot``: the conversation to go on with, when it starts (a
+        closed session's final snapshot, ``close()``'s result: the same session, continued)."""
         handle = await client.start_workflow(
             AgentSessionWorkflow.run,
             SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events,
                          stream_text=stream_text, compaction=compaction,
-                         max_snapshot_bytes=max_snapshot_bytes),
+                         max_snapshot_bytes=max_snapshot_bytes, snapshot=snapshot),
             id=session_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             memo=status_memo(WorkflowProgress(kind="session")),  # readable before any worker runs it

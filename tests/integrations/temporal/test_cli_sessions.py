@@ -309,3 +309,20 @@ def test_no_server_says_how_to_start_one() -> None:
     assert done.returncode == 4
     assert "cannot reach Temporal at 127.0.0.1:1" in done.stderr
     assert "`agcore dev-server`" in done.stderr
+
+
+async def test_a_closed_session_is_continued_from_its_last_snapshot(client: Client, task_queue: str) -> None:
+    address = client.service_client.config.target_host
+    session_id = f"closed-{task_queue}"
+    session = await DurableSession.start(client, session_id, task_queue=task_queue)
+    await session.turn("remember me")
+    await session.close()
+    code, out, err = await _agcore("run", "--temporal", address, "--session", session_id, "again")
+    assert code == 0, err
+    assert f"session {session_id} was closed: continued from its last snapshot" in out
+    assert "echo: again" in out
+    assert await _said_by_user(client, session_id) == ["remember me", "again"]
+    code, out, err = await _agcore("session", "status", session_id, "--address", address)
+    assert code == 0, err
+    assert f"session {session_id}: idle; 2 turns" in out
+    await _close(client, session_id)
