@@ -326,3 +326,24 @@ async def test_a_closed_session_is_continued_from_its_last_snapshot(client: Clie
     assert code == 0, err
     assert f"session {session_id}: idle; 2 turns" in out
     await _close(client, session_id)
+
+
+async def test_ctrl_c_on_a_one_off_run_cancels_it_with_exit_130(
+    client: Client, task_queue: str, slow_marker: Path
+) -> None:
+    address = client.service_client.config.target_host
+    process = await _start("run", "--temporal", address, "--task-queue", task_queue,
+                           'call slow {"seconds": 60, "label": "once"}')
+    await _wait_for(slow_marker)
+    process.send_signal(signal.SIGINT)
+    code, out, err = await _finish(process)
+    assert code == 130, err
+    assert "⏹ cancelled (interrupted)" in out
+    assert "Traceback" not in err
+    workflow_id = re.search(r"workflow (run-\w+)", out)
+    assert workflow_id is not None
+    handle = client.get_workflow_handle(workflow_id.group(1))
+    with anyio.fail_after(30):  # the one-off session ends: nothing left idle
+        while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
