@@ -47,15 +47,15 @@ async def queue_of_running(
         raise CliError(f"{workflow_id!r} is a {found} workflow, not a {kind}: choose another id "
                        f"(`agcore {found} status {workflow_id}` shows it)", ExitCode.USAGE)
     status = description.status or WorkflowExecutionStatus.RUNNING
-    if status == WorkflowExecutionStatus.COMPLETED:
-        return description.task_queue  # closed: the caller continues it from its final snapshot
-    if status != WorkflowExecutionStatus.RUNNING:
+    # Completed: the caller continues it (a session from its final snapshot, a plan's results).
+    if status not in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED):
         if kind == "session":
             raise CliError(_ended_session(workflow_id, status.name.lower()), ExitCode.USAGE)
         return task_queue  # a plan: started again
     if description.task_queue != task_queue:
-        console.print(f"{kind} {workflow_id} runs on task queue {description.task_queue!r}: "
-                      "its workers serve this run", style="dim", markup=False, highlight=False)
+        console.print(f"{kind} {workflow_id} is on task queue {description.task_queue!r}, not "
+                      f"{task_queue!r}: its workers serve this run", style="dim", markup=False,
+                      highlight=False)
     return description.task_queue
 
 

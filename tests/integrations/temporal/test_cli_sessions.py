@@ -194,7 +194,7 @@ async def test_a_running_session_and_plan_are_served_on_their_own_task_queue(
     # No --task-queue: the default queue ('agcore') has no worker here, the session's has.
     code, out, err = await _agcore("run", "--temporal", address, "--session", session_id, "hello")
     assert code == 0, err
-    assert f"runs on task queue {task_queue!r}" in out
+    assert f"is on task queue {task_queue!r}, not 'agcore'" in out
     assert "echo: hello" in out
     assert (f"`agcore run --temporal {address} --task-queue {task_queue} --session {session_id} TASK` "
             "continues it") in out
@@ -207,7 +207,7 @@ async def test_a_running_session_and_plan_are_served_on_their_own_task_queue(
     await start_plan(client, load_plan(plan_file), workflow_id=plan_id, task_queue=task_queue)
     code, out, err = await _agcore("plan", "run", str(plan_file), "--temporal", address)
     assert code == 0, err
-    assert f"runs on task queue {task_queue!r}" in out
+    assert f"is on task queue {task_queue!r}, not 'agcore'" in out
     assert "step a: completed" in out
     assert f"(agcore plan status {plan_id} --address {address})" in out
 
