@@ -156,7 +156,7 @@ def run(
         if check:
             raise typer.BadParameter("not available with --temporal yet; run without --temporal to check "
                                      "the work", param_hint="--check")
-        from agcore.cli._durable import durable_run
+        from agcore.cli._durable_run import durable_run
 
         execute_durable(functools.partial(durable_run, task=task, address=temporal, namespace=namespace,
                                            tls=tls, api_key=api_key, payload_store=payload_store,

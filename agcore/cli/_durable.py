@@ -1,7 +1,7 @@
 """The durable commands (extra ``temporal``): ``agcore worker`` serves a bundle factory's agent on a
-Temporal task queue; ``agcore run --temporal`` and ``agcore plan run --temporal`` run a task or a plan
-as workflows on such workers (the worker's bundle decides model and tools) and print the workflow id;
-``agcore plan status`` shows a plan workflow's step progress."""
+Temporal task queue; ``agcore plan run --temporal`` runs a plan as a workflow on such workers (the
+worker's bundle decides model and tools; ``agcore run --temporal`` is in ``_durable_run``);
+``agcore plan status`` and ``agcore session status`` show a workflow's state."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from rich.console import Console
 
-from agcore._clock import new_id
 from agcore.cli._errors import CliError, ExitCode
 
 if TYPE_CHECKING:
@@ -23,10 +22,7 @@ if TYPE_CHECKING:
 
     from agcore.integrations.temporal import CompactionOptions
 
-__all__ = [
-    "dev_server_argv", "durable_plan", "durable_run", "load_factory", "plan_status", "run_worker",
-    "session_status",
-]
+__all__ = ["connect_client", "dev_server_argv", "durable_plan", "load_factory", "plan_status", "run_worker", "session_status", "snapshot_budget"]
 
 
 def load_factory(spec: str) -> Any:
@@ -67,7 +63,7 @@ def dev_server_argv(*, port: int, ui_port: int | None, db_filename: str | None) 
     return dev_server_command(binary, port=port, ui_port=ui_port, db_filename=db_filename)
 
 
-async def _connect(
+async def connect_client(
     address: str, namespace: str, tls: bool, api_key: str | None, payload_store: str | None = None
 ) -> Client:
     try:
@@ -87,7 +83,7 @@ async def _connect(
     except RuntimeError as exc:  # the SDK's "Failed client connect"
         raise CliError(
             f"cannot reach Temporal at {address} (namespace {namespace!r}): {exc}. Start one with "
-            "`temporal server start-dev`, or pass --address/--namespace/--tls for your cluster.",
+            "`agcore dev-server`, or pass --address/--namespace/--tls for your cluster.",
             ExitCode.PROVIDER,
         ) from exc
 
@@ -112,7 +108,7 @@ async def run_worker(
     bundle_factory = load_factory(factory)
     plugins = load_factory(workflow_plugins) if workflow_plugins else None
     observers = load_factory(workflow_observers) if workflow_observers else None
-    client = await _connect(address, namespace, tls, api_key, payload_store)
+    client = await connect_client(address, namespace, tls, api_key, payload_store)
     from agcore.integrations.temporal import create_worker
 
     options: dict[str, Any] = {}
@@ -137,7 +133,7 @@ async def plan_status(
     """Print the state and step progress of the plan workflow ``workflow_id`` (no worker needed)."""
     from agcore.cli._durable_status import show_status
 
-    client = await _connect(address, namespace, tls, api_key, payload_store)
+    client = await connect_client(address, namespace, tls, api_key, payload_store)
     return await show_status(console, client, kind="plan", workflow_id=workflow_id, address=address)
 
 
@@ -148,7 +144,7 @@ async def session_status(
     """Print the state of the session workflow ``workflow_id`` (no worker needed)."""
     from agcore.cli._durable_status import show_status
 
-    client = await _connect(address, namespace, tls, api_key, payload_store)
+    client = await connect_client(address, namespace, tls, api_key, payload_store)
     return await show_status(console, client, kind="session", workflow_id=workflow_id, address=address)
 
 
@@ -156,106 +152,11 @@ async def session_status(
 POLL_SECONDS = 0.2
 
 
-async def durable_run(
-    console: Console, *, task: str, address: str, namespace: str, task_queue: str, yes: bool,
-    tls: bool = False, api_key: str | None = None, session_id: str | None = None,
-    compaction: CompactionOptions | None = None, payload_store: str | None = None,
-    max_snapshot_bytes: int | None = None,
-) -> ExitCode:
-    """One turn as a session workflow, its text printed as the model writes it; approvals asked here
-    (or given by ``--yes``). With ``session_id`` the turn is one more of that durable session (started
-    if new), which stays open for the next; without, a new session closed after the turn.
-    ``max_snapshot_bytes``: --max-snapshot-bytes (``_snapshot_budget``)."""
-    from temporalio.client import WorkflowUpdateFailedError
-    from temporalio.service import RPCError
-
-    from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
-    from agcore.cli._durable_view import DurableTurnView, turn_start
-    from agcore.integrations.temporal import DurableSession
-
-    client = await _connect(address, namespace, tls, api_key, payload_store)
-    workflow_id = session_id or f"run-{new_id()}"
-    session = await DurableSession.start(
-        client, workflow_id, task_queue=task_queue, stream_text=True, compaction=compaction,
-        max_snapshot_bytes=_snapshot_budget(max_snapshot_bytes),
-    )
-    console.print(f"workflow {session.session_id} on task queue {task_queue!r}", style="dim")
-    await wait_for_worker(console, client, task_queue, address)
-    shown = DurableTurnView(console)
-    keep_open = session_id is not None
-    closed = False
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(_approve, session, yes)
-            group.start_soon(warn_when_stalled, console, client, workflow_id, task_queue, address)
-            # From where the stream ends now: the session's earlier turns' text is not this run's.
-            group.start_soon(shown.follow, session, await turn_start(session))
-            try:
-                running = await session.start_turn(task)
-                outcome = await running.result()
-            except (WorkflowUpdateFailedError, RPCError):
-                # The workflow failed (its worker cannot build the agent, say): say why, in its words.
-                failed = await _failure_of(client, workflow_id)
-                if failed is None:
-                    raise
-                closed = True  # nothing left to end
-                raise failed from None
-            if keep_open:
-                await shown.settle(outcome.text)
-            else:
-                await session.close()  # the text stream ends with the session: follow() drains it
-                with anyio.move_on_after(10):
-                    await shown.drained.wait()
-            closed = True
-            group.cancel_scope.cancel()
-    finally:
-        if not closed:  # Ctrl-C or a failure: end the workflow instead of leaving it open forever
-            # (cancelling it cancels the running turn and repairs the history, as in-process)
-            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                await session.handle.cancel()
-    shown.finish(outcome.text, outcome.messages)
-    if keep_open:
-        console.print(f"session {workflow_id} stays open: `agcore run --temporal {address} --session "
-                      f"{workflow_id} ...` continues it", style="dim", markup=False)
-    return _outcome_code(outcome)
-
-
-def _snapshot_budget(option: int | None) -> int | None:
+def snapshot_budget(option: int | None) -> int | None:
     """--max-snapshot-bytes as ``max_snapshot_bytes``: the default when left out; 0 carries all (None)."""
     from agcore.integrations.temporal import MAX_SNAPSHOT_BYTES
 
     return MAX_SNAPSHOT_BYTES if option is None else option or None
-
-
-async def _approve(session: Any, yes: bool) -> None:
-    """Ask about each call waiting for approval (or approve it, with ``--yes``)."""
-    import typer
-    from temporalio.service import RPCError
-
-    answered: set[str] = set()  # a call stays listed until the workflow handles the signal
-    while True:
-        try:
-            waiting = await session.awaiting_confirmation()
-        except RPCError:  # no worker to answer the query right now: ask again later
-            waiting = []
-        for call in waiting:
-            if call.id in answered:
-                continue
-            question = f"run {call.name}({call.input})?"
-            answer = yes or await anyio.to_thread.run_sync(typer.confirm, question)
-            answered.add(call.id)
-            await session.confirm(call.id, answer)
-        await anyio.sleep(POLL_SECONDS)
-
-
-async def _failure_of(client: Client, workflow_id: str) -> CliError | None:
-    """The error a failed workflow ended with, as the CLI reports it; None if it did not fail."""
-    from agcore.integrations.temporal import workflow_status
-
-    found = await workflow_status(client, workflow_id)
-    if found.state != "failed":
-        return None
-    return CliError(found.failure or "the workflow failed", ExitCode.TASK_FAILED)
 
 
 def _update_failure(exc: Exception) -> CliError:
@@ -263,21 +164,6 @@ def _update_failure(exc: Exception) -> CliError:
     message = getattr(cause, "message", None) or str(cause or exc)
     kind = getattr(cause, "type", None)
     return CliError(message, ExitCode.CONFIG if kind == "ConfigError" else ExitCode.TASK_FAILED)
-
-
-def _outcome_code(outcome: Any) -> ExitCode:
-    if outcome.stop in ("done", "stopped_by_hook"):
-        return ExitCode.OK
-    if outcome.stop == "client_tools":
-        names = ", ".join(c.name for c in outcome.pending_tool_calls)
-        raise CliError(
-            f"the turn paused for client tools ({names}), which the CLI cannot run", ExitCode.TASK_FAILED
-        )
-    message = outcome.error or outcome.stop
-    code = {"ConfigError": ExitCode.CONFIG, "AgentLLMError": ExitCode.PROVIDER}.get(
-        outcome.error_type or "", ExitCode.TASK_FAILED
-    )
-    raise CliError(message, code)
 
 
 async def durable_plan(
@@ -291,22 +177,26 @@ async def durable_plan(
     running workflow, or continues a finished one without redoing its completed steps."""
     from temporalio.client import WorkflowFailureError
 
+    from agcore.cli._durable_attach import queue_of_running, status_command
     from agcore.cli._durable_status import wait_for_worker, warn_when_stalled
     from agcore.cli._plan import load_plan, plan_table
     from agcore.integrations.temporal import start_plan
 
     plan = load_plan(file)
-    client = await _connect(address, namespace, tls, api_key, payload_store)
+    client = await connect_client(address, namespace, tls, api_key, payload_store)
     workflow_id = session_id or plan.id
+    task_queue = await queue_of_running(console, client, workflow_id, task_queue, kind="plan")
     earlier = await _finished_plan(client, workflow_id)
     if earlier is not None and earlier.succeeded:
         console.print(plan_table(earlier, title=f"plan {workflow_id} (completed earlier)", results=True))
         return ExitCode.OK
     handle = await start_plan(client, earlier or plan, workflow_id=workflow_id, task_queue=task_queue,
                               failure_policy=on_failure, attach=True, compaction=compaction,
-                              max_snapshot_bytes=_snapshot_budget(max_snapshot_bytes))
-    console.print(f"workflow {workflow_id} on task queue {task_queue!r} "
-                  f"(agcore plan status {workflow_id})", style="dim", markup=False)
+                              max_snapshot_bytes=snapshot_budget(max_snapshot_bytes))
+    status = status_command("plan", workflow_id, address=address, namespace=namespace, tls=tls,
+                            api_key=api_key is not None, payload_store=payload_store)
+    console.print(f"workflow {workflow_id} on task queue {task_queue!r} ({status})", style="dim",
+                  markup=False)
     await wait_for_worker(console, client, task_queue, address)
     lines = _StepLines(console)
     async with anyio.create_task_group() as group:

@@ -70,14 +70,15 @@ async def show_status(
 ) -> ExitCode:
     """Print the state of the plan or session workflow ``workflow_id``: running, idle, waiting for a
     worker / for approval, done or failed, with a plan's step progress."""
+    from pydantic import ValidationError
     from temporalio.service import RPCError, RPCStatusCode
 
     from agcore.agent import Plan
     from agcore.integrations.temporal import SessionSnapshot, workflow_status
 
     try:
-        result_type = Plan if kind == "plan" else SessionSnapshot
-        found = await workflow_status(client, workflow_id, result_type=result_type)
+        # The result as plain data first: a closed workflow of the other kind would not validate.
+        found = await workflow_status(client, workflow_id)
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             missing = f"no {kind} workflow {workflow_id!r} on Temporal at {address}"
@@ -87,6 +88,13 @@ async def show_status(
     if progress is not None and progress.kind != kind:
         raise CliError(f"{workflow_id!r} is a {progress.kind} workflow: run `agcore {progress.kind} status "
                        f"{workflow_id}`", ExitCode.USAGE)
+    if found.result is not None:
+        try:
+            result = (Plan if kind == "plan" else SessionSnapshot).model_validate(found.result)
+        except ValidationError as exc:
+            raise CliError(f"{workflow_id!r} is not an agcore {kind} workflow (its result is not a "
+                           f"{kind}'s)", ExitCode.USAGE) from exc
+        found = found.model_copy(update={"result": result})
     console.print(f"{kind} {workflow_id}: {_headline(found)}", markup=False, highlight=False)
     for line in _details(found, address):
         console.print(f"  {line}", markup=False, highlight=False)

@@ -35,10 +35,17 @@ async def turn_start(session: Any) -> tuple[int, int]:
 
 class DurableTurnView:
     """The model's text, each call's attempt shown once (a retried call restarts), and the turn's tool
-    calls and results, each shown once, in the order they happened."""
+    calls and results, each shown once, in the order they happened. With ``turn_id``, only that
+    turn's: the model calls first seen after its mark on the stream (another client's turn on the
+    same session, before or after it, is not this run's to print)."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, turn_id: str | None = None) -> None:
         self.console = console
+        self.turn_id = turn_id
+        self.in_turn = turn_id is None  # between this turn's mark and the next turn's
+        self.seen: set[str] = set()  # model calls seen, any turn's
+        self.own: set[str] = set()  # this turn's model calls
+        self.first_message = 0  # where this turn's messages start in the session's history
         self.renderer = Renderer(console, follow_up=False)
         self.attempts: dict[str, int] = {}  # model call -> the attempt being shown
         self.texts: dict[str, str] = {}
@@ -57,12 +64,20 @@ class DurableTurnView:
         self.drained.set()
 
     async def _follow(self, session: Any, from_offset: int, first_message: int) -> None:
+        self.first_message = first_message
         async for chunk in session.text_chunks(from_offset=from_offset):
+            if chunk.turn is not None:
+                self.in_turn = chunk.turn == self.turn_id
+                if self.in_turn:  # the turns before it have ended: its messages start here
+                    self.first_message = await _history_length(session, self.first_message)
+                continue
+            if not self._own(chunk.key):
+                continue
             shown = self.attempts.get(chunk.key)
             if shown is not None and chunk.attempt < shown:
                 continue  # a late piece of an attempt already superseded
             if shown is None:  # a new model reply: the tools run before it go first
-                await self._show_tools_so_far(session, first_message)
+                await self._show_tools_so_far(session, self.first_message)
             if chunk.restart and shown is not None:
                 self.renderer.line("(the model call failed and is tried again)", style="yellow")
                 self.texts[chunk.key] = ""
@@ -71,6 +86,13 @@ class DurableTurnView:
             self.renderer.event(TextDelta(text=chunk.text))
             self.changed.set()
             self.changed = anyio.Event()
+
+    def _own(self, key: str) -> bool:
+        if key not in self.seen:
+            self.seen.add(key)
+            if self.in_turn:
+                self.own.add(key)
+        return key in self.own
 
     async def _show_tools_so_far(self, session: Any, first_message: int) -> None:
         from temporalio.client import WorkflowQueryFailedError
@@ -91,8 +113,8 @@ class DurableTurnView:
                         self._shown_calls.add(call.id)
                         self.renderer.tool_call(call)
             elif isinstance(message, ToolResults):
-                for result in message.results:
-                    if result.tool_use_id not in self._shown_results:
+                for result in message.results:  # (a result after its call's line, never alone)
+                    if result.tool_use_id in self._shown_calls and result.tool_use_id not in self._shown_results:
                         self._shown_results.add(result.tool_use_id)
                         self.renderer.tool_result(result, "error" if result.is_error else "ok")
 
@@ -111,3 +133,14 @@ class DurableTurnView:
             self.renderer.end_text()
             return
         self.renderer.line(final)
+
+
+async def _history_length(session: Any, otherwise: int) -> int:
+    """How many messages the session's history holds now (``otherwise`` when it cannot say)."""
+    from temporalio.client import WorkflowQueryFailedError
+    from temporalio.service import RPCError
+
+    try:
+        return len(await session.history())
+    except (RPCError, WorkflowQueryFailedError):
+        return otherwise

@@ -209,15 +209,17 @@ class _FdLines:
 
 
 @asynccontextmanager
-async def interrupts(on_interrupt: Callable[[], None]) -> AsyncIterator[None]:
-    """Call ``on_interrupt()`` on each Ctrl-C (SIGINT) while the block runs, instead of raising
-    ``KeyboardInterrupt`` wherever the program happens to be."""
+async def interrupts(
+    on_interrupt: Callable[[], None], also: tuple[signal.Signals, ...] = ()
+) -> AsyncIterator[None]:
+    """Call ``on_interrupt()`` on each Ctrl-C (SIGINT), or signal in ``also`` (SIGTERM, say), while
+    the block runs, instead of raising ``KeyboardInterrupt`` wherever the program happens to be."""
     if threading.current_thread() is not threading.main_thread() or sys.platform == "win32":
         # Signals reach only the main thread (a test may drive the CLI from another), and Windows has
         # no signal receivers: there Ctrl-C stays a KeyboardInterrupt, which exits with 130.
         yield
         return
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+    with anyio.open_signal_receiver(signal.SIGINT, *also) as signals:
         async with anyio.create_task_group() as tg:
 
             async def watch() -> None:

@@ -28,6 +28,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from agcore.integrations.temporal._activities import AgentActivities, BundleFactory
 from agcore.integrations.temporal._client import (
     DurableSession,
+    SessionClosedError,
     assemble_text,
     start_plan,
     text_chunks,
@@ -113,6 +114,7 @@ __all__ = [
     "PlanWorkflow",
     "RecordingClock",
     "ReplaySafeHookExecutor",
+    "SessionClosedError",
     "SessionInput",
     "SessionSnapshot",
     "TextChunk",

@@ -69,7 +69,14 @@ def _closed_run(cause: BaseException | None) -> bool:
     text = str(cause).lower() if cause is not None else ""
     return "completed before" in text or "continued as new" in text or "closing" in text
 
-__all__ = ["DurableSession", "assemble_text", "start_plan", "text_chunks", "text_offset"]
+__all__ = [
+    "DurableSession", "SessionClosedError", "assemble_text", "start_plan", "text_chunks", "text_offset",
+]
+
+
+class SessionClosedError(RuntimeError):
+    """A turn (or ``resume``) sent to a session whose workflow has ended (closed, cancelled, failed,
+    terminated): it takes no more turns; start a new session to talk on."""
 
 
 async def text_chunks(client: Client, workflow_id: str, *, from_offset: int = 0) -> AsyncIterator[TextChunk]:
@@ -96,6 +103,8 @@ def assemble_text(chunks: Iterable[TextChunk]) -> dict[str, str]:
     texts: dict[str, str] = {}
     attempts: dict[str, int] = {}
     for chunk in chunks:
+        if chunk.turn is not None:
+            continue  # where a turn starts: no text
         if chunk.attempt < attempts.get(chunk.key, 0):
             continue  # a late chunk of a superseded attempt
         if chunk.restart or chunk.attempt > attempts.get(chunk.key, 0):
@@ -130,18 +139,20 @@ class DurableSession:
         stream_text: bool = False,
         compaction: CompactionOptions | None = None,
         max_snapshot_bytes: int | None = MAX_SNAPSHOT_BYTES,
+        snapshot: SessionSnapshot | None = None,
     ) -> DurableSession:
         """Start the session workflow ``session_id`` (or attach to it, if it already runs).
         ``stream_text``: publish the model's text while it is generated (read it with
         ``text_chunks()``; it costs history: each batch is a Signal, each read an Update);
         ``compaction``: compact what the model sees (``CompactionOptions``); ``max_snapshot_bytes``:
         the most message bytes a continue-as-new carries (the newest whole turns that fit; None: all,
-        with a payload store only)."""
+        with a payload store only); ``snapshot``: the conversation to go on with, when it starts (a
+        closed session's final snapshot, ``close()``'s result: the same session, continued)."""
         handle = await client.start_workflow(
             AgentSessionWorkflow.run,
             SessionInput(options=options or ActivityOptions(), max_history_events=max_history_events,
                          stream_text=stream_text, compaction=compaction,
-                         max_snapshot_bytes=max_snapshot_bytes),
+                         max_snapshot_bytes=max_snapshot_bytes, snapshot=snapshot),
             id=session_id, task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             memo=status_memo(WorkflowProgress(kind="session")),  # readable before any worker runs it
@@ -150,7 +161,9 @@ class DurableSession:
 
     @classmethod
     def attach(cls, client: Client, session_id: str) -> DurableSession:
-        """The running session ``session_id`` (across continue-as-new: the latest run)."""
+        """The running session ``session_id`` (across continue-as-new: the latest run). Not async,
+        unlike ``start``: it asks the server nothing (a handle on an id); the first call made on it
+        does, and fails if there is no such session (``start`` starts it, or attaches to it)."""
         return cls(client, client.get_workflow_handle_for(AgentSessionWorkflow.run, session_id))
 
     async def turn(
@@ -168,24 +181,37 @@ class DurableSession:
         return done.model_copy(update={"output": TypeAdapter(output_type).validate_python(done.output)})
 
     async def start_turn(
-        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto"
+        self, text: str, *, output_type: Any = None, output_mode: OutputMode = "auto",
+        turn_id: str | None = None,
     ) -> WorkflowUpdateHandle[TurnOutcome]:
         """Start a turn and return once the workflow accepted it; ``await handle.result()`` for its
         outcome (meanwhile answer confirmations, steer, query; a typed turn's ``output`` is JSON
-        data there). A turn sent while the session continues as new is sent again to the new run."""
-        return await self._accepted(AgentSessionWorkflow.turn, _turn_input(text, output_type, output_mode))
+        data there). A turn sent while the session continues as new is sent again to the new run.
+        ``turn_id``: the turn's Update id (default: a new one; ``handle.id``), what ``cancel_turn``
+        names; choose it to be able to cancel a turn whose start was itself interrupted."""
+        turn = _turn_input(text, output_type, output_mode)
+        return await self._accepted(AgentSessionWorkflow.turn, turn, turn_id=turn_id)
+
+    async def cancel_turn(self, turn_id: str) -> None:
+        """Signal ``cancel_turn``: cancel the turn sent as ``turn_id`` (``start_turn``'s handle's
+        ``id``), as cancelling ``submit_turn`` does in-process: running, its outcome is
+        ``stop="cancelled"`` (calls in flight answered "cancelled"); still waiting for an earlier
+        turn, it never runs. The session stays open; other clients' turns go on."""
+        await self.handle.signal(AgentSessionWorkflow.cancel_turn, turn_id)
 
     async def _accepted(
-        self, update: Any, arg: Any, stage: WorkflowUpdateStage = WorkflowUpdateStage.ACCEPTED
+        self, update: Any, arg: Any, stage: WorkflowUpdateStage = WorkflowUpdateStage.ACCEPTED,
+        turn_id: str | None = None,
     ) -> WorkflowUpdateHandle[TurnOutcome]:
         for attempt in range(_RESENDS + 1):
             try:
                 running: WorkflowUpdateHandle[TurnOutcome] = await self.handle.start_update(
-                    update, arg, wait_for_stage=stage
+                    update, arg, wait_for_stage=stage, id=turn_id
                 )
                 return running
             except (RPCError, WorkflowUpdateFailedError) as exc:
                 if attempt == _RESENDS or not await self._continued_as_new(exc):
+                    await self._raise_if_ended(exc)
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -196,6 +222,16 @@ class DurableSession:
             return False  # the workflow refused the turn itself (validation): not a race
         description = await self.handle.describe()
         return description.status == WorkflowExecutionStatus.RUNNING
+
+    async def _raise_if_ended(self, error: Exception) -> None:
+        if not isinstance(error, RPCError):
+            return  # the workflow answered: it runs
+        status = (await self.handle.describe()).status
+        if status is not None and status != WorkflowExecutionStatus.RUNNING:
+            raise SessionClosedError(
+                f"session {self.session_id!r} has ended ({status.name.lower()}): it takes no more turns; "
+                "start a new session (another id) to talk on"
+            ) from error
 
     def text_chunks(self, *, from_offset: int = 0) -> AsyncIterator[TextChunk]:
         """The model's text as it streams, from a session started with ``stream_text=True`` (see

@@ -9,6 +9,8 @@
   turn waits for, ``history`` the whole conversation;
 * between turns, past ``SessionInput.max_history_events`` (or when Temporal suggests it), the workflow
   continues as new with a snapshot of the session, so a session of any length keeps a bounded history;
+* the Signal ``cancel_turn`` cancels one turn (by its Update id), running or waiting, as cancelling
+  ``submit_turn`` does in-process; the session stays open for the next;
 * the Signal ``close`` ends the workflow (its result: the final snapshot); cancelling the workflow
   cancels the running turn the way cancelling ``submit_turn`` does in-process (the calls in flight are
   answered "cancelled", their activities cancelled, the history stays valid), and the workflow ends
@@ -37,11 +39,13 @@ with workflow.unsafe.imports_passed_through():
     from agcore.integrations.temporal._sessions import open_session, outcome, output_type_named, snapshot
     from agcore.integrations.temporal._status import WorkflowProgress, publish_status
     from agcore.integrations.temporal._types import (
+        TEXT_TOPIC,
         ActivityOptions,
         AgentSpec,
         ConfirmationInput,
         SessionInput,
         SessionSnapshot,
+        TextChunk,
         TurnInput,
         TurnOutcome,
     )
@@ -116,6 +120,8 @@ class AgentSessionWorkflow:
         self._answers: dict[str, ConfirmAnswer] = {}
         self._turns_here = 0
         self._turn_scope: anyio.CancelScope | None = None
+        self._running_turn: str | None = None  # the Update id of the turn running
+        self._cancelled_turns: set[str] = set()
         # Temporal's workflow stream (Signals in, long-poll Updates out) carries the text deltas.
         self._stream = WorkflowStream(input.stream_state) if input.stream_text else None
         prior = input.stream_state
@@ -205,8 +211,12 @@ class AgentSessionWorkflow:
     @workflow.update
     async def turn(self, input: TurnInput) -> TurnOutcome:
         """Run one turn with the user's ``text``; wait for an earlier one to finish first."""
-        session = await self._take()
+        turn_id = _update_id()
+        session = await self._take(turn_id)
+        if session is None:  # cancelled while it waited for an earlier turn: it never ran
+            return TurnOutcome(stop="cancelled")
         try:
+            self._mark_turn(turn_id)
             output = None
             if input.output_type is not None:
                 try:
@@ -215,12 +225,13 @@ class AgentSessionWorkflow:
                 except ConfigError as exc:  # this turn cannot run; the session can
                     raise ApplicationError(str(exc), type="ConfigError", non_retryable=True) from exc
             with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
+                self._running_turn = turn_id
                 await session.submit_turn(input.text, output_type=output)
             self._turns_here += 1
             assert session.last_result is not None  # also when the workflow's cancellation ended it
             return self._ended(outcome(session.last_result, output))
         finally:
-            self._turn_scope = None
+            self._turn_scope = self._running_turn = None
             self._busy = False
 
     @turn.validator
@@ -233,7 +244,10 @@ class AgentSessionWorkflow:
     @workflow.update
     async def resume(self, results: list[ToolResultBlock]) -> TurnOutcome:
         """Continue the turn paused for client tools with their results."""
-        session = await self._take()
+        turn_id = _update_id()
+        session = await self._take(turn_id)
+        if session is None:
+            return TurnOutcome(stop="cancelled")
         try:
             if not session.pending_client_calls:
                 raise ApplicationError(
@@ -241,6 +255,7 @@ class AgentSessionWorkflow:
                     non_retryable=True,
                 )
             with use_clock(self._clock), anyio.CancelScope() as self._turn_scope:
+                self._running_turn = turn_id
                 try:
                     await session.resume(results)
                 except ValueError as exc:  # a result for no pending call: the session is unchanged
@@ -250,16 +265,21 @@ class AgentSessionWorkflow:
             assert session.last_result is not None
             return self._ended(outcome(session.last_result))
         finally:
-            self._turn_scope = None
+            self._turn_scope = self._running_turn = None
             self._busy = False
 
-    async def _take(self) -> AgentSession:
+    async def _take(self, turn_id: str) -> AgentSession | None:
         # Several waiting turns may wake in one activation: only the first to run takes the session,
-        # the others (seeing it busy again) wait for the next turn to end.
-        while self._failure is None and (self._session is None or self._busy):
-            await workflow.wait_condition(
-                lambda: self._failure is not None or (self._session is not None and not self._busy)
-            )
+        # the others (seeing it busy again) wait for the next turn to end. None: the turn was
+        # cancelled (``cancel_turn``) before it could start.
+        def waits() -> bool:
+            return self._failure is None and turn_id not in self._cancelled_turns and (
+                self._session is None or self._busy)
+
+        while waits():
+            await workflow.wait_condition(lambda: not waits())
+        if turn_id in self._cancelled_turns and self._failure is None:
+            return None
         if self._failure is not None:
             failure = self._failure
             raise ApplicationError(failure.message, *failure.details, type=failure.type, non_retryable=True)
@@ -274,6 +294,12 @@ class AgentSessionWorkflow:
         if self._progress.activity != "idle" or not workflow.patched(MEMO_AT_TURN_END_PATCH):
             self._publish(activity="busy")  # histories from before the change replay as they ran
         return self._session
+
+    def _mark_turn(self, turn_id: str) -> None:
+        # The text that follows on the stream is this turn's: a client reads its own turn's text
+        # only, however many clients share the session (see ``TextChunk.turn``).
+        if self._stream is not None:
+            self._stream.topic(TEXT_TOPIC, type=TextChunk).publish(TextChunk(key="", turn=turn_id))
 
     def _ended(self, result: TurnOutcome) -> TurnOutcome:
         self._publish(
@@ -314,6 +340,15 @@ class AgentSessionWorkflow:
         self._answers[answer.call_id] = answer.answer
 
     @workflow.signal
+    def cancel_turn(self, turn_id: str) -> None:
+        """Cancel the turn (or ``resume``) sent as the Update ``turn_id``: running, it ends as
+        cancelling ``submit_turn`` does in-process (calls in flight answered "cancelled", the history
+        valid); waiting for an earlier turn, it never runs. The session stays open."""
+        self._cancelled_turns.add(turn_id)
+        if self._running_turn == turn_id and self._turn_scope is not None:
+            self._turn_scope.cancel()
+
+    @workflow.signal
     def close(self) -> None:
         """End the session once the running turn (if any) is over."""
         self._closing = True
@@ -352,3 +387,10 @@ class AgentSessionWorkflow:
     def _publish_waiting(self) -> None:
         names = [call.name for call in self._waiting.values()]
         self._publish(activity="approval" if names else "busy", awaiting=names)
+
+
+def _update_id() -> str:
+    """The id of the Update being handled (the client's, or one Temporal made up)."""
+    info = workflow.current_update_info()
+    assert info is not None  # called from an update handler only
+    return info.id

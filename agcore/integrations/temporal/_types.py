@@ -144,13 +144,15 @@ class TextChunk(_Data):
 
     ``key`` names the model call, ``attempt`` its activity attempt. A chunk with ``restart=True`` (and
     no text) starts attempt ``attempt`` of a retried call: the text of its earlier attempts is void,
-    so a reader drops it and no text appears twice.
+    so a reader drops it and no text appears twice. A chunk with ``turn`` (no key, no text) marks
+    where the turn sent as that Update id starts: the model calls first seen after it are its own.
     """
 
     key: str
     attempt: int = 1
     text: str = ""
     restart: bool = False
+    turn: str | None = None
 
 
 class ToolCallInput(_Data):
