@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
     from agcore.integrations.temporal import CompactionOptions
 
-__all__ = ["connect_client", "dev_server_argv", "durable_plan", "load_factory", "plan_status", "run_worker", "session_status", "snapshot_budget"]
+__all__ = [
+    "connect_client", "dev_server_argv", "durable_plan", "load_factory",
+    "plan_status", "run_worker", "session_status", "snapshot_budget",
+]
 
 
 def load_factory(spec: str) -> Any:

@@ -114,8 +114,9 @@ class DurableTurnView:
                         self.renderer.tool_call(call)
             elif isinstance(message, ToolResults):
                 for result in message.results:  # (a result after its call's line, never alone)
-                    if result.tool_use_id in self._shown_calls and result.tool_use_id not in self._shown_results:
-                        self._shown_results.add(result.tool_use_id)
+                    answered = result.tool_use_id
+                    if answered in self._shown_calls and answered not in self._shown_results:
+                        self._shown_results.add(answered)
                         self.renderer.tool_result(result, "error" if result.is_error else "ok")
 
     async def settle(self, final: str) -> None:

@@ -201,9 +201,10 @@ async def test_a_running_session_and_plan_are_served_on_their_own_task_queue(
     plan_file = tmp_path / "plan.yaml"
     plan_id = f"plan-{task_queue}"
     plan_file.write_text(f'id: {plan_id}\ngoal: q\nsteps:\n  - id: a\n    description: \'call slow '
-                         '{"seconds": 1, "label": "plan"}\'\n')
+                         '{"seconds": 5, "label": "plan"}\'\n')
     from agcore.cli._plan import load_plan
 
+    # Its step takes 5 s: the CLI (a new process) attaches while it runs, not after it ended.
     await start_plan(client, load_plan(plan_file), workflow_id=plan_id, task_queue=task_queue)
     code, out, err = await _agcore("plan", "run", str(plan_file), "--temporal", address)
     assert code == 0, err
