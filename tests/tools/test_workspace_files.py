@@ -317,3 +317,17 @@ def test_text_that_only_mentions_a_command_is_written(tmp_path: Path) -> None:
     notes = "$ make test\nruns the tests; exit code: 0 means they passed\n"
     assert ws.write_file("notes.md", notes).startswith("Created 'notes.md'")
     assert (tmp_path / "notes.md").read_text() == notes
+
+
+@pytest.mark.parametrize("content", ["<list_dir_output>", "{result}", "{{ output }}", "${OUT}\n", " <tool output> "])
+def test_a_write_of_only_a_placeholder_is_refused_saying_to_write_the_text(ws: Workspace, content: str) -> None:
+    with pytest.raises(ToolError, match="is a placeholder") as error:
+        ws.write_file("files.txt", content)
+    assert "Write the actual text" in str(error.value)
+    assert not (ws.root / "files.txt").exists()
+
+
+@pytest.mark.parametrize("content", ["alpha.py\nbeta.py\n", "{}\n", "<b>bold</b>", "Hello, <name>!", "<br/>"])
+def test_text_with_brackets_that_is_not_only_a_slot_is_written(ws: Workspace, content: str) -> None:
+    assert ws.write_file("out.txt", content).startswith("Created 'out.txt'")
+    assert (ws.root / "out.txt").read_text() == content

@@ -54,6 +54,7 @@ from agcore.tools.workspace._leftovers import TAG_VARIABLE
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
 from agcore.tools.workspace._read_record import ReadRecord
 from agcore.tools.workspace._readable import ReadableRoots
+from agcore.tools.workspace._placeholder import refuse_placeholder
 from agcore.tools.workspace._report_copy import refuse_report_copy
 
 __all__ = ["TOOL_NAMES", "Workspace", "workspace_tools"]
@@ -238,6 +239,7 @@ class Workspace:
             content: The complete new content of the file.
         """
         refuse_report_copy(path, content)
+        refuse_placeholder(path, content)
         with self._write_lock:
             change = _files.plan_write(self.path_guard, path, content)
             self._reads.check(change.path, change.rel, change.before, action="overwritten")
