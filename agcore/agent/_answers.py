@@ -1,15 +1,19 @@
 """No "done" without an answer, as a capability: a final reply that is empty, that echoes the
-runtime's own reminder back, or that is only a tool call written as text (read or repaired, but not
-run) does not end the turn. The model is told why and asked again once; the same again ends the
-turn with ``NoAnswer``. Small local models end this way often (issue 26's transcripts: 3 of 6 false
-successes had no tool succeed at all), and "done" was all the user saw."""
+runtime's own reminder back, that is only a tool call written as text (read or repaired, but not
+run), or that only restates the task does not end the turn. The model is told why and asked again
+once; the same again ends the turn with ``NoAnswer``. Small local models end this way often (issue
+26's transcripts: 3 of 6 false successes had no tool succeed at all), and "done" was all the user
+saw."""
 
 from __future__ import annotations
 
+import re
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 from agcore.agent._errors import NoAnswer
 from agcore.agent._messages import ContextNote
+from agcore.agent._turn_input import turn_input
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
 from agcore.agent.textcalls import is_reminder_echo, parse_text_calls
 
@@ -32,7 +36,7 @@ class AnswerRequired(Capability):
         turn = steps.turn
         if turn.output is not None:
             return None
-        why = not_an_answer(reply.message.text, turn.offered)
+        why = not_an_answer(reply.message.text, turn.offered, task=turn_input(steps))
         if why is None:
             turn.capabilities.pop(ANSWER_KEY, None)
             return None
@@ -51,12 +55,15 @@ class AnswerRequired(Capability):
         steps.turn.capabilities.pop(ANSWER_KEY, None)  # it did something: count afresh
 
 
-def not_an_answer(text: str, offered: frozenset[str]) -> str | None:
-    """Why a final reply's ``text`` is no answer (``was empty``...), or None when it may be one."""
+def not_an_answer(text: str, offered: frozenset[str], *, task: str = "") -> str | None:
+    """Why a final reply's ``text`` is no answer (``was empty``...), or None when it may be one;
+    ``task``: what the user asked, which a reply that only restates it does not answer."""
     if not text.strip():
         return "was empty"
     if is_reminder_echo(text):
         return "repeated the reminder the system sends after tool results instead of answering"
+    if task and restates(text, task):
+        return "only restated the task"
     if offered:
         parsed = parse_text_calls(text, offered)
         calls = parsed.calls
@@ -66,3 +73,24 @@ def not_an_answer(text: str, offered: frozenset[str]) -> str | None:
             name = f" to {calls[0].name}" if calls else ""
             return f"was only a tool call{name} written as text, which was not run"
     return None
+
+
+#: A reply this long or longer (in words) whose words are nearly all the task's, in the task's order,
+#: restates it. Shorter replies ("count.txt holds 37") share words with any task by nature.
+RESTATED_MIN_WORDS = 6
+RESTATED_SHARE = 0.9
+_WORD = re.compile(r"\w+")
+
+
+def restates(text: str, task: str) -> bool:
+    """Whether ``text`` is ``task`` said again: at least 90% of its words (and six or more) are the
+    task's, word for word and in order. An answer in the task's own terms still differs in its verbs
+    ("Renamed ... and updated ..." for "Rename ... and update ...") and in what it adds; a small
+    model that restates the task after a refused call (issue 26's run-command) writes it back as is."""
+    said = _WORD.findall(text.lower())
+    if len(said) < RESTATED_MIN_WORDS:
+        return False
+    asked = _WORD.findall(task.lower())
+    matcher = SequenceMatcher(None, asked, said, autojunk=False)
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    return shared >= RESTATED_SHARE * len(said)

@@ -188,3 +188,41 @@ def test_an_answer_in_its_own_words_is_not_an_echo(answer: str) -> None:
     """Measured: 0 of 797 prose paragraphs of agcore's docs are taken for an echo (1 flagged paragraph
     quotes the reminder itself)."""
     assert not is_reminder_echo(answer)
+
+
+TASK = "Run `python generate.py` and write exactly what it prints into output.txt."
+
+
+async def test_a_reply_that_restates_the_task_is_asked_again_then_fails() -> None:
+    restated = "Run python generate.py and write exactly what it prints into output.txt"
+    model = ScriptedProvider([TASK, restated])
+    session = session_for(model)
+    result = await session.submit_turn(TASK)
+    assert result.stop == "error"
+    assert isinstance(result.error, NoAnswer)
+    assert result.error.why == "only restated the task"
+    (note,) = notes(session)
+    assert "Your last reply only restated the task" in note
+
+
+async def test_a_reply_that_restates_the_task_then_an_answer_is_done() -> None:
+    model = ScriptedProvider([TASK, "I ran it; it printed 5fcf87609c8d, which output.txt now holds."])
+    session = session_for(model)
+    result = await session.submit_turn(TASK)
+    assert result.stop == "done"
+    assert "5fcf87609c8d" in result.text
+
+
+@pytest.mark.parametrize("answer", [
+    "Renamed the function get_usr to get_user in users.py and updated every use of it in app.py.",
+    "I ran python generate.py and wrote exactly what it prints into output.txt",
+    "count.txt holds 37",
+])
+async def test_an_answer_in_the_tasks_own_terms_is_an_answer(answer: str) -> None:
+    model = ScriptedProvider([answer])
+    session = session_for(model)
+    task = ("Rename the function get_usr to get_user in users.py and update every use of it in app.py. "
+            + TASK + " Count the lines of data.csv and write the count into count.txt.")
+    result = await session.submit_turn(task)
+    assert result.stop == "done"
+    assert notes(session) == []

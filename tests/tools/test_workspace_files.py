@@ -319,8 +319,8 @@ def test_text_that_only_mentions_a_command_is_written(tmp_path: Path) -> None:
     assert (tmp_path / "notes.md").read_text() == notes
 
 
-@pytest.mark.parametrize("content", ["<list_dir_output>", "{result}", "{{ output }}", "${OUT}\n", " <tool output> "])
-def test_a_write_of_only_a_placeholder_is_refused_saying_to_write_the_text(ws: Workspace, content: str) -> None:
+@pytest.mark.parametrize("content", ["<list_dir_output>", "{result}", "{{ output }}", "${OUT}\n", " <out> "])
+def test_a_write_of_only_a_placeholder_is_refused_saying_what_to_do(ws: Workspace, content: str) -> None:
     with pytest.raises(ToolError, match="is a placeholder") as error:
         ws.write_file("files.txt", content)
     assert "Write the actual text" in str(error.value)
