@@ -122,6 +122,14 @@ if TYPE_CHECKING:
         ChecksFailed,
         check_report,
     )
+    from agcore.agent.checks._claims import (
+        CLAIMS_KEY,
+        ClaimedChanges,
+        ClaimNotBorneOut,
+        UnbornClaim,
+        claimed_files,
+        unborn_claims,
+    )
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
     from agcore.agent.plans._plan_approval import PlanApproval, PlanDecision, PlanRejected, settle_plan
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
@@ -300,6 +308,12 @@ __all__ = [
     "check_report",
     "checks_for_turn",
     "turn_checks",
+    "CLAIMS_KEY",
+    "ClaimNotBorneOut",
+    "ClaimedChanges",
+    "UnbornClaim",
+    "claimed_files",
+    "unborn_claims",
     # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",
     "PERSONAS",

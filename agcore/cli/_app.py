@@ -39,6 +39,7 @@ from agcore.cli._options import (
     Plugins,
     Readable,
     ReadOnly,
+    Review,
     SessionDb,
     SkillsDir,
     TaskQueue,
@@ -119,6 +120,7 @@ def run(
     max_tokens: MaxTokens = None,
     check: Checks = None,
     check_rounds: CheckRounds = 3,
+    review: Review = True,
     max_tool_calls: MaxToolCalls = None,
     intent: Intent = None,
     approve_plan: ApprovePlan = False,
@@ -164,6 +166,7 @@ def run(
                                yes=yes, plugins=plugins, backend=backend or LOOP_BACKEND, skills_dir=skills,
                                images=image,
                                checks=check or [], check_rounds=check_rounds, approve_plan=approve_plan,
+                               review=review,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls, max_tool_calls=max_tool_calls,
                                             intent=intent)))

@@ -13,6 +13,7 @@ from agcore.agent import (
     AcceptanceChecks,
     AgentEvent,
     BasicAgent,
+    ClaimedChanges,
     ConversationSession,
     TurnResult,
     open_session,
@@ -56,6 +57,7 @@ async def run_task(
     checks: list[str] | None = None,
     check_rounds: int = 3,
     approve_plan: bool = False,
+    review: bool = True,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
@@ -65,7 +67,8 @@ async def run_task(
     try:
         local = await local.with_served_window(provider, base_url)
         checked = (AcceptanceChecks(space, checks, rounds=check_rounds),) if checks else ()
-        capabilities = (*local.capabilities(), *checked)
+        reviewed = (ClaimedChanges(space),) if review else ()
+        capabilities = (*local.capabilities(), *reviewed, *checked)
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
                               config=local.config_changes(provider), skills=skills,

@@ -26,12 +26,26 @@ if TYPE_CHECKING:
         ChecksFailed,
         check_report,
     )
+    from agcore.agent.checks._claims import (
+        CLAIMS_KEY,
+        ClaimedChanges,
+        ClaimNotBorneOut,
+        UnbornClaim,
+        claimed_files,
+        unborn_claims,
+    )
 
 #: Each public name and the module defining it (``agcore.agent`` re-exports them from this map).
 EXPORTS = {
     "AcceptanceChecks": "agcore.agent.checks._acceptance",
     "checks_for_turn": "agcore.agent.checks._acceptance",
     "turn_checks": "agcore.agent.checks._acceptance",
+    "CLAIMS_KEY": "agcore.agent.checks._claims",
+    "ClaimedChanges": "agcore.agent.checks._claims",
+    "ClaimNotBorneOut": "agcore.agent.checks._claims",
+    "UnbornClaim": "agcore.agent.checks._claims",
+    "claimed_files": "agcore.agent.checks._claims",
+    "unborn_claims": "agcore.agent.checks._claims",
     "CHECKS_KEY": "agcore.agent.checks._check_report",
     "CheckOutcome": "agcore.agent.checks._check_report",
     "CheckReport": "agcore.agent.checks._check_report",
@@ -41,13 +55,19 @@ EXPORTS = {
 
 __all__ = [
     "CHECKS_KEY",
+    "CLAIMS_KEY",
     "AcceptanceChecks",
     "CheckOutcome",
     "CheckReport",
     "ChecksFailed",
+    "ClaimNotBorneOut",
+    "ClaimedChanges",
+    "UnbornClaim",
     "check_report",
+    "claimed_files",
     "checks_for_turn",
     "turn_checks",
+    "unborn_claims",
 ]
 
 

@@ -52,9 +52,9 @@ from agcore.tools.workspace._environment import (
 from agcore.tools.workspace._grep import GrepBackend, grep
 from agcore.tools.workspace._leftovers import TAG_VARIABLE
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
+from agcore.tools.workspace._placeholder import refuse_placeholder
 from agcore.tools.workspace._read_record import ReadRecord
 from agcore.tools.workspace._readable import ReadableRoots
-from agcore.tools.workspace._placeholder import refuse_placeholder
 from agcore.tools.workspace._report_copy import refuse_report_copy
 
 __all__ = ["TOOL_NAMES", "Workspace", "workspace_tools"]
