@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import anyio
 
@@ -55,6 +55,9 @@ _PATH = re.compile(
 )
 _WORD = re.compile(r"[\w'./-]+")
 _CLAUSE_BREAK = re.compile(r"(?<=[.!?;:])\s+|\n+|,\s+|\s+(?:and|but|then|while|so)\s+", re.IGNORECASE)
+_EMPTY_WANTED = re.compile(r"\b(empty|blank)\b", re.IGNORECASE)
+#: A file this small or smaller is read to see whether it holds anything but whitespace.
+_BLANK_BYTES = 64
 #: Words between a change verb and the file it acts on ("added a test for it to test_x.py").
 _ACTIVE_REACH = 10
 #: Words between a file and its passive verb ("calc.py has now been fixed").
@@ -63,13 +66,16 @@ _PASSIVE_REACH = 5
 
 @dataclass(frozen=True, slots=True)
 class UnbornClaim:
-    """A file the answer says was changed, and what the disk says (``missing`` or unchanged)."""
+    """A file the answer says was changed, and what the disk says: it is ``missing``, ``unchanged``
+    since the session began, or ``empty`` (nothing but whitespace, where the task asked for no empty
+    file)."""
 
     path: str
-    missing: bool
+    found: Literal["missing", "unchanged", "empty"]
 
     def describe(self) -> str:
-        return f"{self.path} does not exist" if self.missing else f"{self.path} has not changed"
+        return {"missing": f"{self.path} does not exist", "unchanged": f"{self.path} has not changed",
+                "empty": f"{self.path} is empty"}[self.found]
 
 
 class ClaimNotBorneOut(AgentError):
@@ -83,7 +89,7 @@ class ClaimNotBorneOut(AgentError):
         said = ", ".join(c.path for c in claims)
         found = "; ".join(c.describe() for c in claims)
         super().__init__(
-            f"The model's answer says it changed {said}, but {found} since the task began (asked again, "
+            f"The model's answer says it changed {said}, but {found} (asked again, "
             "it did not make the change), so the work is not done. Run the task again (a larger model "
             "does this more reliably), or give a check that verifies it (agcore run --check CMD)."
         )
@@ -126,17 +132,19 @@ def _note(claims: list[UnbornClaim]) -> str:
     said = ", ".join(c.path for c in claims)
     found = "; ".join(c.describe() for c in claims)
     return (
-        f"Your answer says {said} was changed, but {found} since this task began: no call of yours "
-        "changed it. If the task needs that change, make it now with a tool call (read the file, then "
-        "edit_file or write_file). If it does not, answer again saying only what you really did."
+        f"Your answer says {said} was written or changed, but {found}. If the task needs that change, "
+        "make it now with a tool call (read the file, then edit_file or write_file, with the actual "
+        "content). If it does not, answer again saying only what you really did."
     )
 
 
 def unborn_claims(text: str, task: str, root: Path, since: float) -> list[UnbornClaim]:
-    """The files ``text`` says were changed that are missing under ``root`` or unchanged since
-    ``since`` (epoch seconds). Only files that exist, or that ``task`` names, are considered."""
+    """The files ``text`` says were changed that are missing under ``root``, unchanged since ``since``
+    (epoch seconds), or empty (unless ``task`` speaks of an empty or blank file). Only files that
+    exist, or that ``task`` names, are considered."""
     claims: list[UnbornClaim] = []
     named_in_task = set(_PATH.findall(task))
+    empty_wanted = _EMPTY_WANTED.search(task) is not None
     for path in claimed_files(text):
         target = root / path
         try:
@@ -148,10 +156,21 @@ def unborn_claims(text: str, task: str, root: Path, since: float) -> list[Unborn
             continue
         if info is None:
             if path in named_in_task:
-                claims.append(UnbornClaim(path, missing=True))
+                claims.append(UnbornClaim(path, "missing"))
         elif info.st_mtime < since:
-            claims.append(UnbornClaim(path, missing=False))
+            claims.append(UnbornClaim(path, "unchanged"))
+        elif not empty_wanted and _blank(target, info.st_size):
+            claims.append(UnbornClaim(path, "empty"))
     return claims
+
+
+def _blank(path: Path, size: int) -> bool:
+    if size > _BLANK_BYTES:
+        return False
+    try:
+        return not path.read_bytes().strip()
+    except OSError:
+        return False
 
 
 def claimed_files(text: str) -> list[str]:
