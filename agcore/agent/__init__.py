@@ -130,6 +130,14 @@ if TYPE_CHECKING:
         claimed_files,
         unborn_claims,
     )
+    from agcore.agent.checks._review import (
+        REVIEW_KEY,
+        REVIEW_PROMPT,
+        AnswerReview,
+        ReviewFailed,
+        review_verdict,
+    )
+    from agcore.agent.checks._review_brief import ReviewBrief
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
     from agcore.agent.plans._plan_approval import PlanApproval, PlanDecision, PlanRejected, settle_plan
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
@@ -314,6 +322,12 @@ __all__ = [
     "UnbornClaim",
     "claimed_files",
     "unborn_claims",
+    "REVIEW_KEY",
+    "REVIEW_PROMPT",
+    "AnswerReview",
+    "ReviewBrief",
+    "ReviewFailed",
+    "review_verdict",
     # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",
     "PERSONAS",

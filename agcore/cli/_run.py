@@ -12,6 +12,7 @@ from rich.console import Console
 from agcore.agent import (
     AcceptanceChecks,
     AgentEvent,
+    AnswerReview,
     BasicAgent,
     ClaimedChanges,
     ConversationSession,
@@ -67,7 +68,7 @@ async def run_task(
     try:
         local = await local.with_served_window(provider, base_url)
         checked = (AcceptanceChecks(space, checks, rounds=check_rounds),) if checks else ()
-        reviewed = (ClaimedChanges(space),) if review else ()
+        reviewed = (ClaimedChanges(space), AnswerReview(space)) if review else ()
         capabilities = (*local.capabilities(), *reviewed, *checked)
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,

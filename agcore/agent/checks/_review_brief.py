@@ -1,0 +1,105 @@
+"""What a reviewer reads about a finished turn: the task, the tool calls that succeeded (each with the
+first line of its result), the files changed since the session began (as they are now), and the
+answer — short, so that a small model reads all of it in one request."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agcore.agent._messages import AssistantReply, ToolResults
+
+if TYPE_CHECKING:
+    from agcore.agent._messages import AgentMessage
+
+__all__ = ["ReviewBrief", "changed_files", "successful_calls"]
+
+#: How much of each part the reviewer reads.
+MAX_CALLS = 12
+MAX_CALL_CHARS = 160
+MAX_FILES = 4
+MAX_FILE_CHARS = 1_200
+MAX_ANSWER_CHARS = 1_500
+MAX_SCANNED = 5_000
+
+_SKIPPED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv",
+                           "node_modules", ".tox", ".hypothesis"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewBrief:
+    """The evidence about one turn, as the reviewer reads it (``text``)."""
+
+    task: str
+    calls: list[str]
+    files: dict[str, str]
+    answer: str
+
+    @property
+    def text(self) -> str:
+        calls = "\n".join(f"- {c}" for c in self.calls) or "(none)"
+        files = "\n\n".join(f"--- {path} ---\n{content}" for path, content in self.files.items())
+        return (
+            f"THE TASK:\n{self.task.strip()}\n\n"
+            f"TOOL CALLS THAT SUCCEEDED:\n{calls}\n\n"
+            f"FILES CHANGED, AS THEY ARE NOW:\n{files or '(none)'}\n\n"
+            f"THE ASSISTANT'S FINAL ANSWER:\n{_cut(self.answer.strip(), MAX_ANSWER_CHARS) or '(empty)'}"
+        )
+
+
+def successful_calls(messages: list[AgentMessage]) -> list[str]:
+    """``name(arguments) -> first line of the result`` for each call in ``messages`` that succeeded."""
+    calls = {}
+    for message in messages:
+        if isinstance(message, AssistantReply):
+            calls.update({c.id: c for c in message.message.tool_calls})
+    shown: list[str] = []
+    for message in messages:
+        if not isinstance(message, ToolResults):
+            continue
+        for result in message.results:
+            call = calls.get(result.tool_use_id)
+            if call is None or result.is_error:
+                continue
+            arguments = json.dumps(call.input, ensure_ascii=False, default=str)
+            first = next((ln.strip() for ln in result.text.splitlines() if ln.strip()), "")
+            shown.append(_cut(f"{call.name}({arguments}) -> {first}", MAX_CALL_CHARS))
+    return shown[-MAX_CALLS:]
+
+
+def changed_files(root: Path, since: float) -> dict[str, str]:
+    """The text files under ``root`` modified at or after ``since`` (epoch seconds), newest last, each
+    cut to its first ``MAX_FILE_CHARS`` characters; at most ``MAX_FILES`` (the newest)."""
+    found: list[tuple[float, str, Path]] = []
+    scanned = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        for name in sorted(names):
+            scanned += 1
+            if scanned > MAX_SCANNED:
+                break
+            path = Path(folder, name)
+            try:
+                mtime = path.stat().st_mtime
+            except OSError:
+                continue
+            if mtime >= since:
+                found.append((mtime, path.relative_to(root).as_posix(), path))
+    files: dict[str, str] = {}
+    for _, rel, path in sorted(found)[-MAX_FILES:]:
+        try:
+            data = path.read_bytes()[: MAX_FILE_CHARS * 4]
+        except OSError:
+            continue
+        if b"\0" in data:
+            files[rel] = "(binary file)"
+            continue
+        files[rel] = _cut(data.decode("utf-8", errors="replace"), MAX_FILE_CHARS) or "(empty file)"
+    return files
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
