@@ -75,7 +75,7 @@ async def test_work_the_review_finds_done_ends_done_and_says_reviewed(workspace:
     assert "files.txt lists alpha.py and beta.py." in asked
 
 
-async def test_work_the_review_finds_missing_goes_on_and_is_done_once_it_is_there(workspace: Workspace) -> None:
+async def test_work_the_review_finds_missing_goes_on_and_ends_done_once_there(workspace: Workspace) -> None:
     model = ScriptedProvider([
         WRITE_PLACEHOLDER, "I wrote the names into files.txt.", NOT_DONE,
         tool_call_reply("read_file", {"path": "files.txt"}), WRITE_NAMES, "files.txt now lists them.", DONE,
