@@ -5,6 +5,7 @@ driven by scripted providers, on asyncio and trio."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -96,3 +97,21 @@ def test_a_check_that_printed_nothing_says_so() -> None:
     assert "(it printed nothing)" in text
     assert "What failed" not in text
     assert "points at" not in text
+
+
+async def test_the_note_shows_the_task_and_the_files_changed_so_far_as_they_are_now(
+    workspace: Workspace,
+) -> None:
+    wrong = tool_call_reply("write_file", {"path": "result.txt", "content": "5fcf\nThis is the output.\n"})
+    provider = ScriptedProvider([wrong, "Done.", "Done, really."])
+    session = session_for(provider, workspace, rounds=1)
+    session.state.created_at -= 60  # a file system's coarse clock may lag the session's
+    for name in ("calc.py", "test_calc.py"):  # the user's, from before the session
+        os.utime(workspace.root / name, (session.created_at - 3600, session.created_at - 3600))
+    result = await session.submit_turn("Write what generate.py prints into result.txt.")
+    assert result.stop == "error"
+    failed = notes(session)[0]
+    assert "--- result.txt ---\n5fcf\nThis is the output.\n" in failed
+    assert "calc.py ---" not in failed  # the user's files, unchanged, are not shown
+    assert "The task, as the user gave it: Write what generate.py prints into result.txt.\n\nChange" in failed
+    assert fix_request("false", "exit 1", "", [], 1, 3, task=" ", changed={}).endswith("(round 1 of 3).")

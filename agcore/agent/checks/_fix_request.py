@@ -38,8 +38,13 @@ _KEY_LINE = re.compile(
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,5})(?::(\d+))?")
 
 
-def fix_request(command: str, status: str, output: str, files: list[str], round_: int, rounds: int) -> str:
-    """The note the model reads after ``command`` failed: what failed first, then the output's end."""
+def fix_request(
+    command: str, status: str, output: str, files: list[str], round_: int, rounds: int, *,
+    task: str = "", changed: dict[str, str] | None = None,
+) -> str:
+    """The note the model reads after ``command`` failed: what failed first, then the output's end,
+    the files it points at; ``task`` (what the user asked) and ``changed`` (the files changed so far,
+    as they are now) when given."""
     tidy = _RULE.sub(lambda m: m.group(1) * 3, output).strip()
     keys = _key_lines(tidy)
     parts = [f"The acceptance check `{command}` failed ({status}), so the task is not done yet."]
@@ -48,6 +53,11 @@ def fix_request(command: str, status: str, output: str, files: list[str], round_
     parts.append("The end of its output:\n" + (tidy or "(it printed nothing)"))
     if files:
         parts.append("The output points at: " + ", ".join(files) + ".")
+    if changed:
+        shown = "\n".join(f"--- {path} ---\n{content}" for path, content in changed.items())
+        parts.append("The files changed so far, as they are now (compare them with the task):\n" + shown)
+    if task.strip():
+        parts.append(f"The task, as the user gave it: {task.strip()}")
     parts.append(
         "Change the files so that the check passes (edit_file or write_file), then answer: the check "
         "runs on what is on disk, so reading files again or answering again without a change does not "

@@ -70,9 +70,11 @@ def successful_calls(messages: list[AgentMessage]) -> list[str]:
     return shown[-MAX_CALLS:]
 
 
-def changed_files(root: Path, since: float) -> dict[str, str]:
+def changed_files(
+    root: Path, since: float, *, most: int = MAX_FILES, chars: int = MAX_FILE_CHARS
+) -> dict[str, str]:
     """The text files under ``root`` modified at or after ``since`` (epoch seconds), newest last, each
-    cut to its first ``MAX_FILE_CHARS`` characters; at most ``MAX_FILES`` (the newest)."""
+    cut to its first ``chars`` characters; at most ``most`` (the newest)."""
     found: list[tuple[float, str, Path]] = []
     scanned = 0
     for folder, dirs, names in os.walk(root):
@@ -89,15 +91,15 @@ def changed_files(root: Path, since: float) -> dict[str, str]:
             if mtime >= since:
                 found.append((mtime, path.relative_to(root).as_posix(), path))
     files: dict[str, str] = {}
-    for _, rel, path in sorted(found)[-MAX_FILES:]:
+    for _, rel, path in sorted(found)[-most:]:
         try:
-            data = path.read_bytes()[: MAX_FILE_CHARS * 4]
+            data = path.read_bytes()[: chars * 4]
         except OSError:
             continue
         if b"\0" in data:
             files[rel] = "(binary file)"
             continue
-        files[rel] = _cut(data.decode("utf-8", errors="replace"), MAX_FILE_CHARS) or "(empty file)"
+        files[rel] = _cut(data.decode("utf-8", errors="replace"), chars) or "(empty file)"
     return files
 
 
