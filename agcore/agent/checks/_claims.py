@@ -49,6 +49,7 @@ _CHANGE_VERBS = frozenset([
 ])
 _NEGATIONS = frozenset(["not", "never", "no", "without", "cannot"])  # and any word ending in n't
 _BE = frozenset(["is", "are", "was", "were", "been", "be", "got", "now"])
+_INTO = frozenset(["into", "to", "onto"])
 # A path with an extension: "calc.py", "src/app.py", "./notes.md" (not "e.g." or a version "1.5").
 _PATH = re.compile(
     r"(?<![\w/.-])(?:\./)?((?:[\w-]+/)*[\w-]*[A-Za-z_][\w-]*\.[A-Za-z][A-Za-z0-9]{0,6})(?![\w/-])"
@@ -175,8 +176,9 @@ def _blank(path: Path, size: int) -> bool:
 
 def claimed_files(text: str) -> list[str]:
     """The paths ``text`` says were written or changed, in order, once: a change verb before the path
-    in its clause ("fixed calc.py", "added a test to test_x.py"), or after it in the passive ("calc.py
-    was fixed"), with no other path between them and no negation ("did not change test_calc.py")."""
+    in its clause ("fixed calc.py", "added a test to test_x.py"; the path after "into"/"to" when there
+    is one, else the first after the verb), or after it in the passive ("calc.py was fixed"), and no
+    negation ("did not change test_calc.py")."""
     found: dict[str, None] = {}
     for clause in _CLAUSE_BREAK.split(text):
         said = [w.strip(".,;:!?'\"`()[]") for w in _WORD.findall(clause)]
@@ -189,11 +191,20 @@ def claimed_files(text: str) -> list[str]:
 
 
 def _acted_on(words: list[str], index: int, paths: set[int]) -> bool:
+    into = index > 0 and words[index - 1] in _INTO
+    between = False
     for i in range(index - 1, max(-1, index - 1 - _ACTIVE_REACH), -1):
         if i in paths:
-            break
+            between = True
+            continue
         if words[i] in _CHANGE_VERBS and not (i > 0 and words[i - 1] == "to"):  # "to fix": a purpose
-            return not _negated(words, i)
+            # A verb writes into the path after "into"/"to" when there is one ("wrote the count of
+            # data.csv into count.txt"), else the first path after it ("fixed calc.py so test_x.py
+            # passes"; "created a.txt from b.txt").
+            if between and not into:
+                return False
+            target_later = any(p > index and words[p - 1] in _INTO for p in paths)
+            return not (target_later and not into) and not _negated(words, i)
     for i in range(index + 1, min(len(words), index + 1 + _PASSIVE_REACH)):
         if i in paths:
             break
