@@ -71,6 +71,7 @@ async def test_work_the_review_finds_done_ends_done_and_says_reviewed(workspace:
     asked = str(review.messages[-1].content)
     assert TASK in asked
     assert 'write_file({"path": "files.txt"' in asked  # the call that succeeded, with its result
+    assert "-> Created 'files.txt'" in asked
     assert "--- files.txt ---\nalpha.py\nbeta.py" in asked  # the file as it is now
     assert "files.txt lists alpha.py and beta.py." in asked
 
@@ -129,3 +130,18 @@ async def test_no_review_without_tool_work_with_checks_or_when_the_verdict_is_un
 def test_rounds_must_not_be_negative(workspace: Workspace) -> None:
     with pytest.raises(ValueError, match="rounds must be 0 or more"):
         AnswerReview(workspace, rounds=-1)
+
+
+async def test_the_reviewer_reads_a_tools_own_warning(workspace: Workspace) -> None:
+    (workspace.root / "app.py").write_text("from users import get_usr\n\nNAME = get_usr(1)\n")
+    model = ScriptedProvider([
+        tool_call_reply("read_file", {"path": "app.py"}),
+        tool_call_reply("edit_file", {"path": "app.py", "old": "get_usr(1)", "new": "get_user(1)"}),
+        "Renamed get_usr to get_user in app.py.", NOT_DONE, "Nothing more to do.", NOT_DONE,
+    ])
+    result = await make_session(model, workspace).submit_turn("Rename get_usr to get_user in app.py.")
+    assert isinstance(result.error, ReviewFailed)
+    asked = str(model.requests[3].messages[-1].content)
+    assert "-> Edited 'app.py'" in asked
+    assert "Note: 'get_usr' (line 1), which this edit replaced, still appears in 'app.py'" in asked
+    assert "--- app.py ---\nfrom users import get_usr\n\nNAME = get_user(1)" in asked

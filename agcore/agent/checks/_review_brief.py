@@ -20,6 +20,7 @@ __all__ = ["ReviewBrief", "changed_files", "successful_calls"]
 #: How much of each part the reviewer reads.
 MAX_CALLS = 12
 MAX_CALL_CHARS = 160
+MAX_NOTE_CHARS = 240
 MAX_FILES = 4
 MAX_FILE_CHARS = 1_200
 MAX_ANSWER_CHARS = 1_500
@@ -51,7 +52,8 @@ class ReviewBrief:
 
 
 def successful_calls(messages: list[AgentMessage]) -> list[str]:
-    """``name(arguments) -> first line of the result`` for each call in ``messages`` that succeeded."""
+    """``name(arguments) -> first line of the result`` for each call in ``messages`` that succeeded,
+    with the result's ``Note:`` lines (a tool's own warning)."""
     calls = {}
     for message in messages:
         if isinstance(message, AssistantReply):
@@ -64,9 +66,12 @@ def successful_calls(messages: list[AgentMessage]) -> list[str]:
             call = calls.get(result.tool_use_id)
             if call is None or result.is_error:
                 continue
-            arguments = json.dumps(call.input, ensure_ascii=False, default=str)
-            first = next((ln.strip() for ln in result.text.splitlines() if ln.strip()), "")
-            shown.append(_cut(f"{call.name}({arguments}) -> {first}", MAX_CALL_CHARS))
+            arguments = _cut(json.dumps(call.input, ensure_ascii=False, default=str), MAX_CALL_CHARS)
+            lines = [ln.strip() for ln in result.text.splitlines() if ln.strip()]
+            first = _cut(lines[0], MAX_CALL_CHARS) if lines else ""
+            # A tool's own warning ("Note: 'get_usr' ... still appears") is evidence too.
+            notes = [_cut(ln, MAX_NOTE_CHARS) for ln in lines[1:] if ln.startswith("Note:")]
+            shown.append(" ".join([f"{call.name}({arguments}) -> {first}", *notes]))
     return shown[-MAX_CALLS:]
 
 
