@@ -49,8 +49,9 @@ REVIEW_PROMPT = """\
 You review another assistant's work. Compare THE TASK with the evidence: the tool calls that \
 succeeded, the files as they are now, and the final answer. Believe only the evidence, not what the \
 answer claims. The task is done only if every part of it shows in the evidence: each file the task \
-asks to create or change holds what the task asks for, nothing the task forbids was changed, and a \
-question is answered in the final answer itself.
+asks to create or change holds what the task asks for, nothing the task forbids was changed, no \
+"Note:" from a tool says that something is still left, and a question is answered in the final \
+answer itself.
 Reply with only a JSON object: {"missing": "<the part of the task that is not done, or an empty \
 string>", "done": true or false}"""
 
