@@ -79,11 +79,12 @@ def changed_files(
     root: Path, since: float, *, most: int = MAX_FILES, chars: int = MAX_FILE_CHARS
 ) -> dict[str, str]:
     """The text files under ``root`` modified at or after ``since`` (epoch seconds), newest last, each
-    cut to its first ``chars`` characters; at most ``most`` (the newest)."""
+    cut to its first ``chars`` characters; at most ``most`` (the newest). Binary files and hidden
+    directories (``.git``, an application's ``.agcore``) are left out."""
     found: list[tuple[float, str, Path]] = []
     scanned = 0
     for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
         for name in sorted(names):
             scanned += 1
             if scanned > MAX_SCANNED:
@@ -96,16 +97,17 @@ def changed_files(
             if mtime >= since:
                 found.append((mtime, path.relative_to(root).as_posix(), path))
     files: dict[str, str] = {}
-    for _, rel, path in sorted(found)[-most:]:
+    for _, rel, path in reversed(sorted(found)):
         try:
             data = path.read_bytes()[: chars * 4]
         except OSError:
             continue
-        if b"\0" in data:
-            files[rel] = "(binary file)"
+        if b"\0" in data:  # a database, an image: nothing a model reads
             continue
         files[rel] = _cut(data.decode("utf-8", errors="replace"), chars) or "(empty file)"
-    return files
+        if len(files) >= most:
+            break
+    return dict(reversed(files.items()))
 
 
 def _cut(text: str, limit: int) -> str:
