@@ -82,11 +82,13 @@ async def test_a_claimed_fix_of_an_unchanged_file_is_asked_about_then_fails_the_
     assert result.stop == "error"
     assert isinstance(result.error, ClaimNotBorneOut)
     assert [c.path for c in result.error.claims] == ["calc.py"]
-    assert "says it changed calc.py, but calc.py has not changed" in str(result.error)
+    assert "does not match the workspace: your answer says calc.py was written or changed, but calc.py has " \
+        "not changed" in str(result.error)
     assert "agcore run --check CMD" in str(result.error)
     assert result.error.is_recoverable()
     (note,) = notes(session)
-    assert "Your answer says calc.py was written or changed, but calc.py has not changed" in note
+    assert "Your answer does not match the workspace: your answer says calc.py was written or changed, " \
+        "but calc.py has not changed" in note
     assert "make it now with a tool call" in note
     assert (workspace.root / "calc.py").read_text() == CALC  # nothing touched the work
 
@@ -144,3 +146,33 @@ async def test_a_file_the_task_names_that_was_never_written_or_was_left_empty(wo
 def test_rounds_must_not_be_negative(workspace: Workspace) -> None:
     with pytest.raises(ValueError, match="rounds must be 0 or more"):
         ClaimedChanges(workspace, rounds=-1)
+
+
+async def test_a_rename_left_half_done_is_asked_about(workspace: Workspace) -> None:
+    app = "from users import get_usr\n\n\ndef greeting(i):\n    return get_usr(i)\n"
+    (workspace.root / "app.py").write_text(app)
+    done = "Updated every use of get_usr in app.py."
+    model = ScriptedProvider([
+        tool_call_reply("read_file", {"path": "app.py"}),
+        tool_call_reply("edit_file", {"path": "app.py", "old": "get_usr(i)", "new": "get_user(i)"}),
+        done,
+        tool_call_reply("edit_file", {"path": "app.py", "old": "import get_usr", "new": "import get_user"}),
+        done,
+    ])
+    session = make_session(model, workspace)
+    result = await session.submit_turn("Rename get_usr to get_user in app.py.")
+    assert result.stop == "done", result.error
+    (note,) = notes(session)
+    assert "app.py still has 'get_usr' (line 1), which your edit replaced in another place of it" in note
+    assert "get_usr" not in (workspace.root / "app.py").read_text()
+
+
+async def test_an_edit_that_rewrites_or_deletes_is_no_rename(workspace: Workspace) -> None:
+    (workspace.root / "app.py").write_text("x = compute(1)\ny = compute(2)\n")
+    model = ScriptedProvider([
+        tool_call_reply("read_file", {"path": "app.py"}),
+        tool_call_reply("edit_file", {"path": "app.py", "old": "x = compute(1)\n", "new": ""}),
+        "Removed x from app.py.",
+    ])
+    result = await make_session(model, workspace).submit_turn("Remove x from app.py.")
+    assert result.stop == "done", result.error

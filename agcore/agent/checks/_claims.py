@@ -28,6 +28,7 @@ from agcore.agent._errors import AgentError
 from agcore.agent._messages import ContextNote
 from agcore.agent._turn_input import turn_input
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
+from agcore.agent.checks._leftover_names import Leftover, leftover_names
 
 if TYPE_CHECKING:
     from agcore.tools.workspace import Workspace
@@ -80,21 +81,22 @@ class UnbornClaim:
 
 
 class ClaimNotBorneOut(AgentError):
-    """The model's answer says files were changed that the workspace shows unchanged (or missing),
+    """The model's answer does not match the workspace — files it says were changed are unchanged,
+    missing or empty (``claims``), or a name its edits replaced is still there (``leftovers``) —
     still so after it was asked to make the change or correct the answer. Recoverable: another turn
     may do the work; the history stays valid."""
 
     recoverable: ClassVar[bool] = True
 
-    def __init__(self, claims: list[UnbornClaim]) -> None:
-        said = ", ".join(c.path for c in claims)
-        found = "; ".join(c.describe() for c in claims)
+    def __init__(self, claims: list[UnbornClaim], leftovers: list[Leftover] | None = None) -> None:
+        found = _mismatches(claims, leftovers or [])
         super().__init__(
-            f"The model's answer says it changed {said}, but {found} (asked again, "
-            "it did not make the change), so the work is not done. Run the task again (a larger model "
-            "does this more reliably), or give a check that verifies it (agcore run --check CMD)."
+            f"The model's answer does not match the workspace: {found} (asked again, it did not make "
+            "the change), so the work is not done. Run the task again (a larger model does this more "
+            "reliably), or give a check that verifies it (agcore run --check CMD)."
         )
         self.claims = claims
+        self.leftovers = leftovers or []
 
 
 class ClaimedChanges(Capability):
@@ -118,25 +120,30 @@ class ClaimedChanges(Capability):
         root, since = self.workspace.root, steps.session.created_at
         text, task = reply.message.text, turn_input(steps)
         claims = await anyio.to_thread.run_sync(unborn_claims, text, task, root, since)
-        if not claims:
+        messages = steps.session.messages[steps.turn.start:]
+        leftovers = await anyio.to_thread.run_sync(leftover_names, messages, root)
+        if not claims and not leftovers:
             return None
         state: dict[str, Any] = steps.turn.capabilities.setdefault(CLAIMS_KEY, {"asked": 0})
         asked = int(state.get("asked", 0))
         if asked >= self.rounds:
-            return Finish("error", ClaimNotBorneOut(claims))
+            return Finish("error", ClaimNotBorneOut(claims, leftovers))
         state["asked"] = asked + 1
-        await steps.record(ContextNote(text=_note(claims)))
+        await steps.record(ContextNote(text=_note(claims, leftovers)))
         return CallModel()
 
 
-def _note(claims: list[UnbornClaim]) -> str:
-    said = ", ".join(c.path for c in claims)
-    found = "; ".join(c.describe() for c in claims)
+def _note(claims: list[UnbornClaim], leftovers: list[Leftover]) -> str:
     return (
-        f"Your answer says {said} was written or changed, but {found}. If the task needs that change, "
-        "make it now with a tool call (read the file, then edit_file or write_file, with the actual "
-        "content). If it does not, answer again saying only what you really did."
+        f"Your answer does not match the workspace: {_mismatches(claims, leftovers)}. If the task needs "
+        "that change, make it now with a tool call (read the file, then edit_file or write_file, with "
+        "the actual content). If it does not, answer again saying only what you really did."
     )
+
+
+def _mismatches(claims: list[UnbornClaim], leftovers: list[Leftover]) -> str:
+    said = [f"your answer says {c.path} was written or changed, but {c.describe()}" for c in claims]
+    return "; ".join(said + [left.describe() for left in leftovers])
 
 
 def unborn_claims(text: str, task: str, root: Path, since: float) -> list[UnbornClaim]:

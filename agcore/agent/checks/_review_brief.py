@@ -14,8 +14,9 @@ from agcore.agent._messages import AssistantReply, ToolResults
 
 if TYPE_CHECKING:
     from agcore.agent._messages import AgentMessage
+    from agcore.llm.types import ToolResultBlock, ToolUseBlock
 
-__all__ = ["ReviewBrief", "changed_files", "successful_calls"]
+__all__ = ["ReviewBrief", "changed_files", "succeeded", "successful_calls"]
 
 #: How much of each part the reviewer reads.
 MAX_CALLS = 12
@@ -51,27 +52,33 @@ class ReviewBrief:
         )
 
 
-def successful_calls(messages: list[AgentMessage]) -> list[str]:
-    """``name(arguments) -> first line of the result`` for each call in ``messages`` that succeeded,
-    with the result's ``Note:`` lines (a tool's own warning)."""
+def succeeded(messages: list[AgentMessage]) -> list[tuple[ToolUseBlock, ToolResultBlock]]:
+    """Each call in ``messages`` that succeeded, with its result, in order."""
     calls = {}
     for message in messages:
         if isinstance(message, AssistantReply):
             calls.update({c.id: c for c in message.message.tool_calls})
-    shown: list[str] = []
+    done: list[tuple[ToolUseBlock, ToolResultBlock]] = []
     for message in messages:
-        if not isinstance(message, ToolResults):
-            continue
-        for result in message.results:
-            call = calls.get(result.tool_use_id)
-            if call is None or result.is_error:
-                continue
-            arguments = _cut(json.dumps(call.input, ensure_ascii=False, default=str), MAX_CALL_CHARS)
-            lines = [ln.strip() for ln in result.text.splitlines() if ln.strip()]
-            first = _cut(lines[0], MAX_CALL_CHARS) if lines else ""
-            # A tool's own warning ("Note: 'get_usr' ... still appears") is evidence too.
-            notes = [_cut(ln, MAX_NOTE_CHARS) for ln in lines[1:] if ln.startswith("Note:")]
-            shown.append(" ".join([f"{call.name}({arguments}) -> {first}", *notes]))
+        if isinstance(message, ToolResults):
+            for result in message.results:
+                call = calls.get(result.tool_use_id)
+                if call is not None and not result.is_error:
+                    done.append((call, result))
+    return done
+
+
+def successful_calls(messages: list[AgentMessage]) -> list[str]:
+    """``name(arguments) -> first line of the result`` for each call in ``messages`` that succeeded,
+    with the result's ``Note:`` lines (a tool's own warning)."""
+    shown: list[str] = []
+    for call, result in succeeded(messages):
+        arguments = _cut(json.dumps(call.input, ensure_ascii=False, default=str), MAX_CALL_CHARS)
+        lines = [ln.strip() for ln in result.text.splitlines() if ln.strip()]
+        first = _cut(lines[0], MAX_CALL_CHARS) if lines else ""
+        # A tool's own warning ("Note: 'get_usr' ... still appears") is evidence too.
+        notes = [_cut(ln, MAX_NOTE_CHARS) for ln in lines[1:] if ln.startswith("Note:")]
+        shown.append(" ".join([f"{call.name}({arguments}) -> {first}", *notes]))
     return shown[-MAX_CALLS:]
 
 
