@@ -43,7 +43,7 @@ from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import CommandResult, plan_command, run_plan
 from agcore.tools.workspace._command_precheck import command_refusal
-from agcore.tools.workspace._dropped_definitions import DroppedDefinitions
+from agcore.tools.workspace._dropped_definitions import refuse_dropped_definitions
 from agcore.tools.workspace._edit import describe_edit, plan_edit
 from agcore.tools.workspace._environment import (
     CommandEnvironment,
@@ -152,7 +152,6 @@ class Workspace:
         self._sandbox = select_sandbox(sandbox, view=SandboxView(self.readable.roots))
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._reads = ReadRecord(enabled=read_before_write)
-        self._dropped = DroppedDefinitions()  # a whole-file write that drops functions: refused once
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
         self._socket_scan = SocketScan(self.root)
 
@@ -246,7 +245,7 @@ class Workspace:
             change = _files.plan_write(self.path_guard, path, content)
             self._reads.check(change.path, change.rel, change.before, action="overwritten")
             assert change.after is not None
-            self._dropped.check(change.rel, change.before, change.after)
+            refuse_dropped_definitions(change.rel, change.before, change.after)
             self._undo.append(_files.write_change(self.path_guard, change))
             self._reads.wrote(change.path, change.after)
             return f"{_files.describe_write(change)}\nundo_patch() takes it back."
