@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agcore.agent import (
+    AcceptanceChecks,
     AgentBuilder,
     AgentSession,
     BasicAgent,
@@ -176,3 +177,19 @@ async def test_an_edit_that_rewrites_or_deletes_is_no_rename(workspace: Workspac
     ])
     result = await make_session(model, workspace).submit_turn("Remove x from app.py.")
     assert result.stop == "done", result.error
+
+
+async def test_a_turn_with_acceptance_checks_is_theirs_to_judge(workspace: Workspace) -> None:
+    model = ScriptedProvider([
+        FALSE_CLAIM,  # the check fails and says why: no claims note, no ClaimNotBorneOut
+        tool_call_reply("write_file", {"path": "done.txt", "content": "yes\n"}),
+        "Wrote done.txt.",
+    ])
+    checks = AcceptanceChecks(workspace, ["test -s done.txt"])
+    bundle = (AgentBuilder().provider(model).tools(workspace.tools())
+              .capabilities(ClaimedChanges(workspace), checks).build())
+    session = AgentSession(BasicAgent(name="coder", system_prompt="You code."), "s1", bundle)
+    result = await session.submit_turn(TASK)
+    assert result.stop == "done", result.error
+    (note,) = notes(session)
+    assert note.startswith("The acceptance check `test -s done.txt` failed")

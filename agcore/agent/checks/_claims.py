@@ -29,6 +29,7 @@ from agcore.agent._messages import ContextNote
 from agcore.agent._turn_input import turn_input
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
 from agcore.agent.checks._leftover_names import Leftover, leftover_names
+from agcore.agent.checks._review import judged
 
 if TYPE_CHECKING:
     from agcore.tools.workspace import Workspace
@@ -103,7 +104,8 @@ class ClaimedChanges(Capability):
     """Hold an answer's "I wrote / fixed / updated FILE" to the files in ``workspace``: a file it names
     so that does not exist, or has not changed since the session began, gets the model asked to make
     the change or answer with what was done; after ``rounds`` such answers in a turn, the turn ends
-    failed with ``ClaimNotBorneOut``. A sub-agent's answers are its parent's to judge."""
+    failed with ``ClaimNotBorneOut``. A sub-agent's answers are its parent's to judge, and a turn with
+    acceptance checks is theirs."""
 
     def __init__(self, workspace: Workspace, *, rounds: int = 1) -> None:
         if rounds < 0:
@@ -115,8 +117,8 @@ class ClaimedChanges(Capability):
         return f"ClaimedChanges(rounds={self.rounds})"
 
     async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
-        if steps.session.parent is not None or steps.turn.output is not None:
-            return None
+        if steps.session.parent is not None or steps.turn.output is not None or judged(steps):
+            return None  # a turn with acceptance checks is theirs to judge, with their rounds
         root, since = self.workspace.root, steps.session.created_at
         text, task = reply.message.text, turn_input(steps)
         claims = await anyio.to_thread.run_sync(unborn_claims, text, task, root, since)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from agcore.llm.provider import LLMProvider
     from agcore.tools.workspace import Workspace
 
-__all__ = ["REVIEW_KEY", "REVIEW_PROMPT", "AnswerReview", "ReviewFailed", "review_verdict"]
+__all__ = ["REVIEW_KEY", "REVIEW_PROMPT", "AnswerReview", "ReviewFailed", "judged", "review_verdict"]
 
 _log = logging.getLogger("agcore.agent")
 
@@ -102,7 +102,7 @@ class AnswerReview(Capability):
 
     async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
         session, turn = steps.session, steps.turn
-        if session.parent is not None or turn.output is not None or _checked(steps):
+        if session.parent is not None or turn.output is not None or judged(steps):
             return None
         calls = successful_calls(session.messages[turn.start:])
         if not calls:
@@ -157,7 +157,7 @@ class AnswerReview(Capability):
         return verdict.missing.strip().rstrip(".") or "the review named no part, but said it is not done"
 
 
-def _checked(steps: TurnView) -> bool:
+def judged(steps: TurnView) -> bool:
     """Whether acceptance checks judge this turn (a plan with checks, or ``AcceptanceChecks``)."""
     return bool(steps.turn.capabilities.get(JUDGED_KEY) or steps.session.state.app_state.get(JUDGED_KEY))
 
