@@ -79,18 +79,22 @@ def not_an_answer(text: str, offered: frozenset[str], *, task: str = "") -> str 
 #: restates it. Shorter replies ("count.txt holds 37") share words with any task by nature.
 RESTATED_MIN_WORDS = 6
 RESTATED_SHARE = 0.9
+#: ... and that opens with this many of the task's words in a row.
+RESTATED_OPENING = 3
 _WORD = re.compile(r"\w+")
 
 
 def restates(text: str, task: str) -> bool:
-    """Whether ``text`` is ``task`` said again: at least 90% of its words (and six or more) are the
-    task's, word for word and in order. An answer in the task's own terms still differs in its verbs
-    ("Renamed ... and updated ..." for "Rename ... and update ...") and in what it adds; a small
-    model that restates the task after a refused call (issue 26's run-command) writes it back as is."""
+    """Whether ``text`` is ``task`` said again: it opens with three of the task's words in a row, and
+    at least 90% of its words (six or more) are the task's, word for word and in order. An answer in
+    the task's own terms still differs in its verbs ("Renamed ... and updated ..." for "Rename ... and
+    update ...", "I wrote the names ..." for "Write the names ...") and in what it adds; a small model
+    that restates the task after a refused call (issue 26's run-command) writes it back as is."""
     said = _WORD.findall(text.lower())
     if len(said) < RESTATED_MIN_WORDS:
         return False
     asked = _WORD.findall(task.lower())
-    matcher = SequenceMatcher(None, asked, said, autojunk=False)
-    shared = sum(block.size for block in matcher.get_matching_blocks())
-    return shared >= RESTATED_SHARE * len(said)
+    blocks = SequenceMatcher(None, asked, said, autojunk=False).get_matching_blocks()
+    # It opens with the task's own words ("Write the names…", not "I wrote the names…": an answer).
+    opens_alike = any(block.b == 0 and block.size >= RESTATED_OPENING for block in blocks)
+    return opens_alike and sum(block.size for block in blocks) >= RESTATED_SHARE * len(said)

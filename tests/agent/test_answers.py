@@ -216,13 +216,17 @@ async def test_a_reply_that_restates_the_task_then_an_answer_is_done() -> None:
 @pytest.mark.parametrize("answer", [
     "Renamed the function get_usr to get_user in users.py and updated every use of it in app.py.",
     "I ran python generate.py and wrote exactly what it prints into output.txt",
+    "I wrote exactly what python generate.py prints into output.txt",
+    "I ran `python generate.py` and wrote exactly what it prints into output.txt.",
+    "I wrote the names of the Python files in src into files.txt, one name per line.",
     "count.txt holds 37",
 ])
 async def test_an_answer_in_the_tasks_own_terms_is_an_answer(answer: str) -> None:
     model = ScriptedProvider([answer])
     session = session_for(model)
     task = ("Rename the function get_usr to get_user in users.py and update every use of it in app.py. "
-            + TASK + " Count the lines of data.csv and write the count into count.txt.")
+            + TASK + " Count the lines of data.csv and write the count into count.txt. Write the names "
+            "of the Python files in src into files.txt, one name per line.")
     result = await session.submit_turn(task)
     assert result.stop == "done"
     assert notes(session) == []
