@@ -8,6 +8,7 @@ saw."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,8 @@ class AnswerRequired(Capability):
         turn = steps.turn
         if turn.output is not None:
             return None
-        why = not_an_answer(reply.message.text, turn.offered, task=turn_input(steps))
+        notes = [m.text for m in steps.session.messages[turn.start:] if isinstance(m, ContextNote)]
+        why = not_an_answer(reply.message.text, turn.offered, task=turn_input(steps), notes=notes)
         if why is None:
             turn.capabilities.pop(ANSWER_KEY, None)
             return None
@@ -55,15 +57,20 @@ class AnswerRequired(Capability):
         steps.turn.capabilities.pop(ANSWER_KEY, None)  # it did something: count afresh
 
 
-def not_an_answer(text: str, offered: frozenset[str], *, task: str = "") -> str | None:
+def not_an_answer(
+    text: str, offered: frozenset[str], *, task: str = "", notes: Sequence[str] = ()
+) -> str | None:
     """Why a final reply's ``text`` is no answer (``was empty``...), or None when it may be one;
-    ``task``: what the user asked, which a reply that only restates it does not answer."""
+    ``task``: what the user asked, which a reply that only restates it does not answer; ``notes``:
+    what the runtime told the model in the turn, which a reply that only repeats it does not answer."""
     if not text.strip():
         return "was empty"
     if is_reminder_echo(text):
         return "repeated the reminder the system sends after tool results instead of answering"
     if task and restates(text, task):
         return "only restated the task"
+    if any(_repeats(text, note) for note in notes):
+        return "only repeated the runtime's own note back"
     if offered:
         parsed = parse_text_calls(text, offered)
         calls = parsed.calls
@@ -82,6 +89,15 @@ RESTATED_SHARE = 0.9
 #: ... and that opens with this many of the task's words in a row.
 RESTATED_OPENING = 3
 _WORD = re.compile(r"\w+")
+#: A reply this long or longer (in characters) found word for word in a note of the runtime's repeats it.
+REPEATED_MIN_CHARS = 40
+
+
+def _repeats(text: str, note: str) -> bool:
+    """Whether ``text`` is a piece of ``note`` (a failing check's request, a claims note) copied back:
+    a 1.5B model answered with the last sentences of the checks' note three rounds in a row."""
+    said = " ".join(_WORD.findall(text.lower()))
+    return len(said) >= REPEATED_MIN_CHARS and said in " ".join(_WORD.findall(note.lower()))
 
 
 def restates(text: str, task: str) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, ContextNote, NoAnswer
+from agcore.agent._answers import not_an_answer
 from agcore.agent.textcalls import is_reminder_echo
 from agcore.llm import LLMRequest, TextBlock, UserMessage
 from agcore.testing import ScriptedProvider, tool_call_reply
@@ -230,3 +231,21 @@ async def test_an_answer_in_the_tasks_own_terms_is_an_answer(answer: str) -> Non
     result = await session.submit_turn(task)
     assert result.stop == "done"
     assert notes(session) == []
+
+
+async def test_a_reply_that_repeats_the_runtimes_note_is_no_answer() -> None:
+    model = ScriptedProvider(["", "If the task is done, say in plain text what you did and what came of it."])
+    session = session_for(model)
+    result = await session.submit_turn("add 2 and 3")
+    assert isinstance(result.error, NoAnswer)
+    assert result.error.why == "only repeated the runtime's own note back"
+
+
+def test_a_reply_is_a_repeat_only_when_long_enough_and_word_for_word() -> None:
+    note = ("The acceptance check `pytest` failed. The check runs on what is on disk, so reading files "
+            "again or answering again without a change does not fix it.")
+    echo = "The check runs on what is on disk, so reading files again or answering again without a change."
+    assert not_an_answer(echo, frozenset(), notes=[note]) == "only repeated the runtime's own note back"
+    assert not_an_answer("The check failed.", frozenset(), notes=[note]) is None  # short
+    answer = "I fixed calc.py; the check runs on what is on disk."
+    assert not_an_answer(answer, frozenset(), notes=[note]) is None
