@@ -23,6 +23,7 @@ import anyio
 
 from agcore._clock import monotonic
 from agcore.agent._events import CheckFinished, CheckStarted
+from agcore.agent._hands_off import HANDS_OFF_KEY
 from agcore.agent._messages import ContextNote
 from agcore.agent._turn_input import turn_input
 from agcore.agent._wrap_up import JUDGED_KEY
@@ -170,8 +171,9 @@ class AcceptanceChecks(Capability):
         changed = await anyio.to_thread.run_sync(
             functools.partial(changed_files, root, since, most=CHANGED_SHOWN, chars=CHANGED_CHARS)
         )
+        keep = [str(p) for p in steps.turn.capabilities.get(HANDS_OFF_KEY, ())]
         return fix_request(failure.command, failure.status, failure.output, files, round_, self.rounds,
-                           task=turn_input(steps), changed=changed)
+                           task=turn_input(steps), changed=changed, keep=keep)
 
 
 def _program_missing(exit_code: int | None, output: str) -> bool:

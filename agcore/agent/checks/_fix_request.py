@@ -17,6 +17,8 @@ import os
 import re
 from pathlib import Path
 
+from agcore.agent.checks._local_imports import local_imports
+
 __all__ = ["UNCHANGED_ASKS", "fix_request", "named_files", "unchanged_request", "workspace_fingerprint"]
 
 #: Answers in a row, while the workspace is as the failing check left it, that are asked again
@@ -40,11 +42,11 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,5})(?::(\d+
 
 def fix_request(
     command: str, status: str, output: str, files: list[str], round_: int, rounds: int, *,
-    task: str = "", changed: dict[str, str] | None = None,
+    task: str = "", changed: dict[str, str] | None = None, keep: list[str] | None = None,
 ) -> str:
     """The note the model reads after ``command`` failed: what failed first, then the output's end,
     the files it points at; ``task`` (what the user asked) and ``changed`` (the files changed so far,
-    as they are now) when given."""
+    as they are now) and ``keep`` (files the task says not to change) when given."""
     tidy = _RULE.sub(lambda m: m.group(1) * 3, output).strip()
     keys = _key_lines(tidy)
     parts = [f"The acceptance check `{command}` failed ({status}), so the task is not done yet."]
@@ -53,6 +55,8 @@ def fix_request(
     parts.append("The end of its output:\n" + (tidy or "(it printed nothing)"))
     if files:
         parts.append("The output points at: " + ", ".join(files) + ".")
+    if keep:
+        parts.append(f"The task says not to change {', '.join(keep)}: the fix goes in another file.")
     if changed:
         shown = "\n".join(f"--- {path} ---\n{content}" for path, content in changed.items())
         parts.append("The files changed so far, as they are now (compare them with the task):\n" + shown)
@@ -82,7 +86,8 @@ def _key_lines(output: str) -> list[str]:
 
 
 def named_files(output: str, root: Path) -> list[str]:
-    """The workspace files ``output`` names (``calc.py:7`` as ``calc.py line 7``), in order, once."""
+    """The workspace files ``output`` names (``calc.py:7`` as ``calc.py line 7``), in order, once,
+    each with the workspace modules it imports (``test_calc.py line 5 (it imports calc.py)``)."""
     found: dict[str, list[str]] = {}
     for match in _PATH.finditer(output):
         path, line = match.group(1), match.group(2)
@@ -96,7 +101,12 @@ def named_files(output: str, root: Path) -> list[str]:
         lines = found.setdefault(path, [])
         if line and line not in lines:
             lines.append(line)
-    return [f"{path} line {', '.join(lines)}" if lines else path for path, lines in found.items()]
+    named = []
+    for path, lines in found.items():
+        imports = local_imports(root / path, root)
+        at = f" line {', '.join(lines)}" if lines else ""
+        named.append(f"{path}{at}" + (f" (it imports {', '.join(imports)})" if imports else ""))
+    return named
 
 
 def workspace_fingerprint(root: Path) -> str:
