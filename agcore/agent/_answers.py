@@ -89,15 +89,22 @@ RESTATED_SHARE = 0.9
 #: ... and that opens with this many of the task's words in a row.
 RESTATED_OPENING = 3
 _WORD = re.compile(r"\w+")
-#: A reply this long or longer (in characters) found word for word in a note of the runtime's repeats it.
-REPEATED_MIN_CHARS = 40
+#: A reply whose longest run of words found word for word in a note of the runtime's is this many
+#: words or more, and this share of the reply, repeats the note.
+REPEATED_MIN_WORDS = 8
+REPEATED_SHARE = 0.75
 
 
 def _repeats(text: str, note: str) -> bool:
-    """Whether ``text`` is a piece of ``note`` (a failing check's request, a claims note) copied back:
-    a 1.5B model answered with the last sentences of the checks' note three rounds in a row."""
-    said = " ".join(_WORD.findall(text.lower()))
-    return len(said) >= REPEATED_MIN_CHARS and said in " ".join(_WORD.findall(note.lower()))
+    """Whether ``text`` is mostly a piece of ``note`` (a failing check's request, a claims note)
+    copied back: a 1.5B model answered with the last sentences of the checks' note three rounds in a
+    row, once after "The task is now done."."""
+    said = _WORD.findall(text.lower())
+    if len(said) < REPEATED_MIN_WORDS:
+        return False
+    told = _WORD.findall(note.lower())
+    run = SequenceMatcher(None, told, said, autojunk=False).find_longest_match(0, len(told), 0, len(said))
+    return run.size >= REPEATED_MIN_WORDS and run.size >= REPEATED_SHARE * len(said)
 
 
 def restates(text: str, task: str) -> bool:

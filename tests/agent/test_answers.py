@@ -246,6 +246,8 @@ def test_a_reply_is_a_repeat_only_when_long_enough_and_word_for_word() -> None:
             "again or answering again without a change does not fix it.")
     echo = "The check runs on what is on disk, so reading files again or answering again without a change."
     assert not_an_answer(echo, frozenset(), notes=[note]) == "only repeated the runtime's own note back"
+    prefixed = "The task is now done. " + echo
+    assert not_an_answer(prefixed, frozenset(), notes=[note]) == "only repeated the runtime's own note back"
     assert not_an_answer("The check failed.", frozenset(), notes=[note]) is None  # short
     answer = "I fixed calc.py; the check runs on what is on disk."
     assert not_an_answer(answer, frozenset(), notes=[note]) is None

@@ -64,6 +64,7 @@ async def test_an_answer_with_nothing_changed_is_asked_for_the_change(workspace:
     assert "E       assert" in what_failed
     assert "FAILED test_calc.py::test_average" in what_failed
     assert "The output points at: test_calc.py line 5 (it imports calc.py)." in failed
+    assert "Start with test_calc.py: read it" in failed  # nothing keeps the test unchanged here
     assert not re.search(r"={20}", failed)
     assert "Change the files so that the check passes" in failed
     assert "round 1 of 3" in failed
@@ -75,6 +76,7 @@ async def test_the_note_says_which_file_the_task_keeps_unchanged(workspace: Work
     await session.submit_turn("Fix calc.py so that test_calc.py passes (do not change test_calc.py).")
     failed = notes(session)[0]
     assert "The task says not to change test_calc.py: the fix goes in another file." in failed
+    assert "Start with calc.py: read it, then change what makes the check fail." in failed
 
 
 def test_a_test_files_local_imports_are_named(tmp_path: Path) -> None:
@@ -131,5 +133,5 @@ async def test_the_note_shows_the_task_and_the_files_changed_so_far_as_they_are_
     failed = notes(session)[0]
     assert "--- result.txt ---\n5fcf\nThis is the output.\n" in failed
     assert "calc.py ---" not in failed  # the user's files, unchanged, are not shown
-    assert "The task, as the user gave it: Write what generate.py prints into result.txt.\n\nChange" in failed
+    assert "The task, as the user gave it: Write what generate.py prints into result.txt.\n\nStart" in failed
     assert fix_request("false", "exit 1", "", [], 1, 3, task=" ", changed={}).endswith("(round 1 of 3).")

@@ -31,6 +31,7 @@ from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, 
 from agcore.agent.checks._check_report import CHECKS_KEY, CheckOutcome, CheckReport, ChecksFailed
 from agcore.agent.checks._fix_request import (
     UNCHANGED_ASKS,
+    first_to_change,
     fix_request,
     named_files,
     unchanged_request,
@@ -172,8 +173,9 @@ class AcceptanceChecks(Capability):
             functools.partial(changed_files, root, since, most=CHANGED_SHOWN, chars=CHANGED_CHARS)
         )
         keep = [str(p) for p in steps.turn.capabilities.get(HANDS_OFF_KEY, ())]
+        first = await anyio.to_thread.run_sync(first_to_change, failure.output, root, keep)
         return fix_request(failure.command, failure.status, failure.output, files, round_, self.rounds,
-                           task=turn_input(steps), changed=changed, keep=keep)
+                           task=turn_input(steps), changed=changed, keep=keep, start_with=first)
 
 
 def _program_missing(exit_code: int | None, output: str) -> bool:

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from agcore.agent.checks._local_imports import local_imports
 
-__all__ = ["UNCHANGED_ASKS", "fix_request", "named_files", "unchanged_request", "workspace_fingerprint"]
+__all__ = [
+    "UNCHANGED_ASKS",
+    "first_to_change",
+    "fix_request",
+    "named_files",
+    "unchanged_request",
+    "workspace_fingerprint",
+]
 
 #: Answers in a row, while the workspace is as the failing check left it, that are asked again
 #: instead of running the checks (which would fail the same way) before the round counts anyway.
@@ -43,10 +50,12 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,5})(?::(\d+
 def fix_request(
     command: str, status: str, output: str, files: list[str], round_: int, rounds: int, *,
     task: str = "", changed: dict[str, str] | None = None, keep: list[str] | None = None,
+    start_with: str | None = None,
 ) -> str:
     """The note the model reads after ``command`` failed: what failed first, then the output's end,
     the files it points at; ``task`` (what the user asked) and ``changed`` (the files changed so far,
-    as they are now) and ``keep`` (files the task says not to change) when given."""
+    as they are now), ``keep`` (files the task says not to change) and ``start_with`` (the file to
+    read and change first) when given."""
     tidy = _RULE.sub(lambda m: m.group(1) * 3, output).strip()
     keys = _key_lines(tidy)
     parts = [f"The acceptance check `{command}` failed ({status}), so the task is not done yet."]
@@ -62,6 +71,8 @@ def fix_request(
         parts.append("The files changed so far, as they are now (compare them with the task):\n" + shown)
     if task.strip():
         parts.append(f"The task, as the user gave it: {task.strip()}")
+    if start_with:
+        parts.append(f"Start with {start_with}: read it, then change what makes the check fail.")
     parts.append(
         "Change the files so that the check passes (edit_file or write_file), then answer: the check "
         "runs on what is on disk, so reading files again or answering again without a change does not "
@@ -107,6 +118,31 @@ def named_files(output: str, root: Path) -> list[str]:
         at = f" line {', '.join(lines)}" if lines else ""
         named.append(f"{path}{at}" + (f" (it imports {', '.join(imports)})" if imports else ""))
     return named
+
+
+def first_to_change(output: str, root: Path, keep: list[str]) -> str | None:
+    """The file a fix most likely goes in: the first workspace file ``output`` points at that the task
+    does not keep unchanged, else the first local module one of them imports (a failing assert points
+    at the test; with the test kept, the code it imports)."""
+    kept = {k.removeprefix("./") for k in keep}
+    pointed = list(dict.fromkeys(m.group(1) for m in _PATH.finditer(output)))
+    inside = [p for p in pointed if _inside(root, p)]
+    for path in inside:
+        if path not in kept:
+            return path
+    for path in inside:
+        for module in local_imports(root / path, root):
+            if module not in kept:
+                return module
+    return None
+
+
+def _inside(root: Path, path: str) -> bool:
+    try:
+        candidate = (root / path).resolve()
+        return candidate.is_relative_to(root.resolve()) and candidate.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def workspace_fingerprint(root: Path) -> str:
