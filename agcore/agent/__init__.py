@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
+from agcore.agent._answers import AnswerRequired, not_an_answer, restates
 
 # ---- end of session and loop exports ----
 # What a runtime on the turn's steps works with (agcore.agent.steps, docs/runtimes.md): the batch of
@@ -65,6 +66,7 @@ from agcore.agent._events import (
     TurnStarted,
     TurnStop,
 )
+from agcore.agent._hands_off import HandsOff, hands_off_files
 from agcore.agent._messages import (
     AgentMessage,
     AgentMessageAdapter,
@@ -346,6 +348,11 @@ __all__ = [
     "tool_calls_notice",
     "WrapUp",
     "judged_answers",
+    "AnswerRequired",
+    "not_an_answer",
+    "restates",
+    "HandsOff",
+    "hands_off_files",
     "settle_plan",
 ]
 

@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, ContextNote, NoAnswer
-from agcore.agent._answers import not_an_answer
+from agcore.agent import (
+    AgentBuilder,
+    AgentConfig,
+    AgentSession,
+    BasicAgent,
+    ContextNote,
+    NoAnswer,
+    not_an_answer,
+)
 from agcore.agent.textcalls import is_reminder_echo
 from agcore.llm import LLMRequest, TextBlock, UserMessage
 from agcore.testing import ScriptedProvider, tool_call_reply

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agcore.agent import AgentBuilder, AgentSession, BasicAgent, ToolResults
-from agcore.agent._hands_off import hands_off_files
+from agcore.agent import AgentBuilder, AgentSession, BasicAgent, ToolResults, hands_off_files
 from agcore.testing import ScriptedProvider, tool_call_reply
 from agcore.tools.workspace import Workspace
 

@@ -11,7 +11,9 @@ turn ends failed with ``ClaimNotBorneOut`` instead of "done".
 
 It reads the file system, not the tool calls, so a change made by ``run_command`` (``sed -i``, a
 script) counts as much as one made by ``edit_file``; and it only looks at files that exist or that
-the user's request names, so "mathutils.multiply" in an answer is not taken for a file.
+the user's request names, so "mathutils.multiply" in an answer is not taken for a file. A rename left
+half done (``leftover_names``: a name a rename-like ``edit_file`` replaced, still in that file) is
+the same kind of mismatch. A turn with acceptance checks is left to them.
 """
 
 from __future__ import annotations
