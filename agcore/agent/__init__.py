@@ -137,6 +137,7 @@ if TYPE_CHECKING:
         REVIEW_PROMPT,
         AnswerReview,
         ReviewFailed,
+        review_requests,
         review_verdict,
     )
     from agcore.agent.checks._review_brief import ReviewBrief
@@ -329,6 +330,7 @@ __all__ = [
     "AnswerReview",
     "ReviewBrief",
     "ReviewFailed",
+    "review_requests",
     "review_verdict",
     # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",

@@ -34,6 +34,7 @@ from agcore.agent import (
     TurnEnded,
     TurnResult,
     check_report,
+    review_requests,
     review_verdict,
 )
 from agcore.cli._errors import cli_advice
@@ -212,7 +213,9 @@ class Renderer:
     def summary(self, result: TurnResult) -> None:
         """The closing line of a turn: how it ended, model calls, tokens, cost."""
         self.end_text()
+        reviews = review_requests(result)
         calls = count(result.turns, "model call")
+        calls += f" (+{count(reviews, 'review call')})" if reviews else ""
         cost = (f"${result.cost_usd:.4f}" if result.cost_usd is not None
                 else "cost unknown (no price for this model)")
         ending = _ENDINGS[result.stop]

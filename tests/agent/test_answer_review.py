@@ -22,6 +22,7 @@ from agcore.agent import (
     BasicAgent,
     ContextNote,
     ReviewFailed,
+    review_requests,
     review_verdict,
 )
 from agcore.cli._render import outcome_words
@@ -64,6 +65,7 @@ async def test_work_the_review_finds_done_ends_done_and_says_reviewed(workspace:
     assert result.stop == "done"
     assert result.text == "files.txt lists alpha.py and beta.py."
     assert review_verdict(result) == "done"
+    assert review_requests(result) == 1
     assert outcome_words(result) == "✓ done · reviewed"
     review = model.requests[-1]
     assert review.system == REVIEW_PROMPT
@@ -101,6 +103,7 @@ async def test_work_still_not_done_after_the_model_was_told_fails_saying_what_is
     assert result.error.missing == "files.txt holds no file names"
     assert "found the task not done (files.txt holds no file names)" in str(result.error)
     assert result.error.is_recoverable()
+    assert review_requests(result) == 2
     assert outcome_words(result) == "✗ failed · review: files.txt holds no file names"
     model.add("Nothing more.")  # the history stays valid: a chat answer with no tool call is not reviewed
     assert (await session.submit_turn("Anything else?")).stop == "done"

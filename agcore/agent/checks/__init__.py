@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         REVIEW_PROMPT,
         AnswerReview,
         ReviewFailed,
+        review_requests,
         review_verdict,
     )
     from agcore.agent.checks._review_brief import ReviewBrief
@@ -53,6 +54,7 @@ EXPORTS = {
     "AnswerReview": "agcore.agent.checks._review",
     "ReviewFailed": "agcore.agent.checks._review",
     "review_verdict": "agcore.agent.checks._review",
+    "review_requests": "agcore.agent.checks._review",
     "ReviewBrief": "agcore.agent.checks._review_brief",
     "CLAIMS_KEY": "agcore.agent.checks._claims",
     "ClaimedChanges": "agcore.agent.checks._claims",
@@ -84,6 +86,7 @@ __all__ = [
     "UnbornClaim",
     "check_report",
     "claimed_files",
+    "review_requests",
     "review_verdict",
     "checks_for_turn",
     "turn_checks",

@@ -37,12 +37,21 @@ if TYPE_CHECKING:
     from agcore.llm.provider import LLMProvider
     from agcore.tools.workspace import Workspace
 
-__all__ = ["REVIEW_KEY", "REVIEW_PROMPT", "AnswerReview", "ReviewFailed", "judged", "review_verdict"]
+__all__ = [
+    "REVIEW_KEY",
+    "REVIEW_PROMPT",
+    "AnswerReview",
+    "ReviewFailed",
+    "judged",
+    "review_requests",
+    "review_verdict",
+]
 
 _log = logging.getLogger("agcore.agent")
 
 #: Where the review keeps its rounds and its last verdict (``TurnState.capabilities``, and so
-#: ``TurnResult.capabilities``): ``{"rounds": n, "verdict": "done" | "not done" | "unreviewed"}``.
+#: ``TurnResult.capabilities``): ``{"rounds": n, "requests": n, "verdict": "done" | "not done" |
+#: "unreviewed"}``.
 REVIEW_KEY = "answer_review"
 
 REVIEW_PROMPT = """\
@@ -110,6 +119,7 @@ class AnswerReview(Capability):
         files = await anyio.to_thread.run_sync(changed_files, self.workspace.root, session.created_at)
         brief = ReviewBrief(turn_input(steps), calls, files, reply.message.text)
         state: dict[str, Any] = turn.capabilities.setdefault(REVIEW_KEY, {"rounds": 0})
+        state["requests"] = int(state.get("requests", 0)) + 1
         missing = await self._missing(steps, brief)
         if missing is None:
             state["verdict"] = "unreviewed"
@@ -167,3 +177,9 @@ def review_verdict(result: TurnResult) -> str | None:
     made), or None (no review ran: checks judged it, nothing was done, or no ``AnswerReview``)."""
     state = result.capabilities.get(REVIEW_KEY)
     return str(state["verdict"]) if isinstance(state, dict) and "verdict" in state else None
+
+
+def review_requests(result: TurnResult) -> int:
+    """How many review requests a finished turn made (model calls besides the turn's own)."""
+    state = result.capabilities.get(REVIEW_KEY)
+    return int(state.get("requests", 0)) if isinstance(state, dict) else 0
