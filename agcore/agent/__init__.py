@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
+from agcore.agent._answers import AnswerRequired, not_an_answer, restates
 from agcore.agent._backend_names import LANGGRAPH_BACKEND, LOOP_BACKEND
 
 # ---- end of session and loop exports ----
@@ -67,6 +68,7 @@ from agcore.agent._events import (
     TurnStarted,
     TurnStop,
 )
+from agcore.agent._hands_off import HandsOff, hands_off_files
 from agcore.agent._messages import (
     AgentMessage,
     AgentMessageAdapter,
@@ -124,6 +126,23 @@ if TYPE_CHECKING:
         ChecksFailed,
         check_report,
     )
+    from agcore.agent.checks._claims import (
+        CLAIMS_KEY,
+        ClaimedChanges,
+        ClaimNotBorneOut,
+        UnbornClaim,
+        claimed_files,
+        unborn_claims,
+    )
+    from agcore.agent.checks._review import (
+        REVIEW_KEY,
+        REVIEW_PROMPT,
+        AnswerReview,
+        ReviewFailed,
+        review_requests,
+        review_verdict,
+    )
+    from agcore.agent.checks._review_brief import ReviewBrief
     from agcore.agent.plans._plan import Plan, Step, StepError, StepStatus
     from agcore.agent.plans._plan_approval import PlanApproval, PlanDecision, PlanRejected, settle_plan
     from agcore.agent.plans._plan_parser import JsonPlanParser, PlanParser
@@ -305,6 +324,19 @@ __all__ = [
     "check_report",
     "checks_for_turn",
     "turn_checks",
+    "CLAIMS_KEY",
+    "ClaimNotBorneOut",
+    "ClaimedChanges",
+    "UnbornClaim",
+    "claimed_files",
+    "unborn_claims",
+    "REVIEW_KEY",
+    "REVIEW_PROMPT",
+    "AnswerReview",
+    "ReviewBrief",
+    "ReviewFailed",
+    "review_requests",
+    "review_verdict",
     # ---- skills, personas, memory guidance ----
     "LOAD_SKILL_TOOL",
     "PERSONAS",
@@ -323,6 +355,11 @@ __all__ = [
     "tool_calls_notice",
     "WrapUp",
     "judged_answers",
+    "AnswerRequired",
+    "not_an_answer",
+    "restates",
+    "HandsOff",
+    "hands_off_files",
     "settle_plan",
 ]
 

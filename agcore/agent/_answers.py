@@ -1,15 +1,20 @@
 """No "done" without an answer, as a capability: a final reply that is empty, that echoes the
-runtime's own reminder back, or that is only a tool call written as text (read or repaired, but not
-run) does not end the turn. The model is told why and asked again once; the same again ends the
-turn with ``NoAnswer``. Small local models end this way often (issue 26's transcripts: 3 of 6 false
-successes had no tool succeed at all), and "done" was all the user saw."""
+runtime's own reminder back, that is only a tool call written as text (read or repaired, but not
+run), or that only restates the task does not end the turn. The model is told why and asked again
+once; the same again ends the turn with ``NoAnswer``. Small local models end this way often (issue
+26's transcripts: 3 of 6 false successes had no tool succeed at all), and "done" was all the user
+saw."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 from agcore.agent._errors import NoAnswer
 from agcore.agent._messages import ContextNote
+from agcore.agent._turn_input import turn_input
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
 from agcore.agent.textcalls import is_reminder_echo, parse_text_calls
 
@@ -32,7 +37,8 @@ class AnswerRequired(Capability):
         turn = steps.turn
         if turn.output is not None:
             return None
-        why = not_an_answer(reply.message.text, turn.offered)
+        notes = [m.text for m in steps.session.messages[turn.start:] if isinstance(m, ContextNote)]
+        why = not_an_answer(reply.message.text, turn.offered, task=turn_input(steps), notes=notes)
         if why is None:
             turn.capabilities.pop(ANSWER_KEY, None)
             return None
@@ -51,12 +57,20 @@ class AnswerRequired(Capability):
         steps.turn.capabilities.pop(ANSWER_KEY, None)  # it did something: count afresh
 
 
-def not_an_answer(text: str, offered: frozenset[str]) -> str | None:
-    """Why a final reply's ``text`` is no answer (``was empty``...), or None when it may be one."""
+def not_an_answer(
+    text: str, offered: frozenset[str], *, task: str = "", notes: Sequence[str] = ()
+) -> str | None:
+    """Why a final reply's ``text`` is no answer (``was empty``...), or None when it may be one;
+    ``task``: what the user asked, which a reply that only restates it does not answer; ``notes``:
+    what the runtime told the model in the turn, which a reply that only repeats it does not answer."""
     if not text.strip():
         return "was empty"
     if is_reminder_echo(text):
         return "repeated the reminder the system sends after tool results instead of answering"
+    if task and restates(text, task):
+        return "only restated the task"
+    if any(_repeats(text, note) for note in notes):
+        return "only repeated the runtime's own note back"
     if offered:
         parsed = parse_text_calls(text, offered)
         calls = parsed.calls
@@ -66,3 +80,44 @@ def not_an_answer(text: str, offered: frozenset[str]) -> str | None:
             name = f" to {calls[0].name}" if calls else ""
             return f"was only a tool call{name} written as text, which was not run"
     return None
+
+
+#: A reply this long or longer (in words) whose words are nearly all the task's, in the task's order,
+#: restates it. Shorter replies ("count.txt holds 37") share words with any task by nature.
+RESTATED_MIN_WORDS = 6
+RESTATED_SHARE = 0.9
+#: ... and that opens with this many of the task's words in a row.
+RESTATED_OPENING = 3
+_WORD = re.compile(r"\w+")
+#: A reply whose longest run of words found word for word in a note of the runtime's is this many
+#: words or more, and this share of the reply, repeats the note.
+REPEATED_MIN_WORDS = 8
+REPEATED_SHARE = 0.75
+
+
+def _repeats(text: str, note: str) -> bool:
+    """Whether ``text`` is mostly a piece of ``note`` (a failing check's request, a claims note)
+    copied back: a 1.5B model answered with the last sentences of the checks' note three rounds in a
+    row, once after "The task is now done."."""
+    said = _WORD.findall(text.lower())
+    if len(said) < REPEATED_MIN_WORDS:
+        return False
+    told = _WORD.findall(note.lower())
+    run = SequenceMatcher(None, told, said, autojunk=False).find_longest_match(0, len(told), 0, len(said))
+    return run.size >= REPEATED_MIN_WORDS and run.size >= REPEATED_SHARE * len(said)
+
+
+def restates(text: str, task: str) -> bool:
+    """Whether ``text`` is ``task`` said again: it opens with three of the task's words in a row, and
+    at least 90% of its words (six or more) are the task's, word for word and in order. An answer in
+    the task's own terms still differs in its verbs ("Renamed ... and updated ..." for "Rename ... and
+    update ...", "I wrote the names ..." for "Write the names ...") and in what it adds; a small model
+    that restates the task after a refused call (issue 26's run-command) writes it back as is."""
+    said = _WORD.findall(text.lower())
+    if len(said) < RESTATED_MIN_WORDS:
+        return False
+    asked = _WORD.findall(task.lower())
+    blocks = SequenceMatcher(None, asked, said, autojunk=False).get_matching_blocks()
+    # It opens with the task's own words ("Write the names…", not "I wrote the names…": an answer).
+    opens_alike = any(block.b == 0 and block.size >= RESTATED_OPENING for block in blocks)
+    return opens_alike and sum(block.size for block in blocks) >= RESTATED_SHARE * len(said)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from agcore.agent._answers import AnswerRequired
 from agcore.agent._guards import RepetitionGuard
+from agcore.agent._hands_off import HandsOff
 from agcore.agent._limits import TurnLimits
 from agcore.agent._runaway import RunawayGuard
 from agcore.agent._tool_call_cap import ToolCallCap
@@ -27,6 +28,7 @@ BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
     TurnLimits(), TextModeCalls(), ConstrainedCalls(), TypedOutput(), SubagentLinks(), RepetitionGuard(),
     RunawayGuard(), AnswerRequired(), ToolCallCap(),  # the cap's notice goes on an answer the others accepted
     WrapUp(),  # after ConstrainedCalls: it narrows the reply shape that one set
+    HandsOff(),
 )
 
 

@@ -274,9 +274,9 @@ class UnreadableToolCalls(AgentError):
 
 class NoAnswer(AgentError):
     """The model said nothing that answers the task: its final reply was empty, the runtime's own
-    reminder echoed back, or only a tool call written as text (``why`` says which), still so after it
-    was asked for an answer. Nothing shows the task was done. Recoverable: the history stays valid,
-    and another turn may answer."""
+    reminder echoed back, only a tool call written as text, or the task restated (``why`` says which),
+    still so after it was asked for an answer. Nothing shows the task was done. Recoverable: the
+    history stays valid, and another turn may answer."""
 
     recoverable: ClassVar[bool] = True
 

@@ -5,8 +5,9 @@ its point of the turn, in the order the capabilities are listed (agcore's own fi
 bundle's ``capabilities``). Every method is optional: the base class does nothing, so a capability
 overrides only what it needs. agcore's own features beyond the bare loop are capabilities on this same
 interface (text-mode tool calls, typed output, the turn limits, the repetition and cycle guards,
-sub-agent links, the refusal of a final reply that is no answer; the acceptance checks are one you
-add), so the loop names none of them, and a third party's capability is as strong as theirs.
+sub-agent links, the refusal of a final reply that is no answer, the user's "do not change FILE";
+the acceptance checks, the claims held to the workspace and the answer review are ones you add), so
+the loop names none of them, and a third party's capability is as strong as theirs.
 docs/runtimes.md has one written from scratch in a dozen lines.
 
 The points, in turn order:

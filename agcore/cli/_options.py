@@ -216,6 +216,13 @@ Checks = Annotated[list[str] | None, typer.Option(
          "done). A failing check's output goes back to the model, up to --check-rounds times; still "
          "failing, the task fails (exit 1).",
 )]
+Review = Annotated[bool, typer.Option(
+    "--review/--no-review",
+    help="Hold the answer to the workspace when it says it is done: a file it says it wrote, fixed or "
+         "updated that is missing or unchanged gets the model asked to make the change, then the task "
+         "fails instead of ending done. On by default; it is no --check (the summary still says "
+         "unchecked).",
+)]
 CheckRounds = Annotated[int | None, typer.Option(
     "--check-rounds", metavar="N", min=0,
     help="How many times the model is asked to fix a failing --check before the task fails (default 3).",

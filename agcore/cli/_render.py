@@ -23,6 +23,7 @@ from agcore.agent import (
     Done,
     Failed,
     ProviderSwitched,
+    ReviewFailed,
     Steered,
     SubagentEvent,
     TextDelta,
@@ -34,6 +35,8 @@ from agcore.agent import (
     TurnEnded,
     TurnResult,
     check_report,
+    review_requests,
+    review_verdict,
 )
 from agcore.cli._errors import cli_advice
 from agcore.llm.types import ToolResultBlock, ToolUseBlock, Usage
@@ -214,7 +217,9 @@ class Renderer:
     def summary(self, result: TurnResult) -> None:
         """The closing line of a turn: how it ended, model calls, tokens, cost."""
         self.end_text()
+        reviews = review_requests(result)
         calls = count(result.turns, "model call")
+        calls += f" (+{count(reviews, 'review call')})" if reviews else ""
         cost = (f"${result.cost_usd:.4f}" if result.cost_usd is not None
                 else "cost unknown (no price for this model)")
         ending = _ENDINGS[result.stop]
@@ -234,15 +239,21 @@ _ENDINGS = {"done": "✓ done", "cancelled": "⏹ cancelled", "limit": "✗ stop
 
 def outcome_words(result: TurnResult) -> str:
     """How a turn ended, in the summary's words: ``✓ done · checks passed``, ``✗ failed · check
-    'pytest -q' exit 1``, ``✓ done (unchecked)`` (no check ran), each done followed by ``· no tool
-    call succeeded`` when none did, or the other endings as they are."""
+    'pytest -q' exit 1``, ``✓ done · reviewed`` (no check, but a review found the task done), ``✗
+    failed · review: what is missing``, ``✓ done (unchecked)`` (no check ran, no review), each done
+    followed by ``· no tool call succeeded`` when none did, or the other endings as they are."""
     error = result.error
     if isinstance(error, ChecksFailed):
         return f"✗ failed · check {error.outcome.command!r} {error.outcome.status}"
+    if isinstance(error, ReviewFailed):
+        return f"✗ failed · review: {error.missing}"
     if result.stop != "done":
         return _ENDINGS[result.stop]
     report = check_report(result)
-    words = "✓ done · checks passed" if report is not None and report.passed else "✓ done (unchecked)"
+    if report is not None and report.passed:
+        words = "✓ done · checks passed"
+    else:
+        words = "✓ done · reviewed" if review_verdict(result) == "done" else "✓ done (unchecked)"
     return words if _a_tool_call_succeeded(result) else f"{words} · no tool call succeeded"
 
 

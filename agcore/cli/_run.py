@@ -13,7 +13,9 @@ from agcore.agent import (
     LOOP_BACKEND,
     AcceptanceChecks,
     AgentEvent,
+    AnswerReview,
     BasicAgent,
+    ClaimedChanges,
     ConversationSession,
     TurnResult,
     open_session,
@@ -58,6 +60,7 @@ async def run_task(
     check_rounds: int = 3,
     check_timeout: float | None = None,
     approve_plan: bool = False,
+    review: bool = True,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
@@ -68,7 +71,8 @@ async def run_task(
         local = await local.with_served_window(provider, base_url)
         checked = ((AcceptanceChecks(space, checks, rounds=check_rounds, timeout=check_timeout),)
                    if checks else ())
-        capabilities = (*local.capabilities(), *checked)
+        reviewed = (ClaimedChanges(space), AnswerReview(space)) if review else ()
+        capabilities = (*local.capabilities(), *reviewed, *checked)
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,
                               config=local.config_changes(provider), skills=skills,

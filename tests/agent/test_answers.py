@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from agcore.agent import AgentBuilder, AgentConfig, AgentSession, BasicAgent, ContextNote, NoAnswer
+from agcore.agent import (
+    AgentBuilder,
+    AgentConfig,
+    AgentSession,
+    BasicAgent,
+    ContextNote,
+    NoAnswer,
+    not_an_answer,
+)
 from agcore.agent.textcalls import is_reminder_echo
 from agcore.llm import LLMRequest, TextBlock, UserMessage
 from agcore.testing import ScriptedProvider, tool_call_reply
@@ -188,3 +196,65 @@ def test_an_answer_in_its_own_words_is_not_an_echo(answer: str) -> None:
     """Measured: 0 of 797 prose paragraphs of agcore's docs are taken for an echo (1 flagged paragraph
     quotes the reminder itself)."""
     assert not is_reminder_echo(answer)
+
+
+TASK = "Run `python generate.py` and write exactly what it prints into output.txt."
+
+
+async def test_a_reply_that_restates_the_task_is_asked_again_then_fails() -> None:
+    restated = "Run python generate.py and write exactly what it prints into output.txt"
+    model = ScriptedProvider([TASK, restated])
+    session = session_for(model)
+    result = await session.submit_turn(TASK)
+    assert result.stop == "error"
+    assert isinstance(result.error, NoAnswer)
+    assert result.error.why == "only restated the task"
+    (note,) = notes(session)
+    assert "Your last reply only restated the task" in note
+
+
+async def test_a_reply_that_restates_the_task_then_an_answer_is_done() -> None:
+    model = ScriptedProvider([TASK, "I ran it; it printed 5fcf87609c8d, which output.txt now holds."])
+    session = session_for(model)
+    result = await session.submit_turn(TASK)
+    assert result.stop == "done"
+    assert "5fcf87609c8d" in result.text
+
+
+@pytest.mark.parametrize("answer", [
+    "Renamed the function get_usr to get_user in users.py and updated every use of it in app.py.",
+    "I ran python generate.py and wrote exactly what it prints into output.txt",
+    "I wrote exactly what python generate.py prints into output.txt",
+    "I ran `python generate.py` and wrote exactly what it prints into output.txt.",
+    "I wrote the names of the Python files in src into files.txt, one name per line.",
+    "count.txt holds 37",
+])
+async def test_an_answer_in_the_tasks_own_terms_is_an_answer(answer: str) -> None:
+    model = ScriptedProvider([answer])
+    session = session_for(model)
+    task = ("Rename the function get_usr to get_user in users.py and update every use of it in app.py. "
+            + TASK + " Count the lines of data.csv and write the count into count.txt. Write the names "
+            "of the Python files in src into files.txt, one name per line.")
+    result = await session.submit_turn(task)
+    assert result.stop == "done"
+    assert notes(session) == []
+
+
+async def test_a_reply_that_repeats_the_runtimes_note_is_no_answer() -> None:
+    model = ScriptedProvider(["", "If the task is done, say in plain text what you did and what came of it."])
+    session = session_for(model)
+    result = await session.submit_turn("add 2 and 3")
+    assert isinstance(result.error, NoAnswer)
+    assert result.error.why == "only repeated the runtime's own note back"
+
+
+def test_a_reply_is_a_repeat_only_when_long_enough_and_word_for_word() -> None:
+    note = ("The acceptance check `pytest` failed. The check runs on what is on disk, so reading files "
+            "again or answering again without a change does not fix it.")
+    echo = "The check runs on what is on disk, so reading files again or answering again without a change."
+    assert not_an_answer(echo, frozenset(), notes=[note]) == "only repeated the runtime's own note back"
+    prefixed = "The task is now done. " + echo
+    assert not_an_answer(prefixed, frozenset(), notes=[note]) == "only repeated the runtime's own note back"
+    assert not_an_answer("The check failed.", frozenset(), notes=[note]) is None  # short
+    answer = "I fixed calc.py; the check runs on what is on disk."
+    assert not_an_answer(answer, frozenset(), notes=[note]) is None

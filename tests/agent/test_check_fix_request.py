@@ -5,6 +5,7 @@ driven by scripted providers, on asyncio and trio."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -62,11 +63,31 @@ async def test_an_answer_with_nothing_changed_is_asked_for_the_change(workspace:
     what_failed = failed.split("The end of its output:")[0]
     assert "E       assert" in what_failed
     assert "FAILED test_calc.py::test_average" in what_failed
-    assert "The output points at: test_calc.py line 5" in failed
+    assert "The output points at: test_calc.py line 5 (it imports calc.py)." in failed
+    assert "Start with test_calc.py: read it" in failed  # nothing keeps the test unchanged here
     assert not re.search(r"={20}", failed)
     assert "Change the files so that the check passes" in failed
     assert "round 1 of 3" in failed
     assert f"Nothing in the workspace has changed since the check `{CHECK}` failed" in unchanged
+
+
+async def test_the_note_says_which_file_the_task_keeps_unchanged(workspace: Workspace) -> None:
+    session = session_for(ScriptedProvider(["Done.", "Done, really."]), workspace, rounds=1)
+    await session.submit_turn("Fix calc.py so that test_calc.py passes (do not change test_calc.py).")
+    failed = notes(session)[0]
+    assert "The task says not to change test_calc.py: the fix goes in another file." in failed
+    assert "Start with calc.py: read it, then change what makes the check fail." in failed
+
+
+def test_a_test_files_local_imports_are_named(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "wire.py").write_text("X = 1\n")
+    (tmp_path / "util.py").write_text("Y = 2\n")
+    (tmp_path / "test_x.py").write_text("import os, util\nfrom pkg.wire import X\nfrom missing import Z\n")
+    assert named_files("test_x.py:3: AssertionError", tmp_path) == [
+        "test_x.py line 3 (it imports util.py, pkg/wire.py)"
+    ]
 
 
 async def test_a_second_unchanged_answer_runs_the_check_and_uses_a_round(workspace: Workspace) -> None:
@@ -96,3 +117,21 @@ def test_a_check_that_printed_nothing_says_so() -> None:
     assert "(it printed nothing)" in text
     assert "What failed" not in text
     assert "points at" not in text
+
+
+async def test_the_note_shows_the_task_and_the_files_changed_so_far_as_they_are_now(
+    workspace: Workspace,
+) -> None:
+    wrong = tool_call_reply("write_file", {"path": "result.txt", "content": "5fcf\nThis is the output.\n"})
+    provider = ScriptedProvider([wrong, "Done.", "Done, really."])
+    session = session_for(provider, workspace, rounds=1)
+    session.state.created_at -= 60  # a file system's coarse clock may lag the session's
+    for name in ("calc.py", "test_calc.py"):  # the user's, from before the session
+        os.utime(workspace.root / name, (session.created_at - 3600, session.created_at - 3600))
+    result = await session.submit_turn("Write what generate.py prints into result.txt.")
+    assert result.stop == "error"
+    failed = notes(session)[0]
+    assert "--- result.txt ---\n5fcf\nThis is the output.\n" in failed
+    assert "calc.py ---" not in failed  # the user's files, unchanged, are not shown
+    assert "The task, as the user gave it: Write what generate.py prints into result.txt.\n\nStart" in failed
+    assert fix_request("false", "exit 1", "", [], 1, 3, task=" ", changed={}).endswith("(round 1 of 3).")

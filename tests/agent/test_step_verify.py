@@ -75,9 +75,6 @@ CASES: list[tuple[str, str, list[str], list[Any], StepStatus, str]] = [
      StepStatus.COMPLETED, ""),
     ("echo of the description", "Explain why 5 is odd", [], ["Explain why 5 is odd."], StepStatus.FAILED,
      "the answer only repeats the step instead of doing it"),
-    ("echo of the prompt", "Explain why 5 is odd", [],
-     ["Now carry out step 1 of 1: Explain why 5 is odd\nDo only this step, then answer with its outcome."],
-     StepStatus.FAILED, "only repeats the step"),
     ("echo with a step prefix", "Summarise the changelog", [], ["Step 1: Summarise the changelog"],
      StepStatus.FAILED, "only repeats the step"),
     ("invented tool result", "Compute 2 + 3", [],
@@ -110,6 +107,8 @@ CALL_AS_TEXT = '```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```'
 @pytest.mark.parametrize(("reply", "why"), [
     pytest.param(CALL_AS_TEXT, "was only a tool call to add written as text, which was not run", id="call"),
     pytest.param("", "was empty", id="empty"),
+    pytest.param("Now carry out step 1 of 1: Compute 2 + 3\nDo only this step, then answer with its outcome.",
+                 "only restated the task", id="echo of the prompt"),
 ])
 async def test_a_reply_that_is_no_answer_fails_the_step_before_the_verifier_sees_it(
     reply: str, why: str

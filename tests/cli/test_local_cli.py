@@ -85,11 +85,11 @@ def test_run_with_the_small_model_options(invoke: Invoke, llama: FakeLocalServer
     llama.answer(200, "main.py prints hello.")
     done = invoke("run", "explain main.py", "--base-url", llama.base_url, "--model", MODEL, "--yes",
                   "--no-plugins", "--text-tools", "on", "--temperature", "0.2", "--max-turns", "4",
-                  "--context-window", "4096")
+                  "--context-window", "4096", "--no-review")
     assert done.exit_code == 0, done.stdout + done.stderr
     out = flat(done.stdout)
     assert "compaction: on, context window 4,096 tokens" in out
-    assert "✓ done" in out
+    assert "✓ done (unchecked)" in out  # --no-review: no review request
     first, second = llama.requests
     assert first["temperature"] == 0.2
     assert "tools" not in first  # text mode: the tools are described in the prompt
@@ -194,6 +194,7 @@ def test_run_on_llama_cpp_constrains_replies_and_shows_the_answer_not_its_json(
     (tmp_path / "main.py").write_text("print('hello')\n")
     llama.answer(200, '{"tool_calls": [{"name": "read_file", "arguments": {"path": "main.py"}}]}')
     llama.answer(200, '{"answer": "main.py prints hello."}')
+    llama.answer(200, '{"missing": "", "done": true}')  # the review of the work
     done = invoke("run", "what does main.py print?", "--base-url", llama.base_url, "--model", MODEL, "--yes",
                   "--no-plugins", "--workspace", str(tmp_path))
     assert done.exit_code == 0, done.stdout + done.stderr
@@ -202,10 +203,13 @@ def test_run_on_llama_cpp_constrains_replies_and_shows_the_answer_not_its_json(
     assert '"answer"' not in out
     assert "tool_calls" not in out
     assert "▸ read_file" in out
-    first, second = llama.requests
+    assert "✓ done · reviewed" in out
+    first, second, review = llama.requests
     assert first["response_format"]["type"] == "json_schema"
     assert "tools" not in first
     assert "response_format" in second
+    assert review["response_format"]["json_schema"]["schema"]["required"] == ["done"]
+    assert "THE TASK:\\nwhat does main.py print?" in json.dumps(review["messages"])
 
 
 def test_constrained_calls_off_sends_no_schema(invoke: Invoke, llama: FakeLocalServer) -> None:

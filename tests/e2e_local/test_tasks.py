@@ -188,23 +188,35 @@ def _run(task: Task, server: _ScriptedServer, tmp_path: Path, timeout: float = 6
 
 def test_cli_task_done_for_real_is_achieved_with_its_counts(tmp_path: Path) -> None:
     replies: list[str | tuple[str, dict[str, Any]]] = [
-        ("write_file", {"path": "hello.txt", "content": "Hello from agcore\n"}), "Created hello.txt."]
+        ("write_file", {"path": "hello.txt", "content": "Hello from agcore\n"}), "Created hello.txt.",
+        '{"missing": "", "done": true}']  # agcore run's review of the work
     with _serve(replies) as server:
         result = _run(_BY_NAME["create-file"], server, tmp_path)
     assert result.achieved, result.reason
     assert (result.claimed, result.exit_code, result.model_calls, result.tool_calls) == (True, 0, 2, 1)
     assert not result.false_success
-    assert result.detail.startswith("✓ done (unchecked) · 2 model calls ·")
+    assert result.detail.startswith("✓ done · reviewed · 2 model calls (+1 review call) ·")
 
 
 def test_cli_task_claimed_but_not_done_is_a_false_success(tmp_path: Path) -> None:
-    with _serve(["I created hello.txt with the text you asked for."]) as server:
+    # (an answer naming hello.txt as created would be held to the workspace by agcore run: see the next)
+    with _serve(["Done."]) as server:
         result = _run(_BY_NAME["create-file"], server, tmp_path)
     assert not result.achieved
     assert result.reason == "hello.txt was not created"
     assert result.claimed
     assert result.false_success
     assert (result.model_calls, result.tool_calls) == (1, 0)
+
+
+def test_cli_task_claiming_a_file_it_never_wrote_says_failed(tmp_path: Path) -> None:
+    claim = "I created hello.txt with the text you asked for."
+    with _serve([claim, claim]) as server:
+        result = _run(_BY_NAME["create-file"], server, tmp_path)
+    assert not result.achieved
+    assert not result.claimed  # agcore run held the claim to the workspace: failed, not done
+    assert not result.false_success
+    assert "does not match the workspace" in result.detail
 
 
 def test_checked_cli_task_claimed_but_not_done_fails_on_its_check(tmp_path: Path) -> None:

@@ -317,3 +317,34 @@ def test_text_that_only_mentions_a_command_is_written(tmp_path: Path) -> None:
     notes = "$ make test\nruns the tests; exit code: 0 means they passed\n"
     assert ws.write_file("notes.md", notes).startswith("Created 'notes.md'")
     assert (tmp_path / "notes.md").read_text() == notes
+
+
+@pytest.mark.parametrize("content", ["<list_dir_output>", "{result}", "{{ output }}", "${OUT}\n", " <out> "])
+def test_a_write_of_only_a_placeholder_is_refused_saying_what_to_do(ws: Workspace, content: str) -> None:
+    with pytest.raises(ToolError, match="is a placeholder") as error:
+        ws.write_file("files.txt", content)
+    assert "Write the actual text" in str(error.value)
+    assert not (ws.root / "files.txt").exists()
+
+
+@pytest.mark.parametrize("content", ["alpha.py\nbeta.py\n", "{}\n", "<b>bold</b>", "Hello, <name>!", "<br/>"])
+def test_text_with_brackets_that_is_not_only_a_slot_is_written(ws: Workspace, content: str) -> None:
+    assert ws.write_file("out.txt", content).startswith("Created 'out.txt'")
+    assert (ws.root / "out.txt").read_text() == content
+
+
+def test_a_whole_file_write_that_drops_a_function_is_refused(ws: Workspace) -> None:
+    before = "def add(a, b):\n    return a + b\n\n\nclass Box:\n    pass\n"
+    (ws.root / "mathutils.py").write_text(before)
+    ws.read_file("mathutils.py")
+    only_new = "def multiply(a, b):\n    return a * b\n"
+    for _ in range(2):  # the same write again is refused again
+        with pytest.raises(ToolError, match=r"would remove add, Box, which 'mathutils.py' defines") as error:
+            ws.write_file("mathutils.py", only_new)
+        assert "To add to the file, use edit_file" in str(error.value)
+        assert (ws.root / "mathutils.py").read_text() == before
+    kept = before + "\n\n" + only_new
+    assert ws.write_file("mathutils.py", kept).startswith("Overwrote 'mathutils.py'")
+    assert (ws.root / "mathutils.py").read_text() == kept
+    ws.edit_file("mathutils.py", "class Box:\n    pass\n", "")  # removing one on purpose: edit_file
+    assert "class Box" not in (ws.root / "mathutils.py").read_text()

@@ -22,9 +22,9 @@ def test_overwrite_is_undone(ws: Workspace) -> None:
     test_file.write_text("def test_add():\n    assert add(1, 1) == 2\n")
     test_file.chmod(0o640)
     ws.read_file("test_util.py")
-    out = ws.write_file("test_util.py", "def broken(:\n")
+    out = ws.write_file("test_util.py", "def test_add(:\n")
     assert "undo_patch() takes it back" in out
-    assert test_file.read_text() == "def broken(:\n"
+    assert test_file.read_text() == "def test_add(:\n"
     assert ws.undo_patch().splitlines() == ["Undid the last change:", "  restored test_util.py"]
     assert test_file.read_text() == "def test_add():\n    assert add(1, 1) == 2\n"
     assert stat.S_IMODE(test_file.stat().st_mode) == 0o640

@@ -14,6 +14,7 @@ The commands are the capability's own (every turn of the bundle's sessions) plus
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -22,17 +23,21 @@ import anyio
 
 from agcore._clock import monotonic
 from agcore.agent._events import CheckFinished, CheckStarted
+from agcore.agent._hands_off import HANDS_OFF_KEY
 from agcore.agent._messages import ContextNote
+from agcore.agent._turn_input import turn_input
 from agcore.agent._wrap_up import JUDGED_KEY
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
 from agcore.agent.checks._check_report import CHECKS_KEY, CheckOutcome, CheckReport, ChecksFailed
 from agcore.agent.checks._fix_request import (
     UNCHANGED_ASKS,
+    first_to_change,
     fix_request,
     named_files,
     unchanged_request,
     workspace_fingerprint,
 )
+from agcore.agent.checks._review_brief import changed_files
 from agcore.tools import ToolError
 
 if TYPE_CHECKING:
@@ -44,6 +49,10 @@ __all__ = ["AcceptanceChecks", "checks_for_turn", "turn_checks"]
 
 #: How much of a failing check's output the model reads (its end: where a test run's verdict is).
 DEFAULT_OUTPUT_CHARS = 4_000
+#: A failing check's note shows the files changed so far (the newest, each cut): a small model
+#: compares what it wrote with the task far better than it recalls it.
+CHANGED_SHOWN = 3
+CHANGED_CHARS = 600
 
 
 class AcceptanceChecks(Capability):
@@ -114,7 +123,7 @@ class AcceptanceChecks(Capability):
         asked = round_ - 1
         if failure.not_run or asked >= self.rounds:
             return Finish("error", ChecksFailed(failure, rounds=asked))
-        await steps.record(ContextNote(text=await self._fix_request(failure, asked + 1)))
+        await steps.record(ContextNote(text=await self._fix_request(steps, failure, asked + 1)))
         state["failed_at"] = await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root)
         state["unchanged_asks"] = 0
         return CallModel(why=f"check failed: {failure.command} ({failure.status})")
@@ -157,9 +166,16 @@ class AcceptanceChecks(Capability):
         ))  # fmt: skip
         return outcome
 
-    async def _fix_request(self, failure: CheckOutcome, round_: int) -> str:
-        files = await anyio.to_thread.run_sync(named_files, failure.output, self.workspace.root)
-        return fix_request(failure.command, failure.status, failure.output, files, round_, self.rounds)
+    async def _fix_request(self, steps: TurnView, failure: CheckOutcome, round_: int) -> str:
+        root, since = self.workspace.root, steps.session.created_at
+        files = await anyio.to_thread.run_sync(named_files, failure.output, root)
+        changed = await anyio.to_thread.run_sync(
+            functools.partial(changed_files, root, since, most=CHANGED_SHOWN, chars=CHANGED_CHARS)
+        )
+        keep = [str(p) for p in steps.turn.capabilities.get(HANDS_OFF_KEY, ())]
+        first = await anyio.to_thread.run_sync(first_to_change, failure.output, root, keep)
+        return fix_request(failure.command, failure.status, failure.output, files, round_, self.rounds,
+                           task=turn_input(steps), changed=changed, keep=keep, start_with=first)
 
 
 def _program_missing(exit_code: int | None, output: str) -> bool:

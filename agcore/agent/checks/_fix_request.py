@@ -17,7 +17,16 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["UNCHANGED_ASKS", "fix_request", "named_files", "unchanged_request", "workspace_fingerprint"]
+from agcore.agent.checks._local_imports import local_imports
+
+__all__ = [
+    "UNCHANGED_ASKS",
+    "first_to_change",
+    "fix_request",
+    "named_files",
+    "unchanged_request",
+    "workspace_fingerprint",
+]
 
 #: Answers in a row, while the workspace is as the failing check left it, that are asked again
 #: instead of running the checks (which would fail the same way) before the round counts anyway.
@@ -38,8 +47,15 @@ _KEY_LINE = re.compile(
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,5})(?::(\d+))?")
 
 
-def fix_request(command: str, status: str, output: str, files: list[str], round_: int, rounds: int) -> str:
-    """The note the model reads after ``command`` failed: what failed first, then the output's end."""
+def fix_request(
+    command: str, status: str, output: str, files: list[str], round_: int, rounds: int, *,
+    task: str = "", changed: dict[str, str] | None = None, keep: list[str] | None = None,
+    start_with: str | None = None,
+) -> str:
+    """The note the model reads after ``command`` failed: what failed first, then the output's end,
+    the files it points at; ``task`` (what the user asked) and ``changed`` (the files changed so far,
+    as they are now), ``keep`` (files the task says not to change) and ``start_with`` (the file to
+    read and change first) when given."""
     tidy = _RULE.sub(lambda m: m.group(1) * 3, output).strip()
     keys = _key_lines(tidy)
     parts = [f"The acceptance check `{command}` failed ({status}), so the task is not done yet."]
@@ -48,6 +64,15 @@ def fix_request(command: str, status: str, output: str, files: list[str], round_
     parts.append("The end of its output:\n" + (tidy or "(it printed nothing)"))
     if files:
         parts.append("The output points at: " + ", ".join(files) + ".")
+    if keep:
+        parts.append(f"The task says not to change {', '.join(keep)}: the fix goes in another file.")
+    if changed:
+        shown = "\n".join(f"--- {path} ---\n{content}" for path, content in changed.items())
+        parts.append("The files changed so far, as they are now (compare them with the task):\n" + shown)
+    if task.strip():
+        parts.append(f"The task, as the user gave it: {task.strip()}")
+    if start_with:
+        parts.append(f"Start with {start_with}: read it, then change what makes the check fail.")
     parts.append(
         "Change the files so that the check passes (edit_file or write_file), then answer: the check "
         "runs on what is on disk, so reading files again or answering again without a change does not "
@@ -72,7 +97,8 @@ def _key_lines(output: str) -> list[str]:
 
 
 def named_files(output: str, root: Path) -> list[str]:
-    """The workspace files ``output`` names (``calc.py:7`` as ``calc.py line 7``), in order, once."""
+    """The workspace files ``output`` names (``calc.py:7`` as ``calc.py line 7``), in order, once,
+    each with the workspace modules it imports (``test_calc.py line 5 (it imports calc.py)``)."""
     found: dict[str, list[str]] = {}
     for match in _PATH.finditer(output):
         path, line = match.group(1), match.group(2)
@@ -86,7 +112,37 @@ def named_files(output: str, root: Path) -> list[str]:
         lines = found.setdefault(path, [])
         if line and line not in lines:
             lines.append(line)
-    return [f"{path} line {', '.join(lines)}" if lines else path for path, lines in found.items()]
+    named = []
+    for path, lines in found.items():
+        imports = local_imports(root / path, root)
+        at = f" line {', '.join(lines)}" if lines else ""
+        named.append(f"{path}{at}" + (f" (it imports {', '.join(imports)})" if imports else ""))
+    return named
+
+
+def first_to_change(output: str, root: Path, keep: list[str]) -> str | None:
+    """The file a fix most likely goes in: the first workspace file ``output`` points at that the task
+    does not keep unchanged, else the first local module one of them imports (a failing assert points
+    at the test; with the test kept, the code it imports)."""
+    kept = {k.removeprefix("./") for k in keep}
+    pointed = list(dict.fromkeys(m.group(1) for m in _PATH.finditer(output)))
+    inside = [p for p in pointed if _inside(root, p)]
+    for path in inside:
+        if path not in kept:
+            return path
+    for path in inside:
+        for module in local_imports(root / path, root):
+            if module not in kept:
+                return module
+    return None
+
+
+def _inside(root: Path, path: str) -> bool:
+    try:
+        candidate = (root / path).resolve()
+        return candidate.is_relative_to(root.resolve()) and candidate.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def workspace_fingerprint(root: Path) -> str:

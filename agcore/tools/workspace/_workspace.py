@@ -43,6 +43,7 @@ from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import CommandResult, plan_command, run_plan
 from agcore.tools.workspace._command_precheck import command_refusal
+from agcore.tools.workspace._dropped_definitions import refuse_dropped_definitions
 from agcore.tools.workspace._edit import describe_edit, plan_edit
 from agcore.tools.workspace._environment import (
     CommandEnvironment,
@@ -52,6 +53,7 @@ from agcore.tools.workspace._environment import (
 from agcore.tools.workspace._grep import GrepBackend, grep
 from agcore.tools.workspace._leftovers import TAG_VARIABLE
 from agcore.tools.workspace._patch import UndoRecord, apply_changes, plan_patch, undo
+from agcore.tools.workspace._placeholder import refuse_placeholder
 from agcore.tools.workspace._read_record import ReadRecord
 from agcore.tools.workspace._readable import ReadableRoots
 from agcore.tools.workspace._report_copy import refuse_report_copy
@@ -238,9 +240,12 @@ class Workspace:
             content: The complete new content of the file.
         """
         refuse_report_copy(path, content)
+        refuse_placeholder(path, content)
         with self._write_lock:
             change = _files.plan_write(self.path_guard, path, content)
             self._reads.check(change.path, change.rel, change.before, action="overwritten")
+            assert change.after is not None
+            refuse_dropped_definitions(change.rel, change.before, change.after)
             self._undo.append(_files.write_change(self.path_guard, change))
             self._reads.wrote(change.path, change.after)
             return f"{_files.describe_write(change)}\nundo_patch() takes it back."

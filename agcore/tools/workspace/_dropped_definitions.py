@@ -1,0 +1,46 @@
+"""A whole-file write that drops functions or classes the file defines: refused, saying which and
+how to add to a file instead.
+
+Asked to add ``multiply`` to ``mathutils.py``, a 1.5B model read the file and then wrote it back
+holding ``multiply`` alone: ``add``, which the tests import, was gone (issue 26's runs, in every
+round). Read-before-write does not catch it (the file was read). So ``write_file`` never removes a
+definition: to add to a file the model uses ``edit_file`` or writes the whole file with them kept,
+and to remove one on purpose it uses ``edit_file`` (which this does not judge). Refusing once and
+letting the same write through the second time was tried: the model wrote the same content again
+in its next reply.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agcore.tools._errors import ToolError
+
+__all__ = ["refuse_dropped_definitions", "top_level_names"]
+
+# A definition at the start of a line: Python's def/class, JavaScript's function/class.
+_DEFINITION = re.compile(r"^(?:async\s+)?(?:def|class|function)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
+_SHOWN = 6
+
+
+def top_level_names(text: str) -> list[str]:
+    """The names ``text`` defines at the start of a line (``def add``, ``class User``), in order."""
+    return list(dict.fromkeys(_DEFINITION.findall(text)))
+
+
+def refuse_dropped_definitions(rel: str, before: bytes | None, after: bytes) -> None:
+    """Raise ``ToolError`` when ``after`` replaces ``before`` at ``rel`` without names ``before``
+    defined."""
+    if before is None:
+        return
+    kept = set(top_level_names(after.decode("utf-8", errors="replace")))
+    lost = [n for n in top_level_names(before.decode("utf-8", errors="replace")) if n not in kept]
+    if not lost:
+        return
+    names = ", ".join(lost[:_SHOWN]) + (f" and {len(lost) - _SHOWN} more" if len(lost) > _SHOWN else "")
+    raise ToolError(
+        f"Nothing was written to '{rel}': the new content would remove {names}, which '{rel}' defines "
+        "now (write_file replaces the whole file). To add to the file, use edit_file (old: the file's "
+        "last lines; new: those lines followed by what you add), or write the whole file with them "
+        "kept. To remove them on purpose, use edit_file."
+    )
