@@ -117,7 +117,20 @@ def restates(text: str, task: str) -> bool:
     if len(said) < RESTATED_MIN_WORDS:
         return False
     asked = _WORD.findall(task.lower())
+    if not _may_restate(said, asked):
+        return False
     blocks = SequenceMatcher(None, asked, said, autojunk=False).get_matching_blocks()
     # It opens with the task's own words ("Write the names…", not "I wrote the names…": an answer).
     opens_alike = any(block.b == 0 and block.size >= RESTATED_OPENING for block in blocks)
     return opens_alike and sum(block.size for block in blocks) >= RESTATED_SHARE * len(said)
+
+
+def _may_restate(said: list[str], asked: list[str]) -> bool:
+    """What ``restates`` needs, checked cheaply first (every final answer is read; the matcher costs
+    ~30 µs): the reply's first words occur in the task in a row, and enough of its words are the
+    task's at all. False means ``restates`` is False; True, that the matcher must tell."""
+    opening = said[:RESTATED_OPENING]
+    if not any(asked[i : i + RESTATED_OPENING] == opening for i in range(len(asked) - RESTATED_OPENING + 1)):
+        return False
+    known = set(asked)
+    return sum(word in known for word in said) >= RESTATED_SHARE * len(said)
