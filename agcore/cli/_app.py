@@ -57,6 +57,7 @@ from agcore.cli._options import (
     _local,
     _no_graph_on_temporal,
     require_checks,
+    worker_side,
 )
 from agcore.cli._temporal_commands import Address, dev_server, worker
 
@@ -151,6 +152,11 @@ def run(
     _check_snapshot_budget(max_snapshot_bytes, payload_store, temporal)
     if approve_plan and (temporal is not None or image):
         raise typer.BadParameter("not with --temporal or --image", param_hint="--approve-plan")
+    worker_side(temporal, {
+        "--model": model, "--base-url": base_url, "--workspace": workspace, "--text-tools": text_tools,
+        "--constrained-calls": constrained_calls, "--max-turns": max_turns, "--temperature": temperature,
+        "--max-tokens": max_tokens, "--max-tool-calls": max_tool_calls, "--intent": intent,
+    })
     if temporal is not None:
         if skills is not None or image:
             raise typer.BadParameter("not available with --temporal yet; run without --temporal to use "
@@ -262,6 +268,11 @@ def plan_run(
     _no_graph_on_temporal(backend, temporal)
     _check_snapshot_budget(max_snapshot_bytes, payload_store, temporal)
     policy = _policy(on_failure)
+    worker_side(temporal, {
+        "--model": model, "--base-url": base_url, "--workspace": workspace, "--text-tools": text_tools,
+        "--constrained-calls": constrained_calls, "--max-turns": max_turns, "--temperature": temperature,
+        "--max-tokens": max_tokens, "--max-tool-calls": max_tool_calls,
+    })
     if approve_plan and temporal is not None:
         raise typer.BadParameter("not with --temporal yet: approve the plan file before starting it",
                                  param_hint="--approve-plan")

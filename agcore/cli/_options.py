@@ -120,6 +120,17 @@ def _no_graph_on_temporal(backend: str | None, temporal: str | None) -> None:
             f"to run on {backend} here, or leave out --backend to run durably", param_hint="--backend")
 
 
+def worker_side(temporal: str | None, given: dict[str, object]) -> None:
+    """With --temporal, options that shape the agent (``given``: flag -> value, None when left out) are
+    the worker's bundle factory's to set: a usage error naming them, not options silently ignored."""
+    named = [flag for flag, value in given.items() if value is not None]
+    if temporal is not None and named:
+        raise typer.BadParameter(
+            f"{', '.join(named)} {'shapes' if len(named) == 1 else 'shape'} the agent, and with "
+            "--temporal the worker's bundle factory builds it (`agcore worker MODULE:FACTORY`): set "
+            "them there, or leave out --temporal to run here", param_hint=named[0])
+
+
 TaskQueue = Annotated[str, typer.Option("--task-queue", metavar="NAME", help="The Temporal task queue.")]
 Namespace = Annotated[str, typer.Option("--namespace", metavar="NAME", help="The Temporal namespace.")]
 Tls = Annotated[bool, typer.Option("--tls/--no-tls", help="Connect with TLS (a cluster, Temporal Cloud).")]

@@ -191,6 +191,18 @@ def test_langgraph_with_temporal_is_refused_naming_the_alternatives(
     assert "leave out --temporal" in done.output
 
 
+@pytest.mark.parametrize("command", [("run", "task"), ("plan", "run", "plan.json")])
+def test_agent_options_with_temporal_are_refused_as_the_workers_to_set(
+    tmp_path: Path, invoke: Invoke, command: tuple[str, ...]
+) -> None:
+    # With --temporal the worker's bundle factory builds the agent: --model here would be ignored.
+    (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
+    done = invoke(*command, "--temporal", "localhost:1", "--model", "openai:gpt-4.1", "--max-turns", "3")
+    assert done.exit_code == 2
+    assert "--model, --max-turns shape the agent" in done.output
+    assert "agcore worker MODULE:FACTORY" in done.output
+
+
 def test_an_unknown_backend_for_a_plan_names_the_installed_ones(tmp_path: Path, invoke: Invoke) -> None:
     (tmp_path / "plan.json").write_text(json.dumps(TWO_STEPS))
     write_script(tmp_path, ["never"])
