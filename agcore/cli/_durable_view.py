@@ -46,6 +46,7 @@ class DurableTurnView:
         self.seen: set[str] = set()  # model calls seen, any turn's
         self.own: set[str] = set()  # this turn's model calls
         self.first_message = 0  # where this turn's messages start in the session's history
+        self.others_ran = False  # another client's turn started on the stream before this one
         self.renderer = Renderer(console, follow_up=False)
         self.attempts: dict[str, int] = {}  # model call -> the attempt being shown
         self.texts: dict[str, str] = {}
@@ -68,7 +69,9 @@ class DurableTurnView:
         async for chunk in session.text_chunks(from_offset=from_offset):
             if chunk.turn is not None:
                 self.in_turn = chunk.turn == self.turn_id
-                if self.in_turn:  # the turns before it have ended: its messages start here
+                if not self.in_turn:
+                    self.others_ran = True
+                elif self.others_ran:  # their messages came after ``turn_start``'s count: skip them
                     self.first_message = await _history_length(session, self.first_message)
                 continue
             if not self._own(chunk.key):
