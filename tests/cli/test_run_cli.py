@@ -17,9 +17,8 @@ WRITE = {"text": "Writing notes.", "tool_calls": [
 
 
 def test_answering_yes_writes_the_file_and_shows_the_summary(tmp_path: Path, spawn_cli: SpawnCli) -> None:
-    # The third reply is the review's verdict: a task that used tools is reviewed before it ends
-    # done when no --check judges it (one more model call).
-    write_script(tmp_path, [WRITE, {"text": "Wrote notes.txt."}, {"text": '{"missing": "", "done": true}'}])
+    review = {"text": '{"missing": "", "done": true}', "expect": "THE TASK:"}  # agcore run's review
+    write_script(tmp_path, [WRITE, {"text": "Wrote notes.txt."}, review])
     child = spawn_cli("run", "write notes", "--model", "scripted:model.json", "--no-plugins")
     child.expect("Writing notes.")
     child.expect(r'▸ write_file\(path="notes.txt"')
@@ -28,7 +27,7 @@ def test_answering_yes_writes_the_file_and_shows_the_summary(tmp_path: Path, spa
     child.expect("✓ Created 'notes.txt'")
     child.expect("Wrote notes.txt.")
     child.expect(r"✓ done · reviewed · 2 model calls \(\+1 review call\) · [\d,]+ in / [\d,]+ out tokens · "
-                 r"cost unknown")
+                 "cost unknown")
     assert finish(child) == 0
     assert (tmp_path / "notes.txt").read_text() == "hello from the agent"
 

@@ -79,7 +79,7 @@ class UnbornClaim:
     found: Literal["missing", "unchanged", "empty"]
 
     def describe(self) -> str:
-        """What the disk says of the claimed file, in a few words ("notes.txt has not changed")."""
+        """What the disk says, in words ("calc.py has not changed")."""
         return {"missing": f"{self.path} does not exist", "unchanged": f"{self.path} has not changed",
                 "empty": f"{self.path} is empty"}[self.found]
 

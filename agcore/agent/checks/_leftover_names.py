@@ -37,6 +37,7 @@ class Leftover:
     lines: list[int]
 
     def describe(self) -> str:
+        """The leftover, in words, with what to do about it."""
         at = ", ".join(str(n) for n in self.lines)
         return (f"{self.path} still has '{self.name}' (line {at}), which your edit replaced in another "
                 "place of it (if you are renaming it, change it there too)")

@@ -90,12 +90,11 @@ class ReviewFailed(AgentError):
 
 
 class AnswerReview(Capability):
-    """Review an unchecked turn's answer before it ends "done": when a tool call of the turn
-    succeeded and no acceptance check judges it, a separate short request shows a model the task, the
-    calls that succeeded, the files changed as they are now and the answer (``ReviewBrief``), and asks
-    whether every part of the task is done. Not done: the model is told what is missing and goes on;
-    still not done, the turn fails with ``ReviewFailed``. A review that cannot be made leaves the
-    answer as it is, marked unreviewed (docs/checks.md).
+    """Review an unchecked turn's answer before it ends "done": when a tool call of the turn succeeded
+    and no acceptance check judges it, a short separate request (``ReviewBrief``: the task, the calls
+    that succeeded, the changed files, the answer) asks the model what is missing. Done: the answer
+    stands. Not done: the model is told and goes on; still not done after ``rounds``, the turn fails
+    with ``ReviewFailed``. docs/checks.md has more.
 
     ``provider``: the model that reviews (None: the session's). ``rounds``: how many times the model
     is told what is missing before the turn fails. ``max_tokens``: the verdict's cap."""

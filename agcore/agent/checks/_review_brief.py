@@ -42,7 +42,7 @@ class ReviewBrief:
 
     @property
     def text(self) -> str:
-        """The brief as the reviewing model reads it: the task, the calls, the files, the answer."""
+        """The brief as the reviewer reads it: the task, the calls, the files, the answer."""
         calls = "\n".join(f"- {c}" for c in self.calls) or "(none)"
         files = "\n\n".join(f"--- {path} ---\n{content}" for path, content in self.files.items())
         return (
