@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -69,6 +70,18 @@ async def temporal_env(anyio_backend: str) -> AsyncIterator[WorkflowEnvironment]
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
+
+
+@pytest.fixture
+async def task_queue(client: Client) -> AsyncIterator[str]:
+    """A task queue of its own, served while the test runs by an in-process worker on the test
+    agents' bundle (a module that needs another queue defines its own ``task_queue``)."""
+    from agcore.integrations.temporal import create_worker
+    from tests.integrations.temporal._agents import make_bundle
+
+    queue = f"cli-{uuid.uuid4().hex[:8]}"
+    async with create_worker(client, make_bundle, task_queue=queue):
+        yield queue
 
 
 def recorded_activities(history: WorkflowHistory) -> Counter[str]:

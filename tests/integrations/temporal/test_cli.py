@@ -11,7 +11,6 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -24,13 +23,6 @@ from tests.integrations.temporal._agents import make_bundle
 from tests.integrations.temporal.conftest import ROOT, replay_task_queue, start_worker_process
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def task_queue(client: Client) -> AsyncIterator[str]:
-    queue = f"cli-{uuid.uuid4().hex[:8]}"
-    async with create_worker(client, make_bundle, task_queue=queue):
-        yield queue
 
 
 async def _agcore(*args: str) -> tuple[int, str, str]:

@@ -6,26 +6,16 @@ status` says of a running tool's heartbeats (real subprocesses; the worker runs 
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
 from temporalio.client import Client
 
-from agcore.integrations.temporal import MAX_SNAPSHOT_BYTES, create_worker
-from tests.integrations.temporal._agents import make_bundle
+from agcore.integrations.temporal import MAX_SNAPSHOT_BYTES
 from tests.integrations.temporal.test_cli import _agcore
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def task_queue(client: Client) -> AsyncIterator[str]:
-    queue = f"cli-{uuid.uuid4().hex[:8]}"
-    async with create_worker(client, make_bundle, task_queue=queue):
-        yield queue
 
 
 async def _started_with(client: Client, workflow_id: str) -> dict[str, object]:

@@ -13,7 +13,6 @@ import re
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -22,20 +21,12 @@ from anyio.abc import Process
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from agcore.agent import UserInput
-from agcore.integrations.temporal import DurableSession, SessionClosedError, create_worker, start_plan
-from tests.integrations.temporal._agents import make_bundle
+from agcore.integrations.temporal import DurableSession, SessionClosedError, start_plan
 from tests.integrations.temporal.conftest import ROOT
 
 pytestmark = pytest.mark.anyio
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-
-
-@pytest.fixture
-async def task_queue(client: Client) -> AsyncIterator[str]:
-    queue = f"cli-{uuid.uuid4().hex[:8]}"
-    async with create_worker(client, make_bundle, task_queue=queue):
-        yield queue
 
 
 @pytest.fixture
