@@ -38,12 +38,13 @@ from agcore.agent._batch import check_client_results
 from agcore.agent._cost import CostTracker
 from agcore.agent._events import AgentEvent
 from agcore.agent._messages import AgentMessage, ToolLog, convert_to_llm
+from agcore.agent._session_context import session_tool_context
 from agcore.agent._turn import TurnResult
 from agcore.agent.output._output import StructuredOutput, resolve_output
 from agcore.agent.session_like import ConfirmCallback, ContextTransform, checked_confirm
 from agcore.agent.session_state import SessionState
 from agcore.llm.types import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from agcore.tools import ToolContext, ToolProgress
+from agcore.tools import ToolProgress
 
 if TYPE_CHECKING:
     from agcore.agent._agent_protocol import Agent
@@ -136,16 +137,15 @@ class AgentSession:
         self.depth = 0
         #: The result of the most recent turn (what ``stream_turn`` callers read after the stream).
         self.last_result: TurnResult | None = None
-        deps: dict[str, Any] = {"session": self}
+        deps: dict[str, Any] = {}
         for name in ("memory_store", "retriever"):
             part = getattr(bundle, name)()
             if part is not None:
                 deps[name] = part
         deps.update(dependencies or {})
-        #: What the session's tools get (``ToolContext``: its id, dependencies, progress reporting).
-        self.tool_context = ToolContext(
-            session_id=self.session_id, dependencies=deps, progress=self._record_progress
-        )
+        #: What the session's tools get (``ToolContext``: its id, dependencies with the session under
+        #: ``"session"``, progress reporting), holding the session weakly (see ``_session_context``).
+        self.tool_context = session_tool_context(self, deps, self._record_progress)
         #: The running turn's token (None: idle); the loop sets and clears it (see ``_loop``).
         self._running: TurnRun | None = None
         self._persistence: SessionPersistence | None = None

@@ -381,6 +381,60 @@ async def test_tool_context_carries_session() -> None:
     assert results_of(session)[0].content == "s1"
 
 
+async def test_a_dropped_session_is_freed_at_once_not_by_the_cycle_collector() -> None:
+    """A server opening a session per request frees each one, history and all, when it lets go: the
+    tools' context holds the session weakly (no reference cycle), while it lives as before."""
+    import gc
+    import weakref
+
+    seen: list[Any] = []
+
+    @tool
+    async def whoami(ctx: ToolContext) -> str:
+        """Report the session, with a progress line."""
+        await ctx.report_progress("looking")
+        seen.append((ctx.get("session"), sorted(ctx.dependencies), ctx.get("extra")))
+        return "me"
+
+    model = ScriptedProvider([tool_call_reply("whoami"), "ok"])
+    session = make_session(model, whoami)
+    session.tool_context.dependencies  # noqa: B018 (read before the turn, as a tool would)
+    result = await session.submit_turn("go")
+    assert result.ok
+    assert seen == [(session, ["session"], None)]
+    seen.clear()
+    gc.disable()
+    try:
+        extra = AgentSession(session.agent, "s2", session.bundle, dependencies={"extra": 1})
+        extra_ref = weakref.ref(extra)
+        extra.tool_context.dependencies["extra"]  # noqa: B018
+        del extra
+        assert extra_ref() is None
+        ref = weakref.ref(session)
+        assert [type(m).__name__ for m in session.messages].count("ToolLog") == 1  # progress recorded
+        del session
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+async def test_a_dependency_named_session_given_by_the_caller_is_kept() -> None:
+    seen: list[Any] = []
+
+    @tool
+    def whose(ctx: ToolContext) -> str:
+        """Report the session dependency."""
+        seen.append(ctx.require("session"))
+        return "ok"
+
+    model = ScriptedProvider([tool_call_reply("whose"), "ok"])
+    session = make_session(model, whose)
+    mine = AgentSession(session.agent, "s3", session.bundle, dependencies={"session": "the caller's"})
+    await mine.submit_turn("go")
+    assert seen == ["the caller's"]
+    assert dict(session.tool_context.dependencies) == {"session": session}
+
+
 async def test_steer_from_another_task_while_a_tool_runs() -> None:
     release = anyio.Event()
     running = anyio.Event()
