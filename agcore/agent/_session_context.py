@@ -21,7 +21,7 @@ from agcore.tools import ToolContext, ToolProgress
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from agcore.agent._session import AgentSession
+    from agcore.agent.session_like import SessionLike
 
 __all__ = ["session_tool_context"]
 
@@ -33,7 +33,7 @@ class _SessionDependencies(Mapping[str, Any]):
 
     __slots__ = ("_others", "_session")
 
-    def __init__(self, session: AgentSession, others: Mapping[str, Any]) -> None:
+    def __init__(self, session: SessionLike, others: Mapping[str, Any]) -> None:
         self._session = weakref.ref(session)
         self._others = {key: value for key, value in others.items() if key != SESSION_KEY}
 
@@ -57,7 +57,7 @@ class _SessionDependencies(Mapping[str, Any]):
 
 
 def session_tool_context(
-    session: AgentSession,
+    session: SessionLike,
     dependencies: Mapping[str, Any],
     record_progress: Callable[[ToolProgress], Awaitable[None]],
 ) -> ToolContext:

@@ -7,6 +7,7 @@ saved with the session then); it owns the tool ``Batch`` in flight.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -94,7 +95,7 @@ class TurnState:
             "batch": self.batch.to_state() if self.batch is not None else None,
             "output_retries": self.output_retries,
             "rereads": self.rereads,
-            "capabilities": self.capabilities,
+            "capabilities": copy.deepcopy(self.capabilities) if self.capabilities else {},  # a snapshot
         }
 
     @classmethod

@@ -85,7 +85,7 @@ class SessionState:
             "follow_ups": [m.model_dump(mode="json") for m in self.follow_ups],
             "text_mode": self.text_mode,
             "plan_step_index": self.plan_step_index,
-            "app_state": copy.deepcopy(self.app_state),  # a snapshot: the application edits it in place
+            "app_state": _snapshot(self.app_state),  # the application edits it in place
             "turn": turn.to_json() if keep_turn and turn is not None else None,
         }
 
@@ -108,9 +108,15 @@ class SessionState:
             follow_ups=deque(UserMessage.model_validate(m) for m in data.get("follow_ups", ())),
             text_mode=bool(data.get("text_mode", False)),
             plan_step_index=data.get("plan_step_index"),
-            app_state=copy.deepcopy(data.get("app_state") or {}),  # not the caller's data, edited in place
+            app_state=_snapshot(data.get("app_state") or {}),  # not the caller's data, edited in place
             turn=TurnState.from_json(turn, history_length) if turn else None,
         )
+
+
+def _snapshot(data: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``data``; an empty dict without ``deepcopy``'s machinery (~2 µs, paid at every
+    graph step's checkpoint, where ``app_state`` is nearly always empty)."""
+    return copy.deepcopy(data) if data else {}
 
 
 def _drain(queue: deque[UserMessage]) -> list[UserMessage]:

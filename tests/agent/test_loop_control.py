@@ -407,7 +407,7 @@ async def test_a_dropped_session_is_freed_at_once_not_by_the_cycle_collector() -
     try:
         extra = AgentSession(session.agent, "s2", session.bundle, dependencies={"extra": 1})
         extra_ref = weakref.ref(extra)
-        extra.tool_context.dependencies["extra"]  # noqa: B018
+        extra.tool_context.dependencies["extra"]
         del extra
         assert extra_ref() is None
         ref = weakref.ref(session)

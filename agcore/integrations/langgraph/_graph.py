@@ -19,6 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from agcore.integrations.langgraph._model_nodes import ModelNodes
+from agcore.integrations.langgraph._serde import AgentSerializer
 from agcore.integrations.langgraph._shell import ThreadSessions
 from agcore.integrations.langgraph._state import AgentState, GraphInput, serde_allowlist
 from agcore.integrations.langgraph._tool_nodes import ToolNodes
@@ -44,13 +45,14 @@ def typed_checkpointer(checkpointer: BaseCheckpointSaver[Any]) -> BaseCheckpoint
     The graph's checkpoints hold agcore's types and LangGraph's own, nothing else, so a stock
     serializer is replaced (on a shallow copy: the caller's saver is unchanged, the storage shared)
     by one that loads exactly those, typed, with no "unregistered type" warnings and no other class
-    imported from the database. A serializer of the caller's own (encrypted, say) keeps its settings
-    and has agcore's types added to its allowlist."""
+    imported from the database, and writes agcore's messages as their own JSON (``AgentSerializer``).
+    A serializer of the caller's own (encrypted, say) keeps its settings and has agcore's types added
+    to its allowlist."""
     serde = checkpointer.serde
     if type(serde) is JsonPlusSerializer and not serde.pickle_fallback:
         typed = copy.copy(checkpointer)
         typed.serde = maybe_add_typed_methods(
-            JsonPlusSerializer(allowed_msgpack_modules=sorted(serde_allowlist()))
+            AgentSerializer(allowed_msgpack_modules=sorted(serde_allowlist()))
         )
         return typed
     return checkpointer.with_allowlist(serde_allowlist())

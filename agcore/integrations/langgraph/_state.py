@@ -31,6 +31,7 @@ from agcore.llm.types import ToolResultBlock, ToolUseBlock, UserMessage
 
 __all__ = [
     "AgentState", "GraphInput", "ToolTask", "append_message_batches", "merge_outcomes", "serde_allowlist",
+    "state_types",
 ]
 
 
@@ -106,25 +107,30 @@ class AgentState(TypedDict, total=False):
 def serde_allowlist() -> set[tuple[str, str]]:
     """``(module, class)`` of every agcore type the state can hold: the messages and what they hold
     (content blocks, usage, stop reasons), for the checkpointer's msgpack allowlist."""
-    found: set[tuple[str, str]] = set()
+    return {(typ.__module__, typ.__name__) for typ in state_types()}
+
+
+def state_types() -> set[type]:
+    """Every agcore class (pydantic models and enums) the state can hold (``serde_allowlist``)."""
+    found: set[type] = set()
     _collect(AgentState, found, set())
     _collect(ToolTask, found, set())
     return found
 
 
-def _collect(typ: Any, found: set[tuple[str, str]], seen: set[int]) -> None:
+def _collect(typ: Any, found: set[type], seen: set[int]) -> None:
     if id(typ) in seen:
         return
     seen.add(id(typ))
     if isinstance(typ, type) and issubclass(typ, BaseModel):
         if typ.__module__.startswith("agcore."):
-            found.add((typ.__module__, typ.__name__))
+            found.add(typ)
         for field in typ.model_fields.values():
             _collect(field.annotation, found, seen)
         return
     if isinstance(typ, type) and issubclass(typ, Enum):
         if typ.__module__.startswith("agcore."):
-            found.add((typ.__module__, typ.__name__))
+            found.add(typ)
         return
     if is_typeddict(typ):
         for hint in get_type_hints(typ).values():
