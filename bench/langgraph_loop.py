@@ -9,8 +9,11 @@ weather, the model calls ``get_weather``, the tool runs, the model answers; two 
 * ``agcore``: ``AgentSession.submit_turn`` (one session, history cleared per turn);
 * ``agcore-sqlite``: the same, saving the session to a ``SqliteSessionStore`` file as it runs;
 * ``graph``: the same agent compiled by ``agcore.integrations.langgraph`` and run by
-  ``GraphSession.submit_turn`` with an ``InMemorySaver`` and ``durability="sync"`` (a new thread per
-  turn, so every turn sends the same requests);
+  ``GraphSession.submit_turn`` with an ``InMemorySaver`` and the session's default durability for it
+  (``"exit"``: the checkpoint written when the run ends, as an in-memory saver dies with the process)
+  (a new thread per turn, so every turn sends the same requests);
+* ``graph-sync``: the same with ``durability="sync"`` (a checkpoint per step, as ``langgraph-floor``,
+  ``langgraph-sdk`` and ``graph-sqlite`` write them: the like-for-like side for those);
 * ``graph-sqlite``: the same with an ``AsyncSqliteSaver`` on a file (what crash safety costs);
 * ``graph-nockpt``: ``compile_agent`` without a checkpointer, ``ainvoke`` straight: LangGraph's
   engine with no checkpoint writes;
@@ -19,12 +22,12 @@ weather, the model calls ``get_weather``, the tool runs, the model answers; two 
 * ``loop+floor``: ``agcore``'s turn and ``langgraph-floor``'s turn back to back, in one process: what
   the two cost together when their code alternates (more than the sum of the two measured apart: each
   evicts the other's code and data from the CPU's caches). ``graph`` runs the same two bodies of code
-  interleaved, so ``graph / loop+floor`` is the share of the graph's cost that is agcore's own glue;
+  interleaved, so ``graph-sync / loop+floor`` is the share of the graph's cost that is agcore's own glue;
 * ``langgraph-sdk``: the agent a user writes on LangGraph without langchain: a ``model`` node calling
   the bare ``openai`` SDK as ``bare`` does and a ``tools`` node running the calls, the messages as
   plain dicts in the state, with an ``InMemorySaver`` and ``durability="sync"``, a new thread per
   turn. The like-for-like reference of ``graph``: LangGraph's steps, checkpoints and the same two
-  HTTP calls, with no agent runtime in between; ``graph`` over it is what agcore adds on LangGraph;
+  HTTP calls, with no agent runtime in between; ``graph-sync`` over it is what agcore adds on LangGraph;
 * ``prebuilt`` / ``prebuilt-ckpt``: LangGraph's own ``create_react_agent`` on ``langchain-openai``'s
   ``ChatOpenAI`` pointed at the fake server, without and with an ``InMemorySaver`` (like for like with
   ``graph-nockpt`` and ``graph``).
@@ -80,9 +83,9 @@ from bench.agent_loop import (  # noqa: E402
 from bench.llm_overhead import start_server  # noqa: E402
 
 
-def graph_session_side(bundle: Any, saver: Any = None) -> Turn:
-    """``GraphSession`` with ``saver`` (an ``InMemorySaver`` by default): a new thread (session) per
-    turn, on one graph."""
+def graph_session_side(bundle: Any, saver: Any = None, durability: Any = None) -> Turn:
+    """``GraphSession`` with ``saver`` (an ``InMemorySaver`` by default) and ``durability`` (None: the
+    session's default for the saver): a new thread (session) per turn, on one graph."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from agcore.agent import BasicAgent
@@ -91,7 +94,7 @@ def graph_session_side(bundle: Any, saver: Any = None) -> Turn:
     graph = AgentGraph(BasicAgent(name="bench"), bundle, saver if saver is not None else InMemorySaver())
 
     async def turn() -> str:
-        session = graph.session()
+        session = graph.session(durability=durability)
         result = await session.submit_turn(QUESTION)
         if result.error is not None:
             raise result.error
@@ -299,8 +302,10 @@ async def build_sides(base_url: str, workdir: Path) -> tuple[list[Side], list[st
         Side("agcore", "AgentSession.submit_turn (agcore's loop)", lambda: agcore_reused(bundle)),
         Side("agcore-sqlite", "AgentSession(store=SqliteSessionStore file).submit_turn",
              lambda: agcore_stored_side(bundle, workdir / "sessions.sqlite")),
-        Side("graph", "GraphSession.submit_turn, InMemorySaver, durability=sync",
+        Side("graph", "GraphSession.submit_turn, InMemorySaver (its default durability: exit)",
              lambda: graph_session_side(bundle)),
+        Side("graph-sync", "the same with durability=sync (a checkpoint per step)",
+             lambda: graph_session_side(bundle, durability="sync")),
         Side("graph-nockpt", "compile_agent(...).ainvoke, no checkpointer", lambda: graph_bare_side(bundle)),
         Side("langgraph-floor", "the same 3 steps on LangGraph, nodes doing no work, InMemorySaver",
              langgraph_floor_side),
@@ -311,7 +316,7 @@ async def build_sides(base_url: str, workdir: Path) -> tuple[list[Side], list[st
     ]
     try:
         on_disk = graph_session_side(bundle, await sqlite_saver(workdir / "checkpoints.sqlite"))
-        sides.insert(4, Side("graph-sqlite", "GraphSession.submit_turn, AsyncSqliteSaver (file), sync",
+        sides.insert(5, Side("graph-sqlite", "GraphSession.submit_turn, AsyncSqliteSaver (file), sync",
                              lambda: on_disk))
     except ImportError as exc:
         notes.append(f"the SQLite checkpointer left out ({exc})")
@@ -346,15 +351,16 @@ def table(sides: list[Side], args: argparse.Namespace) -> str:
                      f"{statistics.median(side.wall_us):>13.0f}  {side.how}")
     lines += ["", "best round: the side's cheapest round over agcore's cheapest, vs agcore (on a shared "
               "machine other work only adds CPU time, so the minimum is the steadier figure)"]
-    if "graph" in by_name and "langgraph-sdk" in by_name:
-        graph, sdk = by_name["graph"].cpu_us, by_name["langgraph-sdk"].cpu_us
+    if "graph-sync" in by_name and "langgraph-sdk" in by_name:
+        graph, sdk = by_name["graph-sync"].cpu_us, by_name["langgraph-sdk"].cpu_us
         median = statistics.median(graph) / statistics.median(sdk)
-        lines.append(f"graph / langgraph-sdk: {median:.2f} median, "
+        lines.append(f"graph-sync / langgraph-sdk: {median:.2f} median, "
                      f"{min(graph) / min(sdk):.2f} best round (what agcore adds over an agent written on "
                      "LangGraph and the bare SDK)")
-    if "graph" in by_name and "loop+floor" in by_name:
-        graph, both = by_name["graph"].cpu_us, by_name["loop+floor"].cpu_us
-        lines.append(f"graph / loop+floor: {statistics.median(graph) / statistics.median(both):.2f} median, "
+    if "graph-sync" in by_name and "loop+floor" in by_name:
+        graph, both = by_name["graph-sync"].cpu_us, by_name["loop+floor"].cpu_us
+        ratio = statistics.median(graph) / statistics.median(both)
+        lines.append(f"graph-sync / loop+floor: {ratio:.2f} median, "
                      f"{min(graph) / min(both):.2f} best round (agcore's glue on LangGraph, beyond running "
                      "its loop's and LangGraph's code in turn)")
     return "\n".join(lines)

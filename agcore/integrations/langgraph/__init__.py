@@ -31,7 +31,13 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "agcore.integrations.langgraph needs LangGraph: install it with `pip install 'agcore[langgraph]'`"
     ) from exc
 
-from agcore.integrations.langgraph._graph import compile_agent, recursion_limit, typed_checkpointer
+from agcore.integrations.langgraph._graph import (
+    compile_agent,
+    default_durability,
+    recursion_limit,
+    typed_checkpointer,
+)
+from agcore.integrations.langgraph._serde import AgentSerializer
 from agcore.integrations.langgraph._session import UNFINISHED, AgentGraph, GraphSession
 from agcore.integrations.langgraph._state import (
     AgentState,
@@ -47,6 +53,7 @@ __all__ = [
     "CLIENT_TOOLS",
     "CONFIRMATION",
     "AgentGraph",
+    "AgentSerializer",
     "AgentState",
     "GraphInput",
     "GraphSession",
@@ -55,6 +62,7 @@ __all__ = [
     "ToolTask",
     "compile_agent",
     "confirmation_answer",
+    "default_durability",
     "load_thread",
     "recursion_limit",
     "save_thread",

@@ -33,7 +33,7 @@ from agcore.agent import (
     wait_until_closed,
 )
 from agcore.agent.steps import failed_event
-from agcore.integrations.langgraph._graph import build_graph, recursion_limit
+from agcore.integrations.langgraph._graph import build_graph, default_durability, recursion_limit
 from agcore.integrations.langgraph._own_task import interrupts_of_run, stream_in_own_task
 from agcore.integrations.langgraph._shell import EVENTS_KEY, ThreadSession
 from agcore.integrations.langgraph._tool_nodes import CLIENT_TOOLS, CONFIRMATION
@@ -112,8 +112,9 @@ class GraphSession:
     left at an interrupt or in the middle of a run.
 
     ``checkpointer`` defaults to an ``InMemorySaver``; pass an ``AsyncSqliteSaver`` (or any saver) to
-    keep the thread across processes. ``durability`` is LangGraph's: ``"sync"`` (the default) writes
-    each step's checkpoint before the next step starts, so a crash loses nothing that finished.
+    keep the thread across processes. ``durability`` is LangGraph's (``default_durability``: None
+    picks ``"sync"`` for a saver that outlives the process, so a crash loses nothing that finished,
+    and ``"exit"`` for an ``InMemorySaver``).
     ``confirm``, ``transform`` and ``dependencies`` mean what they mean for ``AgentSession``.
     ``graph`` runs the session on an ``AgentGraph`` compiled before (``AgentGraph.session()``), for
     applications opening many sessions of one agent; ``checkpointer`` is then the graph's.
@@ -129,7 +130,7 @@ class GraphSession:
         confirm: ConfirmCallback | None = None,
         transform: ContextTransform | None = None,
         dependencies: Mapping[str, Any] | None = None,
-        durability: Durability = "sync",
+        durability: Durability | None = None,
         graph: AgentGraph | None = None,
     ) -> None:
         session = AgentSession(
@@ -153,7 +154,7 @@ class GraphSession:
         self.graph = graph.compiled
         threads = graph.threads
         self._thread = threads.attach(ThreadSession(session, interrupt_confirmations=confirm is not None))
-        self.durability: Durability = durability
+        self.durability: Durability = durability or default_durability(graph.checkpointer)
         limit = recursion_limit(bundle.config())
         self._config: dict[str, Any] = {
             "configurable": {"thread_id": self.session_id, EVENTS_KEY: False}, "recursion_limit": limit,

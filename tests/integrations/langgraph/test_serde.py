@@ -16,8 +16,8 @@ from agcore.agent import (
     ToolResults,
     UserInput,
 )
-from agcore.integrations.langgraph import serde_allowlist, typed_checkpointer
-from agcore.integrations.langgraph._serde import MESSAGES_TYPE, MODEL_TYPE_PREFIX, AgentSerializer
+from agcore.integrations.langgraph import AgentSerializer, serde_allowlist, typed_checkpointer
+from agcore.integrations.langgraph._serde import MESSAGES_TYPE, MODEL_TYPE_PREFIX
 from agcore.llm.types import (
     AssistantMessage,
     ImageBlock,

@@ -224,3 +224,51 @@ def test_the_langgraph_backend_says_it_needs_asyncio_on_trio() -> None:
 
     with pytest.raises(RuntimeError, match="asyncio only"):
         anyio.run(main, backend="trio")
+
+
+async def test_checkpoints_are_written_per_step_when_they_outlive_the_process_and_per_run_in_memory(
+    tmp_path: object,
+) -> None:
+    """An in-memory saver dies with the process, so its sessions write the thread's checkpoint once a
+    run ends ("exit"); a saver on disk gets every step's ("sync"). Either way the checkpoint after a
+    turn, and after a turn cancelled in a tool, holds what the session recorded."""
+    from pathlib import Path
+
+    import aiosqlite
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from agcore.integrations.langgraph import default_durability
+
+    assert default_durability(InMemorySaver()) == "exit"
+    connection = await aiosqlite.connect(str(Path(str(tmp_path)) / "threads.db"))
+    try:
+        on_disk = AsyncSqliteSaver(connection)
+        assert default_durability(on_disk) == "sync"
+        started = anyio.Event()
+
+        @tool
+        async def slow() -> str:
+            """Wait until cancelled."""
+            started.set()
+            await anyio.sleep_forever()
+            return "never"
+
+        for saver, expected in ((InMemorySaver(), "exit"), (on_disk, "sync")):
+            model = ScriptedProvider([tool_call_reply("add", {"a": 1, "b": 2}), "3", tool_call_reply("slow")])
+            bundle = AgentBuilder().provider(model).tools(add, slow).build()
+            session = GraphSession(_agent(), f"t-{expected}", bundle, checkpointer=saver)
+            assert session.durability == expected
+            assert GraphSession(_agent(), "other", bundle, checkpointer=saver, durability="async").durability == "async"
+            assert (await session.submit_turn("add them")).text == "3"
+            assert [m.id for m in await session.history()] == [m.id for m in session.messages]
+            started = anyio.Event()
+            async with anyio.create_task_group() as group:
+                group.start_soon(session.submit_turn, "wait")
+                await started.wait()
+                group.cancel_scope.cancel()
+            saved = await session.history()
+            assert [m.id for m in saved] == [m.id for m in session.messages]
+            assert saved[-1].kind == "tool_results"  # the cancelled call answered in the checkpoint too
+    finally:
+        await connection.close()
