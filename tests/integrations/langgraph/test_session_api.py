@@ -259,7 +259,8 @@ async def test_checkpoints_are_written_per_step_when_they_outlive_the_process_an
             bundle = AgentBuilder().provider(model).tools(add, slow).build()
             session = GraphSession(_agent(), f"t-{expected}", bundle, checkpointer=saver)
             assert session.durability == expected
-            assert GraphSession(_agent(), "other", bundle, checkpointer=saver, durability="async").durability == "async"
+            told = GraphSession(_agent(), "other", bundle, checkpointer=saver, durability="async")
+            assert told.durability == "async"
             assert (await session.submit_turn("add them")).text == "3"
             assert [m.id for m in await session.history()] == [m.id for m in session.messages]
             started = anyio.Event()
