@@ -35,7 +35,7 @@ class _SessionDependencies(Mapping[str, Any]):
 
     def __init__(self, session: SessionLike, others: Mapping[str, Any]) -> None:
         self._session = weakref.ref(session)
-        self._others = {key: value for key, value in others.items() if key != SESSION_KEY}
+        self._others = dict(others)  # without "session" (session_tool_context took it out)
 
     def __getitem__(self, key: str) -> Any:
         if key == SESSION_KEY:
