@@ -59,7 +59,7 @@ def test_edits_writes_and_patches_share_one_undo_stack(ws: Workspace) -> None:
 
 def test_no_match_changes_nothing_and_says_how_to_find_the_text(ws: Workspace) -> None:
     with pytest.raises(ToolError) as refused:
-        ws.edit_file("users.py", "return None", "return 1")
+        ws.edit_file("users.py", "class Unrelated: pass", "return 1")
     message = str(refused.value)
     assert message.startswith("old was not found in 'users.py', so nothing was changed.")
     assert "read_file('users.py')" in message
@@ -166,3 +166,80 @@ def test_a_replaced_name_still_in_the_file_is_named_with_its_lines(tmp_path: Pat
 def test_a_name_the_edit_only_moves_is_not_named(ws: Workspace) -> None:
     out = ws.edit_file("users.py", "def main():\n    return 0\n", "def main():\n    return len(USERS)\n")
     assert "Note:" not in out
+
+
+# ------------------------------------------------------------------ a miss shows what to copy
+
+CONFIG = "[server]\nhost = 127.0.0.1\nport = 8080\nworkers = 2\n\n[logging]\nlevel = info\n"
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Workspace:
+    (tmp_path / "config.ini").write_text(CONFIG)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("config.ini")
+    return workspace
+
+
+def test_a_miss_shows_the_closest_line_numbered_to_copy(config: Workspace) -> None:
+    with pytest.raises(ToolError) as refused:
+        config.edit_file("config.ini", "server port = 8080", "server port = 9090")
+    message = str(refused.value)
+    assert message.startswith("old was not found in 'config.ini', so nothing was changed.")
+    assert "closest to old is at line 3" in message
+    assert "     3\tport = 8080" in message
+    assert "read_file('config.ini')" not in message  # the text is shown: no reading needed
+    assert (config.root / "config.ini").read_text() == CONFIG
+    # copied as shown, the edit goes through
+    config.edit_file("config.ini", "port = 8080", "port = 9090")
+    assert "port = 9090" in (config.root / "config.ini").read_text()
+
+
+def test_a_multi_line_miss_shows_the_closest_window(ws: Workspace) -> None:
+    with pytest.raises(ToolError) as refused:
+        ws.edit_file("users.py", "def main():\n    return None\n", "def main():\n    return 1\n")
+    message = str(refused.value)
+    assert "closest to old is at lines 6-7" in message
+    assert "     6\tdef main():\n     7\t    return 0" in message
+
+
+def test_nothing_close_falls_back_to_reading_the_file(config: Workspace) -> None:
+    with pytest.raises(ToolError) as refused:
+        config.edit_file("config.ini", "completely unrelated text", "x")
+    assert "read_file('config.ini')" in str(refused.value)
+    assert "closest" not in str(refused.value)
+
+
+def test_an_edit_made_already_says_so_instead_of_asking_for_old(ws: Workspace) -> None:
+    ws.edit_file("users.py", "def get_user(", "def fetch_user(")
+    with pytest.raises(ToolError) as refused:
+        ws.edit_file("users.py", "def get_user(", "def fetch_user(")
+    assert "new is already in 'users.py' at line 1: this edit was made before" in str(refused.value)
+
+
+def test_an_empty_file_is_named_as_empty(tmp_path: Path) -> None:
+    (tmp_path / "files.txt").write_text("\n")
+    workspace = Workspace(tmp_path)
+    workspace.read_file("files.txt")
+    with pytest.raises(ToolError) as refused:
+        workspace.edit_file("files.txt", "alpha.py\nbeta.py", "alpha.py\nbeta.py\n")
+    assert "'files.txt' is empty" in str(refused.value)
+    assert "use write_file" in str(refused.value)
+
+
+def test_the_same_miss_sent_again_says_it_cannot_work(config: Workspace) -> None:
+    for _ in range(2):
+        with pytest.raises(ToolError) as refused:
+            config.edit_file("config.ini", "server port = 8080", "server port = 9090")
+    again = str(refused.value)
+    assert again.startswith("You sent this same old text before and it was not found then either")
+    assert "     3\tport = 8080" in again  # the same pointer as the first time
+
+
+def test_a_miss_after_the_file_changed_is_not_called_a_repeat(config: Workspace) -> None:
+    with pytest.raises(ToolError):
+        config.edit_file("config.ini", "server port = 8080", "server port = 9090")
+    config.edit_file("config.ini", "workers = 2", "workers = 3")
+    with pytest.raises(ToolError) as refused:
+        config.edit_file("config.ini", "server port = 8080", "server port = 9090")
+    assert not str(refused.value).startswith("You sent this same old text before")

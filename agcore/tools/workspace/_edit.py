@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
+from agcore.tools.workspace._edit_miss import EditMisses, closest_text
 from agcore.tools.workspace._fd_paths import changed_meanwhile, lstat_at, read_bytes
 from agcore.tools.workspace._patch import FileChange
 
@@ -27,9 +28,12 @@ _NAMED_LINES = 5
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
 
 
-def plan_edit(guard: PathGuard, path: str, old: str, new: str) -> tuple[FileChange, int]:
+def plan_edit(
+    guard: PathGuard, path: str, old: str, new: str, *, misses: EditMisses | None = None
+) -> tuple[FileChange, int]:
     """The change replacing the one occurrence of ``old`` in ``path`` by ``new``, and the line where
-    the replacement starts; writes nothing."""
+    the replacement starts; writes nothing. ``misses`` remembers the edits that missed, so one sent
+    again unchanged on the same file says so."""
     real = guard.resolve(path, for_write=True)
     rel = guard.relative(real)
     if not old:
@@ -48,7 +52,13 @@ def plan_edit(guard: PathGuard, path: str, old: str, new: str) -> tuple[FileChan
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     count = text.count(old)
     if count != 1:
-        raise ToolError(_not_once(rel, text, old, count))
+        message = _not_once(rel, text, old, new, count)
+        if count == 0 and misses is not None and misses.again(rel, old, before):
+            message = (
+                f"You sent this same old text before and it was not found then either; '{rel}' has not "
+                f"changed since, so sending it again cannot work. {message}"
+            )
+        raise ToolError(message)
     at = text.find(old)
     after = text[:at] + new + text[at + len(old) :]
     info = lstat_at(guard, real)
@@ -119,7 +129,7 @@ def _current(guard: PathGuard, real: Path, rel: str) -> bytes:
     return content
 
 
-def _not_once(rel: str, text: str, old: str, count: int) -> str:
+def _not_once(rel: str, text: str, old: str, new: str, count: int) -> str:
     lines = text.splitlines()
     if count > 1:
         at = _match_lines(text, old)
@@ -143,6 +153,9 @@ def _not_once(rel: str, text: str, old: str, count: int) -> str:
             f"{head} The same lines are there with different indentation or spacing, from line "
             f"{loose + 1}:\n{shown}\nCopy old exactly as the file has it (spaces and tabs included)."
         )
+    closest = closest_text(rel, text, old, new)
+    if closest is not None:
+        return f"{head} {closest}"
     return (
         f"{head} It must match the file's current text exactly, whitespace and line breaks included. "
         f"Call read_file('{rel}') to see the text as it is now ({len(lines)} lines), then copy the part "

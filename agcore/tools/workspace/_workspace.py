@@ -45,6 +45,7 @@ from agcore.tools.workspace._command import CommandResult, plan_command, run_pla
 from agcore.tools.workspace._command_precheck import command_refusal
 from agcore.tools.workspace._dropped_definitions import refuse_dropped_definitions
 from agcore.tools.workspace._edit import describe_edit, plan_edit
+from agcore.tools.workspace._edit_miss import EditMisses
 from agcore.tools.workspace._environment import (
     CommandEnvironment,
     env_allow_from_environment,
@@ -152,6 +153,7 @@ class Workspace:
         self._sandbox = select_sandbox(sandbox, view=SandboxView(self.readable.roots))
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._reads = ReadRecord(enabled=read_before_write)
+        self._edit_misses = EditMisses()
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
         self._socket_scan = SocketScan(self.root)
 
@@ -262,7 +264,7 @@ class Workspace:
             new: The text to put in its place (empty to delete old).
         """
         with self._write_lock:
-            change, first_line = plan_edit(self.path_guard, path, old, new)
+            change, first_line = plan_edit(self.path_guard, path, old, new, misses=self._edit_misses)
             self._reads.check(change.path, change.rel, change.before, action="edited")
             self._undo.append(apply_changes(self.path_guard, [change]))
             self._reads.wrote(change.path, change.after)

@@ -1,0 +1,115 @@
+"""What ``edit_file`` says when ``old`` is not in the file: the text to copy instead.
+
+Issue 26's runs: a 1.5B model asked edit_file for ``server port = 8080`` in a file whose line reads
+``port = 8080``, was told "call read_file", read the file, and sent the same edit again, four times;
+after a check failed it replayed a batch of edits it had already made (``old`` gone, ``new`` there).
+A weak model copies text it is shown far better than it finds it. So a miss shows the file's lines
+closest to ``old`` (difflib over windows of as many lines as ``old`` has, numbered like read_file),
+says when ``new`` is already there (the edit was made before), says when the file is empty, and an
+edit sent again after it missed on the same version of the file says so first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import threading
+
+__all__ = ["EditMisses", "closest_text"]
+
+#: How alike a window of the file must be to ``old`` (difflib's ratio) to be shown as "closest".
+CUTOFF = 0.5
+#: Windows shown at most, and the most lines of the file compared (a huge file: no suggestion).
+SHOWN = 2
+MAX_LINES = 5_000
+#: Lines around a closest window shown for context (a one-line ``old`` gets its neighbours).
+CONTEXT = 1
+
+
+def closest_text(rel: str, text: str, old: str, new: str) -> str | None:
+    """The part of edit_file's miss message that points at what to copy, or None when nothing in
+    ``text`` is close to ``old``."""
+    if not text.strip():
+        return f"'{rel}' is empty, so there is nothing to replace: use write_file to give it its content."
+    done = _already_there(text, new)
+    if done is not None:
+        return (
+            f"new is already in '{rel}' at line {done}: this edit was made before, so there is nothing "
+            "left to do for it. Go on with the rest of the task."
+        )
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:
+        return None
+    starts = _closest_windows(lines, old)
+    if not starts:
+        return None
+    size = max(1, len(old.strip("\r\n").splitlines()))
+    shown = "\n...\n".join(_numbered(lines, start, size) for start in starts)
+    at = " and ".join(_span(start, size) for start in starts)
+    around = " with the lines around it" if size == 1 else ""
+    return (
+        f"The text in '{rel}' closest to old is at {at}; here it is{around}, numbered as read_file "
+        f"shows it:\n{shown}\nCopy old exactly from the file's text, without the line numbers and the "
+        "tab after them."
+    )
+
+
+def _already_there(text: str, new: str) -> int | None:
+    """The line where ``new`` occurs once in ``text`` (an edit made already), or None."""
+    if not new.strip() or text.count(new) != 1:
+        return None
+    return text.count("\n", 0, text.find(new)) + 1
+
+
+def _closest_windows(lines: list[str], old: str) -> list[int]:
+    """The starts of the windows of ``lines`` most like ``old``, best first, not overlapping."""
+    want = old.strip("\r\n")
+    size = max(1, len(want.splitlines()))
+    scored: list[tuple[float, int]] = []
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(want)
+    for start in range(max(1, len(lines) - size + 1)):
+        window = "\n".join(lines[start : start + size])
+        if not window.strip():
+            continue
+        matcher.set_seq1(window)
+        if matcher.real_quick_ratio() < CUTOFF or matcher.quick_ratio() < CUTOFF:
+            continue
+        ratio = matcher.ratio()
+        if ratio >= CUTOFF:
+            scored.append((ratio, start))
+    picked: list[int] = []
+    for _, start in sorted(scored, key=lambda s: (-s[0], s[1])):
+        if all(abs(start - other) >= size for other in picked):
+            picked.append(start)
+        if len(picked) == SHOWN:
+            break
+    return picked
+
+
+def _span(start: int, size: int) -> str:
+    return f"line {start + 1}" if size == 1 else f"lines {start + 1}-{start + size}"
+
+
+def _numbered(lines: list[str], start: int, size: int) -> str:
+    first = max(0, start - CONTEXT) if size == 1 else start
+    last = min(len(lines), start + size + (CONTEXT if size == 1 else 0))
+    return "\n".join(f"{n + 1:>6}\t{lines[n]}" for n in range(first, last))
+
+
+class EditMisses:
+    """The edits that missed, by file, ``old`` and the file's version: one sent again unchanged would
+    miss the same way, and the model is told so first."""
+
+    def __init__(self) -> None:
+        self._seen: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()  # edits run in worker threads
+
+    def again(self, rel: str, old: str, content: bytes) -> bool:
+        """Record this miss; whether the same ``old`` already missed on this version of ``rel``."""
+        key = (rel, hashlib.sha256(content + b"\0" + old.encode("utf-8", "surrogatepass")).hexdigest())
+        with self._lock:
+            if key in self._seen:
+                return True
+            self._seen.add(key)
+            return False
