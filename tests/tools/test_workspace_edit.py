@@ -214,7 +214,8 @@ def test_an_edit_made_already_says_so_instead_of_asking_for_old(ws: Workspace) -
     ws.edit_file("users.py", "def get_user(", "def fetch_user(")
     with pytest.raises(ToolError) as refused:
         ws.edit_file("users.py", "def get_user(", "def fetch_user(")
-    assert "new is already in 'users.py' at line 1: this edit was made before" in str(refused.value)
+    message = str(refused.value)
+    assert "new is already in 'users.py' at line 1: this edit was made before. Nothing is left" in message
 
 
 def test_an_empty_file_is_named_as_empty(tmp_path: Path) -> None:
@@ -243,3 +244,20 @@ def test_a_miss_after_the_file_changed_is_not_called_a_repeat(config: Workspace)
     with pytest.raises(ToolError) as refused:
         config.edit_file("config.ini", "server port = 8080", "server port = 9090")
     assert not str(refused.value).startswith("You sent this same old text before")
+
+
+def test_an_edit_made_already_shows_where_the_replaced_name_is_left(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(
+        'from users import get_usr\n\n\ndef greeting(user_id):\n    return "Hi " + get_usr(user_id)["name"]\n'
+    )
+    workspace = Workspace(tmp_path)
+    workspace.read_file("app.py")
+    done = workspace.edit_file("app.py", "get_usr(user_id)", "get_user(user_id)")
+    assert "still appears in 'app.py'; if you are renaming it, change it there too:\n" \
+           "     1\tfrom users import get_usr\n" in done
+    with pytest.raises(ToolError) as refused:
+        workspace.edit_file("app.py", "get_usr(user_id)", "get_user(user_id)")  # replayed
+    message = str(refused.value)
+    assert "new is already in 'app.py' at line 5: this edit was made before." in message
+    assert "But 'get_usr', which it replaced, is still in 'app.py' here:\n     1\tfrom users import get_usr" \
+           in message

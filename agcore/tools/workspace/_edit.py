@@ -95,14 +95,16 @@ def _left_behind(rel: str, before: bytes, after: str) -> str:
     if not left:
         return ""
     lines = after.splitlines()
-    parts = []
+    parts, rows = [], {}
     for name in left:
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        at = [str(n) for n, line in enumerate(lines, 1) if pattern.search(line)][:_NAMED_LINES]
-        parts.append(f"'{name}' (line {', '.join(at)})")
+        at = [n for n, line in enumerate(lines, 1) if pattern.search(line)][:_NAMED_LINES]
+        parts.append(f"'{name}' (line {', '.join(map(str, at))})")
+        rows.update({n: lines[n - 1] for n in at})
+    shown = "\n".join(f"{n:>6}\t{rows[n]}" for n in sorted(rows))
     return (
         f"Note: {', '.join(parts)}, which this edit replaced, still appears in '{rel}'; if you are "
-        "renaming it, change it there too.\n"
+        f"renaming it, change it there too:\n{shown}\n"
     )
 
 

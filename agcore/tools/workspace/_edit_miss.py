@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 import threading
 
 __all__ = ["EditMisses", "closest_text"]
@@ -22,6 +23,9 @@ CUTOFF = 0.5
 #: Windows shown at most, and the most lines of the file compared (a huge file: no suggestion).
 SHOWN = 2
 MAX_LINES = 5_000
+#: Lines that still hold a replaced name shown at most, after an edit that was made already.
+SHOWN_LEFT = 5
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 #: Lines around a closest window shown for context (a one-line ``old`` gets its neighbours).
 CONTEXT = 1
 
@@ -33,10 +37,9 @@ def closest_text(rel: str, text: str, old: str, new: str) -> str | None:
         return f"'{rel}' is empty, so there is nothing to replace: use write_file to give it its content."
     done = _already_there(text, new)
     if done is not None:
-        return (
-            f"new is already in '{rel}' at line {done}: this edit was made before, so there is nothing "
-            "left to do for it. Go on with the rest of the task."
-        )
+        made = f"new is already in '{rel}' at line {done}: this edit was made before."
+        left = _still_there(rel, text, old, new)
+        return f"{made}{left}" if left else f"{made} Nothing is left to do for it: go on with the task."
     lines = text.splitlines()
     if len(lines) > MAX_LINES:
         return None
@@ -59,6 +62,24 @@ def _already_there(text: str, new: str) -> int | None:
     if not new.strip() or text.count(new) != 1:
         return None
     return text.count("\n", 0, text.find(new)) + 1
+
+
+def _still_there(rel: str, text: str, old: str, new: str) -> str:
+    """The lines of ``text`` that still hold a name the edit replaced (``old`` has it, ``new`` not):
+    a rename made in one place of several, replayed."""
+    gone = set(_NAME.findall(old)) - set(_NAME.findall(new))
+    if not gone:
+        return ""
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(gone)) + r")\b")
+    rows = [(n, line) for n, line in enumerate(text.splitlines(), 1) if pattern.search(line)][:SHOWN_LEFT]
+    if not rows:
+        return ""
+    names = ", ".join(f"'{n}'" for n in sorted(gone))
+    shown = "\n".join(f"{n:>6}\t{line}" for n, line in rows)
+    return (
+        f" But {names}, which it replaced, is still in '{rel}' here:\n{shown}\nChange that too: copy "
+        "the line into old, without its number and the tab."
+    )
 
 
 def _closest_windows(lines: list[str], old: str) -> list[int]:
