@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agcore._clock import monotonic
+from agcore.agent._answers import CHECKED_BY_EFFECT_KEY
+from agcore.agent._change_first import CHANGE_DUE_KEY
 from agcore.agent._events import CheckFinished, CheckStarted
 from agcore.agent._hands_off import HANDS_OFF_KEY
 from agcore.agent._messages import ContextNote
@@ -125,6 +127,8 @@ class AcceptanceChecks(Capability):
         if failure.not_run or asked >= self.rounds:
             return Finish("error", ChecksFailed(failure, rounds=asked))
         await steps.record(ContextNote(text=await self._fix_request(steps, failure, asked + 1)))
+        steps.turn.capabilities[CHANGE_DUE_KEY] = True  # ChangeFirst: the next reply makes a change
+        steps.turn.capabilities[CHECKED_BY_EFFECT_KEY] = True  # an answer's words no longer decide
         state["failed_at"] = await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root)
         state["unchanged_asks"] = 0
         return CallModel(why=f"check failed: {failure.command} ({failure.status})")
@@ -141,6 +145,7 @@ class AcceptanceChecks(Capability):
         state["unchanged_asks"] = asks + 1
         command = str((state.get("outcomes") or [{}])[-1].get("command", ""))
         await steps.record(ContextNote(text=unchanged_request(command)))
+        steps.turn.capabilities[CHANGE_DUE_KEY] = True
         return True
 
     async def _run(self, steps: TurnView, command: str, round_: int) -> CheckOutcome:
