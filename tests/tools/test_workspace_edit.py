@@ -261,3 +261,52 @@ def test_an_edit_made_already_shows_where_the_replaced_name_is_left(tmp_path: Pa
     assert "new is already in 'app.py' at line 5: this edit was made before." in message
     assert "But 'get_usr', which it replaced, is still in 'app.py' here:\n     1\tfrom users import get_usr" \
            in message
+
+
+# ------------------------------------------- old not word for word: its changed lines, once
+
+CALC = (
+    'def average(numbers):\n    """The arithmetic mean."""\n    return sum(numbers) / (len(numbers) + 1)\n\n\n'
+    "def total(numbers):\n    return sum(numbers)\n"
+)
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Workspace:
+    (tmp_path / "calc.py").write_text(CALC)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("calc.py")
+    return workspace
+
+
+def test_the_one_changed_line_is_changed_where_it_is_indented_as_the_file(calc: Workspace) -> None:
+    # a 1.5B model's edit: the docstring left out, one-space indentation
+    out = calc.edit_file(
+        "calc.py",
+        "def average(numbers):\n return sum(numbers) / (len(numbers) + 1)",
+        "def average(numbers):\n return sum(numbers) / len(numbers)",
+    )
+    assert out.startswith("Note: old was not in the file exactly as sent")
+    assert "     3\t    return sum(numbers) / len(numbers)" in out
+    assert (calc.root / "calc.py").read_text() == CALC.replace("(len(numbers) + 1)", "len(numbers)")
+    calc.undo_patch()
+    assert (calc.root / "calc.py").read_text() == CALC
+
+
+def test_a_changed_line_found_twice_is_refused(calc: Workspace) -> None:
+    with pytest.raises(ToolError, match="old was not found"):
+        calc.edit_file("calc.py", "def x():\n return sum(numbers)", "def x():\n return 0")
+    with pytest.raises(ToolError, match="old was not found"):  # context the file does not have
+        calc.edit_file("calc.py", "def mean(xs):\n return sum(numbers) / (len(numbers) + 1)",
+                       "def mean(xs):\n return 0")
+    assert (calc.root / "calc.py").read_text() == CALC
+
+
+def test_changes_in_two_places_of_old_are_not_guessed(calc: Workspace) -> None:
+    with pytest.raises(ToolError, match="old was not found"):
+        calc.edit_file(
+            "calc.py",
+            "def average(numbers):\n  return sum(numbers) / (len(numbers) + 1)\ndef total(numbers):",
+            "def mean(numbers):\n  return sum(numbers) / len(numbers)\ndef total(numbers):",
+        )
+    assert (calc.root / "calc.py").read_text() == CALC

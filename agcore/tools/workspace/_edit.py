@@ -16,11 +16,16 @@ from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
 from agcore.tools.workspace._edit_miss import EditMisses, closest_text
 from agcore.tools.workspace._fd_paths import changed_meanwhile, lstat_at, read_bytes
+from agcore.tools.workspace._loose_edit import loose_edit
 from agcore.tools.workspace._patch import FileChange
 
 __all__ = ["describe_edit", "plan_edit"]
 
 _SHOWN_LINES = 10
+LOOSE_NOTE = (
+    "old was not in the file exactly as sent (its other lines or its spacing differ), but the lines it "
+    "changes are there once, so they were changed there; read the result below to make sure"
+)
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 _NAMED = 3  # names, and lines of each, a left-behind note lists at most
 _NAMED_LINES = 5
@@ -51,6 +56,12 @@ def plan_edit(
     if old not in text and "\r\n" in text and "\r\n" not in old:  # the file has Windows line endings
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     count = text.count(old)
+    loose = loose_edit(text, old, new) if count == 0 else None
+    if loose is not None:  # the lines old changes are there once, its context not as sent
+        after, first, added, removed = loose
+        change = _change(guard, real, rel, before, after, (added, removed))
+        change.notes.append(LOOSE_NOTE)
+        return change, first
     if count != 1:
         message = _not_once(rel, text, old, new, count)
         if count == 0 and misses is not None and misses.again(rel, old, before):
@@ -61,11 +72,16 @@ def plan_edit(
         raise ToolError(message)
     at = text.find(old)
     after = text[:at] + new + text[at + len(old) :]
+    counts = (len(new.splitlines()), len(old.splitlines()))
+    return _change(guard, real, rel, before, after, counts), text.count("\n", 0, at) + 1
+
+
+def _change(
+    guard: PathGuard, real: Path, rel: str, before: bytes, after: str, counts: tuple[int, int]
+) -> FileChange:
     info = lstat_at(guard, real)
     mode = stat.S_IMODE(info.st_mode) if info is not None else None
-    added, removed = len(new.splitlines()), len(old.splitlines())
-    change = FileChange(real, rel, before, after.encode("utf-8"), mode, added, removed, hunks=1)
-    return change, text.count("\n", 0, at) + 1
+    return FileChange(real, rel, before, after.encode("utf-8"), mode, *counts, hunks=1)
 
 
 def describe_edit(change: FileChange, first: int) -> str:
@@ -77,11 +93,12 @@ def describe_edit(change: FileChange, first: int) -> str:
             "undo_patch() takes it back."
         )
     text = change.after.decode("utf-8")
+    loose = "".join(f"Note: {note}.\n" for note in change.notes)
     lines = text.splitlines()[first - 1 : first - 1 + min(change.added, _SHOWN_LINES)]
     shown = "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
     more = f"\n[... {change.added - _SHOWN_LINES} more changed lines]" if change.added > _SHOWN_LINES else ""
     return (
-        f"Edited '{change.rel}': the text now reads, from line {first}:\n{shown}{more}\n"
+        f"{loose}Edited '{change.rel}': the text now reads, from line {first}:\n{shown}{more}\n"
         f"{_left_behind(change.rel, change.before or b'', text)}undo_patch() takes it back."
     )
 
