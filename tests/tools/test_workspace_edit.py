@@ -266,7 +266,8 @@ def test_an_edit_made_already_shows_where_the_replaced_name_is_left(tmp_path: Pa
 # ------------------------------------------- old not word for word: its changed lines, once
 
 CALC = (
-    'def average(numbers):\n    """The arithmetic mean."""\n    return sum(numbers) / (len(numbers) + 1)\n\n\n'
+    'def average(numbers):\n    """The arithmetic mean."""\n'
+    "    return sum(numbers) / (len(numbers) + 1)\n\n\n"
     "def total(numbers):\n    return sum(numbers)\n"
 )
 
