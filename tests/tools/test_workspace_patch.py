@@ -200,7 +200,8 @@ def test_the_same_file_twice_and_a_rename(ws: Workspace) -> None:
     [
         ("", "empty"),
         ("this is not a diff\n", "no file changes found"),
-        ("--- a/b.py\n+++ b/b.py\n@@ -1,3 +1,3 @@\n x = 1\n", "could not parse the patch"),
+        ("--- a/b.py\n+++ b/b.py\n@@ -1,3 +1,3 @@\n x = 1\n", "the patch changes nothing"),
+        ("--- a/b.py\n+++ b/b.py\n@@ -1,3 +1,3 @@\n@@ -1,3 +1,3 @@\n", "could not parse the patch"),
         ("--- /dev/null\n+++ b/b.py\n@@ -0,0 +1 @@\n+x\n", "already exists"),
         ("--- a/missing.py\n+++ b/missing.py\n@@ -1 +1 @@\n-a\n+b\n", "does not exist"),
         ("--- a/b.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x = 1\n", "must remove every line"),
@@ -300,3 +301,18 @@ def test_recounting_keeps_the_starts_and_reads_blank_lines_as_context() -> None:
 
     patch = "--- a/x\n+++ b/x\n@@ -4,9 +4,1 @@ def f\n a\n\n-b\n+c\n+d\n\n"
     assert recount_hunks(patch) == "--- a/x\n+++ b/x\n@@ -4,3 +4,4 @@ def f\n a\n \n-b\n+c\n+d\n"
+
+
+def test_a_patch_that_changes_nothing_says_so(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(CALC)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("calc.py")
+    # a 1.5B model's patch: context lines only, a '+' at the end of a line instead of its start
+    patch = (
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,4 @@\n"
+        " def average(numbers):\n     \"The mean.\"+\n     return sum(numbers) / (len(numbers) + 1)"
+    )
+    with pytest.raises(ToolError, match="the patch changes nothing") as refused:
+        workspace.apply_patch(patch)
+    assert "edit_file(path, old, new)" in str(refused.value)
+    assert (tmp_path / "calc.py").read_text() == CALC

@@ -73,6 +73,12 @@ def plan_patch(guard: PathGuard, text: str) -> list[FileChange]:
     patch = _parsed(text)
     if isinstance(patch, Exception):
         patch_or_none = _recounted(text)  # the counts are often wrong where the body is right
+        if patch_or_none is not None and not any(f.added or f.removed for f in patch_or_none):
+            raise ToolError(
+                "the patch changes nothing: no line of its hunks starts with '-' (a line taken out) or "
+                "'+' (a line put in), each at the very start of the line. To replace a piece of a file, "
+                "edit_file(path, old, new) is simpler"
+            ) from patch
         if patch_or_none is None:
             raise ToolError(
                 f"could not parse the patch: {patch}. Send a unified diff: '--- a/path' and '+++ b/path' "
@@ -143,9 +149,7 @@ def _parsed(text: str) -> PatchSet | Exception:
 def _recounted(text: str) -> PatchSet | None:
     """``text`` parsed with its hunks' counts taken from their bodies, or None if it still fails."""
     patch = _parsed(recount_hunks(text))
-    if isinstance(patch, Exception) or not any(f.added or f.removed for f in patch):
-        return None  # a hunk that changes nothing is no reading of what the model meant
-    return patch
+    return None if isinstance(patch, Exception) else patch
 
 
 def _paths(source: str, target: str) -> tuple[str | None, str | None]:
