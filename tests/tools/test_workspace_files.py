@@ -327,6 +327,20 @@ def test_a_write_of_only_a_placeholder_is_refused_saying_what_to_do(ws: Workspac
     assert not (ws.root / "files.txt").exists()
 
 
+def test_a_placeholder_naming_a_listing_shows_its_last_result(ws: Workspace) -> None:
+    (ws.root / "listed").mkdir()
+    (ws.root / "listed" / "alpha.py").write_text("A = 1\n")
+    ws.list_dir("listed")
+    with pytest.raises(ToolError) as error:
+        ws.write_file("files.txt", "<list_dir_output>")
+    message = str(error.value)
+    assert "list_dir's last result, which the placeholder names, was:\nlisted/\n  alpha.py" in message
+    with pytest.raises(ToolError) as error:
+        ws.write_file("files.txt", "{result}")  # names no tool: no listing shown
+    assert "last result" not in str(error.value)
+    assert not (ws.root / "files.txt").exists()
+
+
 @pytest.mark.parametrize("content", ["alpha.py\nbeta.py\n", "{}\n", "<b>bold</b>", "Hello, <name>!", "<br/>"])
 def test_text_with_brackets_that_is_not_only_a_slot_is_written(ws: Workspace, content: str) -> None:
     assert ws.write_file("out.txt", content).startswith("Created 'out.txt'")
