@@ -22,7 +22,9 @@ __all__ = ["EditMisses", "closest_text"]
 CUTOFF = 0.5
 #: Windows shown at most, and the most lines of the file compared (a huge file: no suggestion).
 SHOWN = 2
-MAX_LINES = 5_000
+MAX_LINES = 2_000
+#: A ``new`` shorter than this (``1``, ``)``) found in the file says nothing about the edit.
+MIN_NEW_CHARS = 8
 #: Lines that still hold a replaced name shown at most, after an edit that was made already.
 SHOWN_LEFT = 5
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
@@ -59,7 +61,7 @@ def closest_text(rel: str, text: str, old: str, new: str) -> str | None:
 
 def _already_there(text: str, new: str) -> int | None:
     """The line where ``new`` occurs once in ``text`` (an edit made already), or None."""
-    if not new.strip() or text.count(new) != 1:
+    if len(new.strip()) < MIN_NEW_CHARS or text.count(new) != 1:
         return None
     return text.count("\n", 0, text.find(new)) + 1
 
