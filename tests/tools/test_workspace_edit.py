@@ -189,6 +189,7 @@ def test_a_miss_shows_the_closest_line_numbered_to_copy(config: Workspace) -> No
     assert "closest to old is at line 3" in message
     assert "     3\tport = 8080" in message
     assert "read_file('config.ini')" not in message  # the text is shown: no reading needed
+    assert message.endswith('The same change made there would be: old="port = 8080", new="port = 9090".')
     assert (config.root / "config.ini").read_text() == CONFIG
     # copied as shown, the edit goes through
     config.edit_file("config.ini", "port = 8080", "port = 9090")
@@ -311,3 +312,10 @@ def test_changes_in_two_places_of_old_are_not_guessed(calc: Workspace) -> None:
             "def mean(numbers):\n  return sum(numbers) / len(numbers)\ndef total(numbers):",
         )
     assert (calc.root / "calc.py").read_text() == CALC
+
+
+def test_no_change_is_suggested_when_the_closest_text_lacks_what_old_changes(config: Workspace) -> None:
+    with pytest.raises(ToolError) as refused:
+        config.edit_file("config.ini", "port = 8081", "port = 9090")  # the closest line says 8080
+    assert "closest to old is at line 3" in str(refused.value)
+    assert "The same change made there" not in str(refused.value)

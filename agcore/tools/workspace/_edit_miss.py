@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import re
 import threading
 
@@ -25,6 +26,8 @@ SHOWN = 2
 MAX_LINES = 2_000
 #: A ``new`` shorter than this (``1``, ``)``) found in the file says nothing about the edit.
 MIN_NEW_CHARS = 8
+#: The longest changed span of ``old`` a suggestion carries over to the closest text.
+MAX_SPAN = 80
 #: Lines that still hold a replaced name shown at most, after an edit that was made already.
 SHOWN_LEFT = 5
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
@@ -52,10 +55,30 @@ def closest_text(rel: str, text: str, old: str, new: str) -> str | None:
     shown = "\n...\n".join(_numbered(lines, start, size) for start in starts)
     at = " and ".join(_span(start, size) for start in starts)
     around = " with the lines around it" if size == 1 else ""
+    window = "\n".join(lines[starts[0] : starts[0] + size])
     return (
         f"The text in '{rel}' closest to old is at {at}; here it is{around}, numbered as read_file "
         f"shows it:\n{shown}\nCopy old exactly from the file's text, without the line numbers and the "
-        "tab after them."
+        f"tab after them.{_suggestion(window, old, new)}"
+    )
+
+
+def _suggestion(window: str, old: str, new: str) -> str:
+    """The same change made on the closest text, as an edit to send, when ``old`` and ``new`` differ
+    in one span that the closest text holds once (``server port = 8080`` → ``9090`` on the line
+    ``port = 8080``); else ""."""
+    spans = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+             if op[0] != "equal"]
+    if not spans:
+        return ""
+    # the changed characters, from the first to the last (8080 -> 9090 is two one-digit changes)
+    i1, i2, j1, j2 = spans[0][1], spans[-1][2], spans[0][3], spans[-1][4]
+    taken, put = old[i1:i2], new[j1:j2]
+    if len(taken.strip()) < 2 or len(taken) > MAX_SPAN or window.count(taken) != 1:
+        return ""
+    return (
+        f" The same change made there would be: old={json.dumps(window)}, "
+        f"new={json.dumps(window.replace(taken, put))}."
     )
 
 
