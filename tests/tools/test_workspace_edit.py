@@ -232,10 +232,30 @@ def test_an_empty_file_is_named_as_empty(tmp_path: Path) -> None:
 def test_the_same_miss_sent_again_says_it_cannot_work(config: Workspace) -> None:
     for _ in range(2):
         with pytest.raises(ToolError) as refused:
-            config.edit_file("config.ini", "server port = 8080", "server port = 9090")
+            config.edit_file("config.ini", "[server]\nport = 8081", "[server]\nport = 1")  # nothing sure
     again = str(refused.value)
     assert again.startswith("You sent this same old text before and it was not found then either")
-    assert "     3\tport = 8080" in again  # the same pointer as the first time
+    assert "closest to old" in again  # the same pointer as the first time
+    assert (config.root / "config.ini").read_text() == CONFIG
+
+
+def test_the_same_miss_sent_again_makes_the_change_the_miss_offered(config: Workspace) -> None:
+    with pytest.raises(ToolError, match='old="port = 8080", new="port = 9090"'):
+        config.edit_file("config.ini", "server port = 8080", "server port = 9090")
+    done = config.edit_file("config.ini", "server port = 8080", "server port = 9090")  # insisted
+    assert done.startswith("Note: old was not in the file, again; the same change was made")
+    assert "     3\tport = 9090" in done
+    assert (config.root / "config.ini").read_text() == CONFIG.replace("port = 8080", "port = 9090")
+
+
+def test_an_offered_change_whose_text_is_in_the_file_twice_is_never_made(tmp_path: Path) -> None:
+    (tmp_path / "two.ini").write_text("[a]\nport = 8080\n[b]\nport = 8080\n")
+    workspace = Workspace(tmp_path)
+    workspace.read_file("two.ini")
+    for _ in range(3):
+        with pytest.raises(ToolError):
+            workspace.edit_file("two.ini", "server port = 8080", "server port = 9090")
+    assert (tmp_path / "two.ini").read_text() == "[a]\nport = 8080\n[b]\nport = 8080\n"
 
 
 def test_a_miss_after_the_file_changed_is_not_called_a_repeat(config: Workspace) -> None:

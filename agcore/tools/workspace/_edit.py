@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
-from agcore.tools.workspace._edit_miss import EditMisses, closest_text
+from agcore.tools.workspace._edit_miss import EditMisses, closest_text, suggested_edit
 from agcore.tools.workspace._fd_paths import changed_meanwhile, lstat_at, read_bytes
 from agcore.tools.workspace._loose_edit import loose_edit
 from agcore.tools.workspace._patch import FileChange
@@ -22,6 +22,10 @@ from agcore.tools.workspace._patch import FileChange
 __all__ = ["describe_edit", "plan_edit"]
 
 _SHOWN_LINES = 10
+INSISTED_NOTE = (
+    "old was not in the file, again; the same change was made where the file has the text it changes "
+    "(the edit the last error offered); read the result below to make sure"
+)
 LOOSE_NOTE = (
     "old was not in the file exactly as sent (its other lines or its spacing differ), but the lines it "
     "changes are there once, so they were changed there; read the result below to make sure"
@@ -62,9 +66,18 @@ def plan_edit(
         change = _change(guard, real, rel, before, after, (added, removed))
         change.notes.append(LOOSE_NOTE)
         return change, first
+    again = count == 0 and misses is not None and misses.again(rel, old, before)
+    suggested = suggested_edit(text, old, new) if again else None
+    if suggested is not None:  # sent again after the miss offered it: the same change, where it is
+        old, new = suggested
+        at = text.find(old)
+        change = _change(guard, real, rel, before, text[:at] + new + text[at + len(old) :],
+                         (len(new.splitlines()), len(old.splitlines())))
+        change.notes.append(INSISTED_NOTE)
+        return change, text.count("\n", 0, at) + 1
     if count != 1:
         message = _not_once(rel, text, old, new, count)
-        if count == 0 and misses is not None and misses.again(rel, old, before):
+        if again:
             message = (
                 f"You sent this same old text before and it was not found then either; '{rel}' has not "
                 f"changed since, so sending it again cannot work. {message}"

@@ -17,7 +17,7 @@ import json
 import re
 import threading
 
-__all__ = ["EditMisses", "closest_text"]
+__all__ = ["EditMisses", "closest_text", "suggested_edit"]
 
 #: How alike a window of the file must be to ``old`` (difflib's ratio) to be shown as "closest".
 CUTOFF = 0.5
@@ -55,31 +55,52 @@ def closest_text(rel: str, text: str, old: str, new: str) -> str | None:
     shown = "\n...\n".join(_numbered(lines, start, size) for start in starts)
     at = " and ".join(_span(start, size) for start in starts)
     around = " with the lines around it" if size == 1 else ""
-    window = "\n".join(lines[starts[0] : starts[0] + size])
+    suggested = _same_change("\n".join(lines[starts[0] : starts[0] + size]), old, new)
+    offer = (
+        f" The same change made there would be: old={json.dumps(suggested[0])}, "
+        f"new={json.dumps(suggested[1])}." if suggested else ""
+    )
     return (
         f"The text in '{rel}' closest to old is at {at}; here it is{around}, numbered as read_file "
         f"shows it:\n{shown}\nCopy old exactly from the file's text, without the line numbers and the "
-        f"tab after them.{_suggestion(window, old, new)}"
+        f"tab after them.{offer}"
     )
 
 
-def _suggestion(window: str, old: str, new: str) -> str:
-    """The same change made on the closest text, as an edit to send, when ``old`` and ``new`` differ
-    in one span that the closest text holds once (``server port = 8080`` → ``9090`` on the line
-    ``port = 8080``); else ""."""
+def suggested_edit(text: str, old: str, new: str) -> tuple[str, str] | None:
+    """The edit ``old`` -> ``new`` made on the text of the file closest to ``old``, as (old, new)
+    where that old matches the file exactly once, when the change is sure: what ``old`` and ``new``
+    change occurs once in that text and once in the whole file. None otherwise."""
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:
+        return None
+    starts = _closest_windows(lines, old)
+    if not starts:
+        return None
+    size = max(1, len(old.strip("\r\n").splitlines()))
+    suggested = _same_change("\n".join(lines[starts[0] : starts[0] + size]), old, new)
+    if suggested is None or text.count(suggested[0]) != 1 or text.count(_changed(old, new)[0]) != 1:
+        return None
+    return suggested
+
+
+def _changed(old: str, new: str) -> tuple[str, str]:
+    """What ``new`` changes of ``old``: the characters from the first difference to the last, in
+    each (``8080`` -> ``9090`` is two one-digit changes, one span)."""
     spans = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
              if op[0] != "equal"]
     if not spans:
-        return ""
-    # the changed characters, from the first to the last (8080 -> 9090 is two one-digit changes)
-    i1, i2, j1, j2 = spans[0][1], spans[-1][2], spans[0][3], spans[-1][4]
-    taken, put = old[i1:i2], new[j1:j2]
+        return "", ""
+    return old[spans[0][1] : spans[-1][2]], new[spans[0][3] : spans[-1][4]]
+
+
+def _same_change(window: str, old: str, new: str) -> tuple[str, str] | None:
+    """``window``, and ``window`` with the change ``old`` -> ``new`` made on it, when the changed
+    span occurs in it once (``server port = 8080`` -> ``9090`` on the line ``port = 8080``)."""
+    taken, put = _changed(old, new)
     if len(taken.strip()) < 2 or len(taken) > MAX_SPAN or window.count(taken) != 1:
-        return ""
-    return (
-        f" The same change made there would be: old={json.dumps(window)}, "
-        f"new={json.dumps(window.replace(taken, put))}."
-    )
+        return None
+    return window, window.replace(taken, put)
 
 
 def _already_there(text: str, new: str) -> int | None:
