@@ -339,3 +339,31 @@ def test_no_change_is_suggested_when_the_closest_text_lacks_what_old_changes(con
         config.edit_file("config.ini", "port = 8081", "port = 9090")  # the closest line says 8080
     assert "closest to old is at line 3" in str(refused.value)
     assert "The same change made there" not in str(refused.value)
+
+
+def test_a_rename_edit_replayed_twice_is_carried_to_the_rest_of_the_file(tmp_path: Path) -> None:
+    app = ('from users import get_usr\n\n\ndef greeting(user_id):\n'
+           '    return "Hi " + get_usr(user_id)["name"]\n')
+    (tmp_path / "app.py").write_text(app)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("app.py")
+    workspace.edit_file("app.py", "get_usr(user_id)", "get_user(user_id)")
+    with pytest.raises(ToolError, match="this edit was made before"):  # replayed: told, with the line
+        workspace.edit_file("app.py", "get_usr(user_id)", "get_user(user_id)")
+    done = workspace.edit_file("app.py", "get_usr(user_id)", "get_user(user_id)")  # replayed again
+    assert done.startswith("Note: this edit was made before, and you sent it again")
+    assert "     1\tfrom users import get_user" in done
+    assert (tmp_path / "app.py").read_text() == app.replace("get_usr", "get_user")
+    workspace.undo_patch()
+    assert "from users import get_usr\n" in (tmp_path / "app.py").read_text()
+
+
+def test_a_replayed_edit_that_is_no_rename_is_not_carried(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("value = 1\nother = value\n")
+    workspace = Workspace(tmp_path)
+    workspace.read_file("m.py")
+    workspace.edit_file("m.py", "value = 1", "value = 22")  # swaps no name for another
+    for _ in range(2):
+        with pytest.raises(ToolError):
+            workspace.edit_file("m.py", "value = 1", "value = 22")
+    assert (tmp_path / "m.py").read_text() == "value = 22\nother = value\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agcore.tools._errors import ToolError
 from agcore.tools._path_guard import PathGuard
-from agcore.tools.workspace._edit_miss import EditMisses, closest_text, suggested_edit
+from agcore.tools.workspace._edit_miss import EditMisses, closest_text, finished_rename, suggested_edit
 from agcore.tools.workspace._fd_paths import changed_meanwhile, lstat_at, read_bytes
 from agcore.tools.workspace._loose_edit import loose_edit
 from agcore.tools.workspace._patch import FileChange
@@ -22,6 +22,10 @@ from agcore.tools.workspace._patch import FileChange
 __all__ = ["describe_edit", "plan_edit"]
 
 _SHOWN_LINES = 10
+RENAMED_NOTE = (
+    "this edit was made before, and you sent it again: the name it replaced, still in the file, was "
+    "replaced in the rest of the file the same way; read the result below to make sure"
+)
 INSISTED_NOTE = (
     "old was not in the file, again; the same change was made where the file has the text it changes "
     "(the edit the last error offered); read the result below to make sure"
@@ -67,6 +71,13 @@ def plan_edit(
         change.notes.append(LOOSE_NOTE)
         return change, first
     again = count == 0 and misses is not None and misses.again(rel, old, before)
+    renamed = finished_rename(text, old, new) if again else None
+    if renamed is not None:  # a rename made in one place, replayed: carried to the rest of the file
+        rows = [n for n, (a, b) in enumerate(zip(text.splitlines(), renamed.splitlines(), strict=True), 1)
+                if a != b]
+        change = _change(guard, real, rel, before, renamed, (len(rows), len(rows)))
+        change.notes.append(RENAMED_NOTE)
+        return change, rows[0]
     suggested = suggested_edit(text, old, new) if again else None
     if suggested is not None:  # sent again after the miss offered it: the same change, where it is
         old, new = suggested

@@ -17,7 +17,7 @@ import json
 import re
 import threading
 
-__all__ = ["EditMisses", "closest_text", "suggested_edit"]
+__all__ = ["EditMisses", "closest_text", "finished_rename", "suggested_edit"]
 
 #: How alike a window of the file must be to ``old`` (difflib's ratio) to be shown as "closest".
 CUTOFF = 0.5
@@ -82,6 +82,21 @@ def suggested_edit(text: str, old: str, new: str) -> tuple[str, str] | None:
     if suggested is None or text.count(suggested[0]) != 1 or text.count(_changed(old, new)[0]) != 1:
         return None
     return suggested
+
+
+def finished_rename(text: str, old: str, new: str) -> str | None:
+    """``text`` with the rename an edit made already carried to the rest of it: when ``new`` is in
+    ``text`` once, ``old`` swapped one name for another (``get_usr`` -> ``get_user``) and ``text``
+    still has the old name; else None."""
+    if _already_there(text, new) is None:
+        return None
+    gone = set(_NAME.findall(old)) - set(_NAME.findall(new))
+    came = set(_NAME.findall(new)) - set(_NAME.findall(old))
+    if len(gone) != 1 or len(came) != 1:
+        return None
+    (was,), (now,) = gone, came
+    pattern = re.compile(rf"\b{re.escape(was)}\b")
+    return pattern.sub(now, text) if pattern.search(text) else None
 
 
 def _changed(old: str, new: str) -> tuple[str, str]:
