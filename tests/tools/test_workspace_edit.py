@@ -367,3 +367,17 @@ def test_a_replayed_edit_that_is_no_rename_is_not_carried(tmp_path: Path) -> Non
         with pytest.raises(ToolError):
             workspace.edit_file("m.py", "value = 1", "value = 22")
     assert (tmp_path / "m.py").read_text() == "value = 22\nother = value\n"
+
+
+def test_a_miss_that_shows_the_files_lines_counts_as_seeing_them(tmp_path: Path) -> None:
+    (tmp_path / "config.ini").write_text(CONFIG)
+    workspace = Workspace(tmp_path)  # never read_file'd: the model grepped
+    with pytest.raises(ToolError, match="closest to old is at line 3"):
+        workspace.edit_file("config.ini", "server port = 8080", "server port = 9090")
+    workspace.edit_file("config.ini", "port = 8080", "port = 9090")  # copied from the lines shown
+    assert "port = 9090" in (tmp_path / "config.ini").read_text()
+    (tmp_path / "other.ini").write_text(CONFIG)
+    with pytest.raises(ToolError, match="Call read_file"):  # a miss that shows nothing: no read
+        workspace.edit_file("other.ini", "completely unrelated text", "x")
+    with pytest.raises(ToolError, match="has not been read"):
+        workspace.edit_file("other.ini", "port = 8080", "port = 9090")

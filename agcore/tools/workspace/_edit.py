@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from agcore.tools._errors import ToolError
@@ -18,6 +19,7 @@ from agcore.tools.workspace._edit_miss import EditMisses, closest_text, finished
 from agcore.tools.workspace._fd_paths import changed_meanwhile, lstat_at, read_bytes
 from agcore.tools.workspace._loose_edit import loose_edit
 from agcore.tools.workspace._patch import FileChange
+from agcore.tools.workspace._read_record import digest
 
 __all__ = ["describe_edit", "plan_edit"]
 
@@ -42,11 +44,13 @@ _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
 
 
 def plan_edit(
-    guard: PathGuard, path: str, old: str, new: str, *, misses: EditMisses | None = None
+    guard: PathGuard, path: str, old: str, new: str, *, misses: EditMisses | None = None,
+    seen: Callable[[Path, str], None] | None = None,
 ) -> tuple[FileChange, int]:
     """The change replacing the one occurrence of ``old`` in ``path`` by ``new``, and the line where
     the replacement starts; writes nothing. ``misses`` remembers the edits that missed, so one sent
-    again unchanged on the same file says so."""
+    again unchanged on the same file says so; ``seen(path, digest)`` is told when a miss shows lines
+    of the file (the model has seen that version, as after a read_file of a line range)."""
     real = guard.resolve(path, for_write=True)
     rel = guard.relative(real)
     if not old:
@@ -93,6 +97,8 @@ def plan_edit(
                 f"You sent this same old text before and it was not found then either; '{rel}' has not "
                 f"changed since, so sending it again cannot work. {message}"
             )
+        if seen is not None and "\n" in message:  # it shows the file's lines, numbered
+            seen(real, digest(before))
         raise ToolError(message)
     at = text.find(old)
     after = text[:at] + new + text[at + len(old) :]

@@ -265,7 +265,9 @@ class Workspace:
             new: The text to put in its place (empty to delete old).
         """
         with self._write_lock:
-            change, first_line = plan_edit(self.path_guard, path, old, new, misses=self._edit_misses)
+            change, first_line = plan_edit(
+                self.path_guard, path, old, new, misses=self._edit_misses, seen=self._reads.saw
+            )
             self._reads.check(change.path, change.rel, change.before, action="edited")
             self._undo.append(apply_changes(self.path_guard, [change]))
             self._reads.wrote(change.path, change.after)
