@@ -3,7 +3,10 @@
 Small models manage an exact-string replacement far better than a unified diff (line counts, context)
 or a whole-file write (everything else retyped, or lost). The text to replace must occur exactly
 once: zero or several matches change nothing and say how many there were, where, and what to send
-instead. The change is a ``FileChange`` like a patch's, so it goes on the same undo stack.
+instead (``_edit_miss``). An ``old`` that is not there is still applied where that is sure, saying so
+(``_rescued``: ``_loose_edit``'s match of its changed lines; when sent again, a rename carried on or
+the change the first miss offered). The change is a ``FileChange`` like a patch's, so it goes on the
+same undo stack.
 """
 
 from __future__ import annotations
@@ -68,28 +71,13 @@ def plan_edit(
     if old not in text and "\r\n" in text and "\r\n" not in old:  # the file has Windows line endings
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
     count = text.count(old)
-    loose = loose_edit(text, old, new) if count == 0 else None
-    if loose is not None:  # the lines old changes are there once, its context not as sent
-        after, first, added, removed = loose
-        change = _change(guard, real, rel, before, after, (added, removed))
-        change.notes.append(LOOSE_NOTE)
-        return change, first
     again = count == 0 and misses is not None and misses.again(rel, old, before)
-    renamed = finished_rename(text, old, new) if again else None
-    if renamed is not None:  # a rename made in one place, replayed: carried to the rest of the file
-        rows = [n for n, (a, b) in enumerate(zip(text.splitlines(), renamed.splitlines(), strict=True), 1)
-                if a != b]
-        change = _change(guard, real, rel, before, renamed, (len(rows), len(rows)))
-        change.notes.append(RENAMED_NOTE)
-        return change, rows[0]
-    suggested = suggested_edit(text, old, new) if again else None
-    if suggested is not None:  # sent again after the miss offered it: the same change, where it is
-        old, new = suggested
-        at = text.find(old)
-        change = _change(guard, real, rel, before, text[:at] + new + text[at + len(old) :],
-                         (len(new.splitlines()), len(old.splitlines())))
-        change.notes.append(INSISTED_NOTE)
-        return change, text.count("\n", 0, at) + 1
+    rescued = _rescued(text, old, new, again=again) if count == 0 else None
+    if rescued is not None:
+        after, first, counts, note = rescued
+        change = _change(guard, real, rel, before, after, counts)
+        change.notes.append(note)
+        return change, first
     if count != 1:
         message = _not_once(rel, text, old, new, count)
         if again:
@@ -104,6 +92,34 @@ def plan_edit(
     after = text[:at] + new + text[at + len(old) :]
     counts = (len(new.splitlines()), len(old.splitlines()))
     return _change(guard, real, rel, before, after, counts), text.count("\n", 0, at) + 1
+
+
+def _rescued(
+    text: str, old: str, new: str, *, again: bool
+) -> tuple[str, int, tuple[int, int], str] | None:
+    """What an ``old`` that is not in ``text`` most surely meant, as (the new text, its first changed
+    line, lines put in and taken out, the note saying so), or None: its one run of changed lines
+    found once (a loose match); sent ``again``, a rename made already carried to the rest of the
+    file, or the change the first miss offered."""
+    loose = loose_edit(text, old, new)
+    if loose is not None:  # the lines old changes are there once, its context not as sent
+        after, first, added, removed = loose
+        return after, first, (added, removed), LOOSE_NOTE
+    if not again:
+        return None
+    renamed = finished_rename(text, old, new)
+    if renamed is not None:  # a rename made in one place, replayed: carried to the rest of the file
+        pairs = zip(text.splitlines(), renamed.splitlines(), strict=True)
+        rows = [n for n, (was, now) in enumerate(pairs, 1) if was != now]
+        return renamed, rows[0], (len(rows), len(rows)), RENAMED_NOTE
+    suggested = suggested_edit(text, old, new)
+    if suggested is not None:  # sent again after the miss offered it: the same change, where it is
+        there, put = suggested
+        at = text.find(there)
+        after = text[:at] + put + text[at + len(there) :]
+        counts = (len(put.splitlines()), len(there.splitlines()))
+        return after, text.count("\n", 0, at) + 1, counts, INSISTED_NOTE
+    return None
 
 
 def _change(
