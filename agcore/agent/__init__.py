@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
-from agcore.agent._answers import AnswerRequired, not_an_answer, restates
+from agcore.agent._answers import CHECKED_BY_EFFECT_KEY, AnswerRequired, not_an_answer, restates
 from agcore.agent._backend_names import LANGGRAPH_BACKEND, LOOP_BACKEND
 
 # ---- end of session and loop exports ----
@@ -32,6 +32,7 @@ from agcore.agent._batch import (
     error_result,
 )
 from agcore.agent._builder import AgentBuilder
+from agcore.agent._change_first import CHANGE_DUE_KEY, ChangeFirst
 from agcore.agent._config import AgentConfig
 from agcore.agent._cost import CostTracker
 from agcore.agent._cycles import CycleTracker
@@ -360,6 +361,9 @@ __all__ = [
     "restates",
     "HandsOff",
     "hands_off_files",
+    "ChangeFirst",
+    "CHANGE_DUE_KEY",
+    "CHECKED_BY_EFFECT_KEY",
     "settle_plan",
 ]
 

@@ -21,10 +21,16 @@ from agcore.agent.textcalls import is_reminder_echo, parse_text_calls
 if TYPE_CHECKING:
     from agcore.agent._batch import Batch
 
-__all__ = ["ANSWER_KEY", "AnswerRequired", "not_an_answer"]
+__all__ = ["ANSWER_KEY", "CHECKED_BY_EFFECT_KEY", "AnswerRequired", "not_an_answer"]
 
 #: Where the capability counts the replies asked again in a row (``TurnState.capabilities``).
 ANSWER_KEY = "answer_required"
+#: Set (True) in ``TurnState.capabilities`` by a capability that judges the turn by what it did, not
+#: by what the reply says (``AcceptanceChecks``, once a check failed and the model was told): a reply
+#: that is no answer is left to it instead of being asked again. (A 1.5B model fixed the file a check
+#: pointed at and answered with the check's note copied back; asked again, it replayed its old edits
+#: until the turn ran out, with the check never run on the fix.)
+CHECKED_BY_EFFECT_KEY = "checked_by_effect"
 #: Replies in a row that are no answer the model is asked again about before the turn fails.
 MAX_ASKS = 1
 
@@ -35,7 +41,7 @@ class AnswerRequired(Capability):
 
     async def before_finish(self, steps: TurnView, reply: Reply) -> Next | None:
         turn = steps.turn
-        if turn.output is not None:
+        if turn.output is not None or turn.capabilities.get(CHECKED_BY_EFFECT_KEY):
             return None
         notes = [m.text for m in steps.session.messages[turn.start:] if isinstance(m, ContextNote)]
         why = not_an_answer(reply.message.text, turn.offered, task=turn_input(steps), notes=notes)

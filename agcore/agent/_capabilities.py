@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agcore.agent._answers import AnswerRequired
+from agcore.agent._change_first import ChangeFirst
 from agcore.agent._guards import RepetitionGuard
 from agcore.agent._hands_off import HandsOff
 from agcore.agent._limits import TurnLimits
@@ -29,6 +30,7 @@ BUILTIN_CAPABILITIES: tuple[Capability, ...] = (
     RunawayGuard(), AnswerRequired(), ToolCallCap(),  # the cap's notice goes on an answer the others accepted
     WrapUp(),  # after ConstrainedCalls: it narrows the reply shape that one set
     HandsOff(),
+    ChangeFirst(),  # after ConstrainedCalls too: a failing check's next reply makes a change
 )
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from agcore.agent import AcceptanceChecks, AgentBuilder, AgentSession, BasicAgent, ContextNote, check_report
 from agcore.agent.checks._fix_request import fix_request, named_files
+from agcore.agent.checks._shown_files import files_to_show
 from agcore.testing import ScriptedProvider, tool_call_reply
 from agcore.tools.workspace import Workspace
 
@@ -64,7 +65,7 @@ async def test_an_answer_with_nothing_changed_is_asked_for_the_change(workspace:
     assert "E       assert" in what_failed
     assert "FAILED test_calc.py::test_average" in what_failed
     assert "The output points at: test_calc.py line 5 (it imports calc.py)." in failed
-    assert "Start with test_calc.py: read it" in failed  # nothing keeps the test unchanged here
+    assert "Start with test_calc.py, shown above" in failed  # nothing keeps the test unchanged here
     assert not re.search(r"={20}", failed)
     assert "Change the files so that the check passes" in failed
     assert "round 1 of 3" in failed
@@ -76,7 +77,7 @@ async def test_the_note_says_which_file_the_task_keeps_unchanged(workspace: Work
     await session.submit_turn("Fix calc.py so that test_calc.py passes (do not change test_calc.py).")
     failed = notes(session)[0]
     assert "The task says not to change test_calc.py: the fix goes in another file." in failed
-    assert "Start with calc.py: read it, then change what makes the check fail." in failed
+    assert "Start with calc.py, shown above: change what makes the check fail." in failed
 
 
 def test_a_test_files_local_imports_are_named(tmp_path: Path) -> None:
@@ -129,9 +130,65 @@ async def test_the_note_shows_the_task_and_the_files_changed_so_far_as_they_are_
     for name in ("calc.py", "test_calc.py"):  # the user's, from before the session
         os.utime(workspace.root / name, (session.created_at - 3600, session.created_at - 3600))
     result = await session.submit_turn("Write what generate.py prints into result.txt.")
-    assert result.stop == "error"
+    assert result.stop == "error", result.error
     failed = notes(session)[0]
     assert "--- result.txt ---\n5fcf\nThis is the output.\n" in failed
     assert "calc.py ---" not in failed  # the user's files, unchanged, are not shown
-    assert "The task, as the user gave it: Write what generate.py prints into result.txt.\n\nStart" in failed
+    assert "The task, as the user gave it: Write what generate.py prints into result.txt.\n\n" in failed
     assert fix_request("false", "exit 1", "", [], 1, 3, task=" ", changed={}).endswith("(round 1 of 3).")
+
+
+# ------------------------------------------------- the files a fix goes in, shown as they are
+
+async def test_the_note_shows_the_imported_module_so_it_can_be_edited_at_once(workspace: Workspace) -> None:
+    fix = tool_call_reply("edit_file", {"path": "calc.py", "old": "(len(xs) + 1)", "new": "len(xs)"})
+    provider = ScriptedProvider([
+        tool_call_reply("read_file", {"path": "test_calc.py"}),
+        "Done.",  # the check fails: the note shows calc.py, which the turn never read
+        fix,  # no read_file first: the note counts as the read
+        "Fixed the divisor.",
+    ])
+    session = session_for(provider, workspace)
+    task = "Fix calc.py so that test_calc.py passes (do not change test_calc.py)."
+    result = await session.submit_turn(task)
+    assert result.stop == "done", result.error
+    failed = notes(session)[0]
+    assert "calc.py as it is now (you have not read it in this task" in failed
+    assert "     2\t    return sum(xs) / (len(xs) + 1)" in failed
+    assert "test_calc.py as it is now" not in failed  # read in the turn, and kept unchanged
+    assert "Start with calc.py, shown above" in failed
+
+
+async def test_a_file_read_in_the_turn_or_too_big_is_not_shown(workspace: Workspace) -> None:
+    (workspace.root / "calc.py").write_text(CALC + "".join(f"# line {n}\n" for n in range(100)))
+    provider = ScriptedProvider([tool_call_reply("read_file", {"path": "test_calc.py"}), "Done.", "Done."])
+    session = session_for(provider, workspace, rounds=1)
+    await session.submit_turn("make test_calc.py pass")
+    failed = notes(session)[0]
+    assert "as it is now (you have not read it" not in failed
+    assert "Start with test_calc.py: read it" in failed
+
+
+def test_at_most_two_small_local_files_are_chosen(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("X = 1\n")
+    (tmp_path / "test_all.py").write_text("import a\nimport b\nimport c\n")
+    chosen = files_to_show("test_all.py:3: AssertionError", tmp_path, start_with=None, keep=[], skip=set())
+    assert chosen == ["a.py", "b.py"]
+    kept = files_to_show("test_all.py:3: AssertionError", tmp_path, start_with="test_all.py",
+                         keep=["test_all.py"], skip={"a.py"})
+    assert kept == ["b.py", "c.py"]
+
+
+async def test_a_tracebacks_absolute_paths_are_named_as_workspace_paths(workspace: Workspace) -> None:
+    check = f"{sys.executable} -c 'import calc; assert calc.average([2]) == 2'"
+    (workspace.root / "calc.py").write_text("def average(xs):\n    raise ValueError('broken')\n")
+    checks = AcceptanceChecks(workspace, [check], rounds=1)
+    provider = ScriptedProvider(["Done.", "Done."])
+    bundle = AgentBuilder().provider(provider).tools(workspace.tools()).capabilities(checks).build()
+    session = AgentSession(BasicAgent(name="coder", system_prompt="You code."), "s1", bundle)
+    await session.submit_turn("make average work")
+    failed = notes(session)[0]
+    assert str(workspace.root) not in failed
+    assert "The output points at: calc.py." in failed
+    assert "calc.py as it is now" in failed

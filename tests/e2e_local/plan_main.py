@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,8 @@ class _ToolCount:
                         status: str) -> None:
         self.calls += 1
         first = (result.text.strip().splitlines() or ["(no output)"])[0]
-        print(f"▸ {call.name} {json.dumps(call.input)[:160]} → {status}: {first[:120]}", flush=True)
+        shown = None if os.environ.get("AGCORE_E2E_FULL_CALLS") else 160  # the whole call, to debug it
+        print(f"▸ {call.name} {json.dumps(call.input)[:shown]} → {status}: {first[:120]}", flush=True)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

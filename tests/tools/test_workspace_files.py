@@ -327,6 +327,20 @@ def test_a_write_of_only_a_placeholder_is_refused_saying_what_to_do(ws: Workspac
     assert not (ws.root / "files.txt").exists()
 
 
+def test_a_placeholder_naming_a_listing_shows_its_last_result(ws: Workspace) -> None:
+    (ws.root / "listed").mkdir()
+    (ws.root / "listed" / "alpha.py").write_text("A = 1\n")
+    ws.list_dir("listed")
+    with pytest.raises(ToolError) as error:
+        ws.write_file("files.txt", "<list_dir_output>")
+    message = str(error.value)
+    assert "list_dir's last result, which the placeholder names, was:\nlisted/\n  alpha.py" in message
+    with pytest.raises(ToolError) as error:
+        ws.write_file("files.txt", "{result}")  # names no tool: no listing shown
+    assert "last result" not in str(error.value)
+    assert not (ws.root / "files.txt").exists()
+
+
 @pytest.mark.parametrize("content", ["alpha.py\nbeta.py\n", "{}\n", "<b>bold</b>", "Hello, <name>!", "<br/>"])
 def test_text_with_brackets_that_is_not_only_a_slot_is_written(ws: Workspace, content: str) -> None:
     assert ws.write_file("out.txt", content).startswith("Created 'out.txt'")
@@ -348,3 +362,21 @@ def test_a_whole_file_write_that_drops_a_function_is_refused(ws: Workspace) -> N
     assert (ws.root / "mathutils.py").read_text() == kept
     ws.edit_file("mathutils.py", "class Box:\n    pass\n", "")  # removing one on purpose: edit_file
     assert "class Box" not in (ws.root / "mathutils.py").read_text()
+
+
+def test_a_dropping_write_of_new_names_only_is_answered_with_the_append_edit(ws: Workspace) -> None:
+    before = 'def add(a, b):\n    """The sum."""\n    return a + b\n'
+    (ws.root / "mathutils.py").write_text(before)
+    ws.read_file("mathutils.py")
+    with pytest.raises(ToolError) as error:
+        ws.write_file("mathutils.py", "def multiply(a, b):\n    return a * b\n")
+    suggested = ('To add the new content at the end, send: edit_file(path="mathutils.py", '
+                 'old="    return a + b", '
+                 'new="    return a + b\\n\\n\\ndef multiply(a, b):\\n    return a * b")')
+    assert str(error.value).endswith(suggested)
+    appended = "    return a + b\n\n\ndef multiply(a, b):\n    return a * b"
+    ws.edit_file("mathutils.py", "    return a + b", appended)
+    assert (ws.root / "mathutils.py").read_text() == before + "\n\ndef multiply(a, b):\n    return a * b\n"
+    with pytest.raises(ToolError) as error:  # keeps a name the file has: a rewrite, no append offered
+        ws.write_file("mathutils.py", "def add(a, b):\n    return b + a\n")
+    assert "To add the new content at the end" not in str(error.value)

@@ -200,7 +200,8 @@ def test_the_same_file_twice_and_a_rename(ws: Workspace) -> None:
     [
         ("", "empty"),
         ("this is not a diff\n", "no file changes found"),
-        ("--- a/b.py\n+++ b/b.py\n@@ -1,3 +1,3 @@\n x = 1\n", "could not parse the patch"),
+        ("--- a/b.py\n+++ b/b.py\n@@ -1,3 +1,3 @@\n x = 1\n", "the patch changes nothing"),
+        ("--- a/b.py\n+++ b/b.py\n@@ -1,3 +1,3 @@\n@@ -1,3 +1,3 @@\n", "could not parse the patch"),
         ("--- /dev/null\n+++ b/b.py\n@@ -0,0 +1 @@\n+x\n", "already exists"),
         ("--- a/missing.py\n+++ b/missing.py\n@@ -1 +1 @@\n-a\n+b\n", "does not exist"),
         ("--- a/b.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x = 1\n", "must remove every line"),
@@ -266,3 +267,52 @@ async def test_apply_and_undo_through_the_registry(ws: Workspace) -> None:
     assert not result.is_error
     assert not (ws.root / "pkg").exists()
     assert (ws.root / "old.txt").read_text() == "obsolete\nfile\n"
+
+
+CALC = 'def average(numbers):\n    """The mean."""\n    return sum(numbers) / (len(numbers) + 1)\n'
+
+
+def test_hunk_counts_that_do_not_match_the_body_are_recounted(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(CALC)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("calc.py")
+    # a 1.5B model's patch: "+1,4" over three new lines, and a blank context line without its space
+    patch = (
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,4 @@\n"
+        " def average(numbers):\n     \"\"\"The mean.\"\"\"\n-    return sum(numbers) / (len(numbers) + 1)\n"
+        "+    return sum(numbers) / len(numbers)\n"
+    )
+    assert "modified calc.py (+1 -1, 1 hunk)" in workspace.apply_patch(patch)
+    assert (tmp_path / "calc.py").read_text() == CALC.replace("(len(numbers) + 1)", "len(numbers)")
+
+
+def test_a_recounted_hunk_whose_body_does_not_match_still_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(CALC)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("calc.py")
+    patch = "--- a/calc.py\n+++ b/calc.py\n@@ -1,9 +1,9 @@\n-    return nothing like it\n+    return 0\n"
+    with pytest.raises(ToolError, match="does not match the file"):
+        workspace.apply_patch(patch)
+    assert (tmp_path / "calc.py").read_text() == CALC
+
+
+def test_recounting_keeps_the_starts_and_reads_blank_lines_as_context() -> None:
+    from agcore.tools.workspace._hunk_counts import recount_hunks
+
+    patch = "--- a/x\n+++ b/x\n@@ -4,9 +4,1 @@ def f\n a\n\n-b\n+c\n+d\n\n"
+    assert recount_hunks(patch) == "--- a/x\n+++ b/x\n@@ -4,3 +4,4 @@ def f\n a\n \n-b\n+c\n+d\n"
+
+
+def test_a_patch_that_changes_nothing_says_so(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(CALC)
+    workspace = Workspace(tmp_path)
+    workspace.read_file("calc.py")
+    # a 1.5B model's patch: context lines only, a '+' at the end of a line instead of its start
+    patch = (
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,4 @@\n"
+        " def average(numbers):\n     \"The mean.\"+\n     return sum(numbers) / (len(numbers) + 1)"
+    )
+    with pytest.raises(ToolError, match="the patch changes nothing") as refused:
+        workspace.apply_patch(patch)
+    assert "edit_file(path, old, new)" in str(refused.value)
+    assert (tmp_path / "calc.py").read_text() == CALC

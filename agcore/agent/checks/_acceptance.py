@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agcore._clock import monotonic
+from agcore.agent._answers import CHECKED_BY_EFFECT_KEY
+from agcore.agent._change_first import CHANGE_DUE_KEY
 from agcore.agent._events import CheckFinished, CheckStarted
 from agcore.agent._hands_off import HANDS_OFF_KEY
 from agcore.agent._messages import ContextNote
@@ -38,6 +40,7 @@ from agcore.agent.checks._fix_request import (
     workspace_fingerprint,
 )
 from agcore.agent.checks._review_brief import changed_files
+from agcore.agent.checks._shown_files import files_read, files_to_show
 from agcore.tools import ToolError
 
 if TYPE_CHECKING:
@@ -124,6 +127,8 @@ class AcceptanceChecks(Capability):
         if failure.not_run or asked >= self.rounds:
             return Finish("error", ChecksFailed(failure, rounds=asked))
         await steps.record(ContextNote(text=await self._fix_request(steps, failure, asked + 1)))
+        steps.turn.capabilities[CHANGE_DUE_KEY] = True  # ChangeFirst: the next reply makes a change
+        steps.turn.capabilities[CHECKED_BY_EFFECT_KEY] = True  # an answer's words no longer decide
         state["failed_at"] = await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root)
         state["unchanged_asks"] = 0
         return CallModel(why=f"check failed: {failure.command} ({failure.status})")
@@ -140,6 +145,7 @@ class AcceptanceChecks(Capability):
         state["unchanged_asks"] = asks + 1
         command = str((state.get("outcomes") or [{}])[-1].get("command", ""))
         await steps.record(ContextNote(text=unchanged_request(command)))
+        steps.turn.capabilities[CHANGE_DUE_KEY] = True
         return True
 
     async def _run(self, steps: TurnView, command: str, round_: int) -> CheckOutcome:
@@ -168,14 +174,31 @@ class AcceptanceChecks(Capability):
 
     async def _fix_request(self, steps: TurnView, failure: CheckOutcome, round_: int) -> str:
         root, since = self.workspace.root, steps.session.created_at
-        files = await anyio.to_thread.run_sync(named_files, failure.output, root)
+        output = failure.output.replace(f"{root}/", "")  # a traceback's paths, as the model names them
+        files = await anyio.to_thread.run_sync(named_files, output, root)
         changed = await anyio.to_thread.run_sync(
             functools.partial(changed_files, root, since, most=CHANGED_SHOWN, chars=CHANGED_CHARS)
         )
         keep = [str(p) for p in steps.turn.capabilities.get(HANDS_OFF_KEY, ())]
-        first = await anyio.to_thread.run_sync(first_to_change, failure.output, root, keep)
-        return fix_request(failure.command, failure.status, failure.output, files, round_, self.rounds,
-                           task=turn_input(steps), changed=changed, keep=keep, start_with=first)
+        first = await anyio.to_thread.run_sync(first_to_change, output, root, keep)
+        shown = await anyio.to_thread.run_sync(self._shown, steps, output, first, keep, set(changed))
+        return fix_request(failure.command, failure.status, output, files, round_, self.rounds,
+                           task=turn_input(steps), changed=changed, keep=keep, start_with=first,
+                           shown=shown)
+
+    def _shown(
+        self, steps: TurnView, output: str, first: str | None, keep: list[str], changed: set[str]
+    ) -> dict[str, str]:
+        """The files the note shows as read_file does (and so counted as read: the model may edit
+        them at once), each path with read_file's output."""
+        skip = changed | files_read(steps.session.messages[steps.turn.start :])
+        shown: dict[str, str] = {}
+        for path in files_to_show(output, self.workspace.root, start_with=first, keep=keep, skip=skip):
+            try:
+                shown[path] = self.workspace.read_file(path)
+            except ToolError:
+                continue
+        return shown
 
 
 def _program_missing(exit_code: int | None, output: str) -> bool:

@@ -50,12 +50,13 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,5})(?::(\d+
 def fix_request(
     command: str, status: str, output: str, files: list[str], round_: int, rounds: int, *,
     task: str = "", changed: dict[str, str] | None = None, keep: list[str] | None = None,
-    start_with: str | None = None,
+    start_with: str | None = None, shown: dict[str, str] | None = None,
 ) -> str:
     """The note the model reads after ``command`` failed: what failed first, then the output's end,
     the files it points at; ``task`` (what the user asked) and ``changed`` (the files changed so far,
     as they are now), ``keep`` (files the task says not to change) and ``start_with`` (the file to
-    read and change first) when given."""
+    read and change first) and ``shown`` (files not read in the turn, as read_file shows them) when
+    given."""
     tidy = _RULE.sub(lambda m: m.group(1) * 3, output).strip()
     keys = _key_lines(tidy)
     parts = [f"The acceptance check `{command}` failed ({status}), so the task is not done yet."]
@@ -67,11 +68,18 @@ def fix_request(
     if keep:
         parts.append(f"The task says not to change {', '.join(keep)}: the fix goes in another file.")
     if changed:
-        shown = "\n".join(f"--- {path} ---\n{content}" for path, content in changed.items())
-        parts.append("The files changed so far, as they are now (compare them with the task):\n" + shown)
+        listed = "\n".join(f"--- {path} ---\n{content}" for path, content in changed.items())
+        parts.append("The files changed so far, as they are now (compare them with the task):\n" + listed)
     if task.strip():
         parts.append(f"The task, as the user gave it: {task.strip()}")
-    if start_with:
+    for path, numbered in (shown or {}).items():
+        parts.append(
+            f"{path} as it is now (you have not read it in this task; numbered as read_file shows it, "
+            f"the numbers are not part of the file):\n{numbered}"
+        )
+    if start_with and start_with in (shown or {}):
+        parts.append(f"Start with {start_with}, shown above: change what makes the check fail.")
+    elif start_with:
         parts.append(f"Start with {start_with}: read it, then change what makes the check fail.")
     parts.append(
         "Change the files so that the check passes (edit_file or write_file), then answer: the check "

@@ -12,7 +12,7 @@ from agcore._lazy import lazy_dir, lazy_getattr
 if TYPE_CHECKING:
     from agcore.agent.textcalls._constrained import ConstrainedCalls
     from agcore.agent.textcalls._reminder_echo import is_reminder_echo
-    from agcore.agent.textcalls._reply_shape import answer_format, is_constrained
+    from agcore.agent.textcalls._reply_shape import answer_format, calls_format, is_constrained
     from agcore.agent.textcalls._text_calls import parse_text_calls
     from agcore.agent.textcalls._text_capability import TextModeCalls
     from agcore.agent.textcalls._text_tools import call_mode
@@ -23,6 +23,7 @@ EXPORTS = {
     "TextModeCalls": "agcore.agent.textcalls._text_capability",
     "answer_format": "agcore.agent.textcalls._reply_shape",
     "call_mode": "agcore.agent.textcalls._text_tools",
+    "calls_format": "agcore.agent.textcalls._reply_shape",
     "is_constrained": "agcore.agent.textcalls._reply_shape",
     "is_reminder_echo": "agcore.agent.textcalls._reminder_echo",
     "parse_text_calls": "agcore.agent.textcalls._text_calls",
@@ -33,6 +34,7 @@ __all__ = [
     "TextModeCalls",
     "answer_format",
     "call_mode",
+    "calls_format",
     "is_constrained",
     "is_reminder_echo",
     "parse_text_calls",

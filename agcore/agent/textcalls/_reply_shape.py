@@ -33,8 +33,8 @@ from agcore.llm.types import (
 )
 
 __all__ = [
-    "ANSWER_OPENING", "MAX_CALLS", "REPLY_FORMAT", "answer_format", "answer_of", "decoded_prefix",
-    "is_constrained", "reply_format", "shaped_request",
+    "ANSWER_OPENING", "MAX_CALLS", "REPLY_FORMAT", "answer_format", "answer_of", "calls_format",
+    "decoded_prefix", "is_constrained", "reply_format", "shaped_request",
 ]
 
 #: ``ResponseFormat.name`` of the reply shape (how the steps after ``shape_request`` know the call).
@@ -111,6 +111,17 @@ def _arguments_schema(tool: ToolDefinition) -> dict[str, Any]:
 
 def reply_format(tools: list[ToolDefinition]) -> ResponseFormat:
     """The JSON Schema of a reply: calls to ``tools`` (each name with its own arguments) or an answer."""
+    schema = {"anyOf": [_calls_schema(tools), _ANSWER_SCHEMA]}
+    return ResponseFormat(name=REPLY_FORMAT, description="tool calls or the final answer", json_schema=schema)
+
+
+def calls_format(tools: list[ToolDefinition]) -> ResponseFormat:
+    """The reply shape with only its calls form left, to ``tools`` alone: a reply that must call one
+    of them (read back by ``answer_of`` and the call reader as any constrained reply)."""
+    return ResponseFormat(name=REPLY_FORMAT, description="tool calls", json_schema=_calls_schema(tools))
+
+
+def _calls_schema(tools: list[ToolDefinition]) -> dict[str, Any]:
     calls = [
         {
             "type": "object",
@@ -123,19 +134,13 @@ def reply_format(tools: list[ToolDefinition]) -> ResponseFormat:
         }
         for tool in tools
     ]
-    schema = {
-        "anyOf": [
-            {
-                "type": "object",
-                "properties": {"tool_calls": {"type": "array", "items": {"anyOf": calls}, "minItems": 1,
-                                              "maxItems": MAX_CALLS}},
-                "required": ["tool_calls"],
-                "additionalProperties": False,
-            },
-            _ANSWER_SCHEMA,
-        ]
+    return {
+        "type": "object",
+        "properties": {"tool_calls": {"type": "array", "items": {"anyOf": calls}, "minItems": 1,
+                                      "maxItems": MAX_CALLS}},
+        "required": ["tool_calls"],
+        "additionalProperties": False,
     }
-    return ResponseFormat(name=REPLY_FORMAT, description="tool calls or the final answer", json_schema=schema)
 
 
 _ANSWER_SCHEMA: dict[str, Any] = {

@@ -12,6 +12,7 @@ in its next reply.
 
 from __future__ import annotations
 
+import json
 import re
 
 from agcore.tools._errors import ToolError
@@ -42,5 +43,22 @@ def refuse_dropped_definitions(rel: str, before: bytes | None, after: bytes) -> 
         f"Nothing was written to '{rel}': the new content would remove {names}, which '{rel}' defines "
         "now (write_file replaces the whole file). To add to the file, use edit_file (old: the file's "
         "last lines; new: those lines followed by what you add), or write the whole file with them "
-        "kept. To remove them on purpose, use edit_file."
+        f"kept. To remove them on purpose, use edit_file.{_append_edit(rel, before, after)}"
+    )
+
+
+def _append_edit(rel: str, before: bytes, after: bytes) -> str:
+    """The edit that adds ``after`` at the end of the file instead, written out to send, when
+    ``after`` defines only names the file lacks (it was meant as an addition) and the file's last
+    line occurs in it once; else ""."""
+    text, added = before.decode("utf-8", errors="replace"), after.decode("utf-8", errors="replace")
+    if set(top_level_names(added)) & set(top_level_names(text)):
+        return ""
+    last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+    if len(last.strip()) < 3 or text.count(last) != 1:
+        return ""
+    new = f"{last}\n\n\n{added.strip(chr(10))}"
+    return (
+        f" To add the new content at the end, send: edit_file(path={json.dumps(rel)}, "
+        f"old={json.dumps(last)}, new={json.dumps(new)})"
     )

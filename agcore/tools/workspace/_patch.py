@@ -30,6 +30,7 @@ from agcore.tools.workspace._fd_paths import (
     remove_file,
     write_atomic,
 )
+from agcore.tools.workspace._hunk_counts import recount_hunks
 
 __all__ = ["FileChange", "UndoRecord", "apply_changes", "plan_patch", "undo"]
 
@@ -69,13 +70,21 @@ def plan_patch(guard: PathGuard, text: str) -> list[FileChange]:
     """Every file's new content, or ``ToolError`` naming the first problem. Writes nothing."""
     if not text.strip():
         raise ToolError("the patch is empty; send a unified diff (--- a/file, +++ b/file, @@ hunks)")
-    try:
-        patch = PatchSet(text if text.endswith("\n") else text + "\n")
-    except (UnidiffParseError, ValueError, IndexError) as exc:
-        raise ToolError(
-            f"could not parse the patch: {exc}. Send a unified diff: '--- a/path' and '+++ b/path' "
-            "headers, then '@@ -start,count +start,count @@' hunks whose line counts match their bodies"
-        ) from exc
+    patch = _parsed(text)
+    if isinstance(patch, Exception):
+        patch_or_none = _recounted(text)  # the counts are often wrong where the body is right
+        if patch_or_none is not None and not any(f.added or f.removed for f in patch_or_none):
+            raise ToolError(
+                "the patch changes nothing: no line of its hunks starts with '-' (a line taken out) or "
+                "'+' (a line put in), each at the very start of the line. To replace a piece of a file, "
+                "edit_file(path, old, new) is simpler"
+            ) from patch
+        if patch_or_none is None:
+            raise ToolError(
+                f"could not parse the patch: {patch}. Send a unified diff: '--- a/path' and '+++ b/path' "
+                "headers, then '@@ -start,count +start,count @@' hunks whose line counts match their bodies"
+            ) from patch
+        patch = patch_or_none
     if not len(patch):
         raise ToolError("no file changes found in the patch; it needs '--- a/path' / '+++ b/path' headers")
     working: dict[Path, FileChange] = {}  # by path: a file may appear twice in one patch
@@ -128,6 +137,19 @@ def plan_patch(guard: PathGuard, text: str) -> list[FileChange]:
             )
             change.notes.extend(notes)
     return [working[p] for p in order]
+
+
+def _parsed(text: str) -> PatchSet | Exception:
+    try:
+        return PatchSet(text if text.endswith("\n") else text + "\n")
+    except (UnidiffParseError, ValueError, IndexError) as exc:
+        return exc
+
+
+def _recounted(text: str) -> PatchSet | None:
+    """``text`` parsed with its hunks' counts taken from their bodies, or None if it still fails."""
+    patch = _parsed(recount_hunks(text))
+    return None if isinstance(patch, Exception) else patch
 
 
 def _paths(source: str, target: str) -> tuple[str | None, str | None]:

@@ -45,6 +45,7 @@ from agcore.tools.workspace._command import CommandResult, plan_command, run_pla
 from agcore.tools.workspace._command_precheck import command_refusal
 from agcore.tools.workspace._dropped_definitions import refuse_dropped_definitions
 from agcore.tools.workspace._edit import describe_edit, plan_edit
+from agcore.tools.workspace._edit_miss import EditMisses
 from agcore.tools.workspace._environment import (
     CommandEnvironment,
     env_allow_from_environment,
@@ -152,6 +153,8 @@ class Workspace:
         self._sandbox = select_sandbox(sandbox, view=SandboxView(self.readable.roots))
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._reads = ReadRecord(enabled=read_before_write)
+        self._edit_misses = EditMisses()
+        self._listed: dict[str, str] = {}  # list_dir/glob/grep's last results, for a placeholder write
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
         self._socket_scan = SocketScan(self.root)
 
@@ -240,7 +243,7 @@ class Workspace:
             content: The complete new content of the file.
         """
         refuse_report_copy(path, content)
-        refuse_placeholder(path, content)
+        refuse_placeholder(path, content, self._listed)
         with self._write_lock:
             change = _files.plan_write(self.path_guard, path, content)
             self._reads.check(change.path, change.rel, change.before, action="overwritten")
@@ -262,7 +265,9 @@ class Workspace:
             new: The text to put in its place (empty to delete old).
         """
         with self._write_lock:
-            change, first_line = plan_edit(self.path_guard, path, old, new)
+            change, first_line = plan_edit(
+                self.path_guard, path, old, new, misses=self._edit_misses, seen=self._reads.saw
+            )
             self._reads.check(change.path, change.rel, change.before, action="edited")
             self._undo.append(apply_changes(self.path_guard, [change]))
             self._reads.wrote(change.path, change.after)
@@ -278,7 +283,9 @@ class Workspace:
             depth: How many levels to show; 1 lists only the directory's own entries.
         """
         path = path or "."  # an optional path sent empty (small models do) means the default
-        return _files.list_dir(self.readable.guard_for(path), path, depth, self.max_list_entries)
+        listed = _files.list_dir(self.readable.guard_for(path), path, depth, self.max_list_entries)
+        self._listed["list_dir"] = listed
+        return listed
 
     def glob(self, pattern: str) -> str:
         """Find files and directories by glob pattern, relative to the workspace root; sorted paths,
@@ -289,7 +296,8 @@ class Workspace:
         Args:
             pattern: Glob pattern relative to the workspace root.
         """
-        return _files.glob_paths(self.path_guard, pattern, self.max_glob_results)
+        self._listed["glob"] = _files.glob_paths(self.path_guard, pattern, self.max_glob_results)
+        return self._listed["glob"]
 
     async def grep(
         self,
@@ -313,7 +321,9 @@ class Workspace:
         limit = min(max_results, self.max_grep_results)
         path = path or "."  # an optional path sent empty (small models do) means the default
         guard = self.readable.guard_for(path)
-        return await grep(guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
+        found = await grep(guard, pattern, path, glob, ignore_case, limit, backend=self.grep_backend)
+        self._listed["grep"] = found
+        return found
 
     def apply_patch(self, patch: str, dry_run: bool = False) -> str:
         """Apply a unified diff (the format of `diff -u` / `git diff`) to workspace files. It may touch
