@@ -42,7 +42,7 @@ from agcore.tools._sockets import SocketScan
 from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import CommandResult, plan_command, run_plan
-from agcore.tools.workspace._command_precheck import command_refusal
+from agcore.tools.workspace._command_precheck import checked_command, command_refusal
 from agcore.tools.workspace._dropped_definitions import refuse_dropped_definitions
 from agcore.tools.workspace._edit import describe_edit, plan_edit
 from agcore.tools.workspace._edit_miss import EditMisses
@@ -407,21 +407,10 @@ class Workspace:
                 f"timeout must be between 0 and {self.max_command_timeout:g} seconds, got {timeout}"
             )
         cwd = cwd or "."  # an optional directory sent empty (small models do) means the root
-        directory = self.path_guard.resolve(cwd)
-        if not directory.is_dir():
-            raise ToolError(f"cwd '{cwd}' is not a directory of the workspace")
-        if isinstance(command, list) and not command:
-            raise ToolError("the command is empty; give the program to run and its arguments")
-        try:
-            self.command_guard.check(
-                command, cwd=directory, read_files=not self.sandboxed,
-                confirmed=self.confirm_commands if confirmed is None else confirmed,
-            )  # fmt: skip
-        except OSError as exc:  # a path the guard resolved changed under it (a racing command)
-            raise ToolError(
-                f"a path in the command changed while it was being checked ({exc.strerror}: "
-                f"'{exc.filename}'); something else is changing it, try again"
-            ) from exc
+        directory = checked_command(
+            command, cwd, self.path_guard, self.command_guard, read_files=not self.sandboxed,
+            confirmed=self.confirm_commands if confirmed is None else confirmed,
+        )  # fmt: skip
         steps = plan_command(command)
         sandbox = self._sandbox.sandbox
         env = self._environment.build(
