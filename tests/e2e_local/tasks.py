@@ -116,14 +116,21 @@ _SETTINGS = """
 
 def final_answer(output: str) -> str:
     """The answer in ``agcore run``'s output: the text after the last tool call and its result
-    (``▸ name(...)`` then indented result lines), without the closing summary. An echoed call line
-    (``▸ write_file(path="settings.py", content="...")``) or a tool's result is no answer."""
+    (``▸ name(...)`` then indented result lines), without the closing summary and without the
+    acceptance checks' lines (``⧗ check: CMD`` and the indented lines under it, which name the
+    check's command). An echoed call line (``▸ write_file(path="settings.py", content="...")``), a
+    tool's result or a check's command is no answer."""
     lines = output.splitlines()
     calls = [n for n, line in enumerate(lines) if line.startswith("▸ ")]
     start = calls[-1] + 1 if calls else 0
     while calls and start < len(lines) and (lines[start].startswith((" ", "\t")) or not lines[start].strip()):
         start += 1
-    kept = [line for line in lines[start:] if not _SUMMARY.match(line)]
+    kept: list[str] = []
+    in_check = False
+    for line in lines[start:]:
+        in_check = line.startswith("⧗ ") or (in_check and line.startswith((" ", "\t")))
+        if not in_check and not _SUMMARY.match(line):
+            kept.append(line)
     return "\n".join(kept).strip()
 
 

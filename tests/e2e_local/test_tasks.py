@@ -89,6 +89,19 @@ def test_explain_is_judged_on_the_answer_after_the_last_tool_result(tmp_path: Pa
     assert task.check(tmp_path, Outcome(0, answered)).achieved
 
 
+def test_a_checks_command_naming_the_fact_is_no_answer(tmp_path: Path) -> None:
+    """Checked runs print the check's command, which may name the fact; the answer is judged alone."""
+    task = _BY_NAME["explain-file"]
+    task.setup(tmp_path)
+    checked = ('▸ read_file(path="settings.py")\n  ✓ settings.py: lines 1-5 of 5 (180 bytes)\n'
+               "I read settings.py and explained what it configures.\n"
+               "⧗ check: grep -q heliotrope-5731 settings.py\n"
+               "  ✓ check passed: grep -q heliotrope-5731 settings.py\n"
+               "✓ done · checks passed · 2 model calls\n")
+    assert final_answer(checked) == "I read settings.py and explained what it configures."
+    assert not task.check(tmp_path, Outcome(0, checked)).achieved
+
+
 def test_fixing_the_test_instead_of_the_code_is_not_achieved(tmp_path: Path) -> None:
     task = _BY_NAME["fix-failing-test"]
     task.setup(tmp_path)
