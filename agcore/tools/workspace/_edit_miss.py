@@ -45,17 +45,13 @@ def closest_text(rel: str, text: str, old: str, new: str) -> str | None:
         made = f"new is already in '{rel}' at line {done}: this edit was made before."
         left = _still_there(rel, text, old, new)
         return f"{made}{left}" if left else f"{made} Nothing is left to do for it: go on with the task."
-    lines = text.splitlines()
-    if len(lines) > MAX_LINES:
+    closest = _closest(text, old, new)
+    if closest is None:
         return None
-    starts = _closest_windows(lines, old)
-    if not starts:
-        return None
-    size = max(1, len(old.strip("\r\n").splitlines()))
+    lines, starts, size, suggested = closest
     shown = "\n...\n".join(_numbered(lines, start, size) for start in starts)
     at = " and ".join(_span(start, size) for start in starts)
     around = " with the lines around it" if size == 1 else ""
-    suggested = _same_change("\n".join(lines[starts[0] : starts[0] + size]), old, new)
     offer = (
         f" The same change made there would be: old={json.dumps(suggested[0])}, "
         f"new={json.dumps(suggested[1])}." if suggested else ""
@@ -71,6 +67,19 @@ def suggested_edit(text: str, old: str, new: str) -> tuple[str, str] | None:
     """The edit ``old`` -> ``new`` made on the text of the file closest to ``old``, as (old, new)
     where that old matches the file exactly once, when the change is sure: what ``old`` and ``new``
     change occurs once in that text and once in the whole file. None otherwise."""
+    closest = _closest(text, old, new)
+    suggested = closest[3] if closest is not None else None
+    if suggested is None or text.count(suggested[0]) != 1 or text.count(_changed(old, new)[0]) != 1:
+        return None
+    return suggested
+
+
+def _closest(
+    text: str, old: str, new: str
+) -> tuple[list[str], list[int], int, tuple[str, str] | None] | None:
+    """``text``'s lines, the starts of its windows closest to ``old`` (as many lines as ``old``:
+    ``size``), and the same change made on the closest one (``_same_change``); None when the file is
+    too long to compare or nothing in it is close."""
     lines = text.splitlines()
     if len(lines) > MAX_LINES:
         return None
@@ -78,10 +87,7 @@ def suggested_edit(text: str, old: str, new: str) -> tuple[str, str] | None:
     if not starts:
         return None
     size = max(1, len(old.strip("\r\n").splitlines()))
-    suggested = _same_change("\n".join(lines[starts[0] : starts[0] + size]), old, new)
-    if suggested is None or text.count(suggested[0]) != 1 or text.count(_changed(old, new)[0]) != 1:
-        return None
-    return suggested
+    return lines, starts, size, _same_change("\n".join(lines[starts[0] : starts[0] + size]), old, new)
 
 
 def finished_rename(text: str, old: str, new: str) -> str | None:
