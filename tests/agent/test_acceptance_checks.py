@@ -254,3 +254,58 @@ async def test_a_check_whose_program_does_not_exist_fails_at_once(workspace: Wor
     assert report is not None
     assert report.outcomes[0].status.startswith("not run: the shell found no such command")
     assert result.turns == 1  # the model was not asked to fix the user's command
+
+
+async def test_a_check_reads_the_answer_and_a_corrected_answer_passes(workspace: Workspace) -> None:
+    # A question's answer is checked as files are: the check reads it on its standard input.
+    provider = ScriptedProvider([
+        "settings.py configures the server.",  # no codename: the check fails on the answer
+        "settings.py configures the server; the release codename is heliotrope-5731.",
+    ])
+    checks = AcceptanceChecks(workspace, ["grep -q heliotrope-5731"])
+    session = make_session(provider, workspace, checks)
+    events = await run(session, "explain settings.py with its codename")
+    result = session.last_result
+    assert result is not None
+    assert result.stop == "done", result.error
+    assert result.turns == 2  # the new answer is a change: checked at once, not "nothing changed"
+    report = check_report(result)
+    assert report is not None
+    assert report.passed
+    assert report.outcomes[0].read_answer
+    notes = [m.text for m in session.messages if isinstance(m, ContextNote)]
+    assert len(notes) == 1
+    assert "The check reads your answer" in notes[0]
+    assert "Change the files so that the check passes" not in notes[0]
+    assert [e.passed for e in events if isinstance(e, CheckFinished)] == [False, True]
+
+
+async def test_the_same_wrong_answer_again_is_asked_for_a_correction_before_it_is_checked(
+    workspace: Workspace,
+) -> None:
+    same = "It configures the server."
+    provider = ScriptedProvider([same, same, "codename heliotrope-5731"])
+    session = make_session(provider, workspace, AcceptanceChecks(workspace, ["grep -q heliotrope-5731"]))
+    events = await run(session, "explain settings.py with its codename")
+    result = session.last_result
+    assert result is not None
+    assert result.stop == "done", result.error
+    notes = [m.text for m in session.messages if isinstance(m, ContextNote)]
+    assert "Neither the workspace nor your answer has changed" in notes[1]
+    assert [e.passed for e in events if isinstance(e, CheckFinished)] == [False, True]
+
+
+async def test_a_check_that_does_not_read_the_answer_asks_for_a_change_in_the_files(
+    workspace: Workspace,
+) -> None:
+    provider = ScriptedProvider(["done", "done, really", "still done"])
+    checks = AcceptanceChecks(workspace, ["python3 check_answer.py"], rounds=1)
+    session = make_session(provider, workspace, checks)
+    await run(session, "write 42 to answer.txt")
+    notes = [m.text for m in session.messages if isinstance(m, ContextNote)]
+    assert "Change the files so that the check passes" in notes[0]
+    assert "Nothing in the workspace has changed" in notes[1]  # a new wording is no change to the files
+    result = session.last_result
+    assert result is not None
+    assert isinstance(result.error, ChecksFailed)
+    assert not result.error.outcome.read_answer

@@ -2,9 +2,11 @@
 
 A check reads the workspace (files, the tests' exit status) and, for the one "explain" task, whether
 the answer (the text after the last tool result: ``final_answer``) holds a fact only the file holds.
-It never trusts what the model says it did. Every task also has a reference solution (``solve``):
-``test_tasks.py`` proves, offline and without a model, that each check fails on the untouched
-workspace and passes once the work is really done.
+It never trusts what the model says it did. Each task's acceptance check (``check_cmd``, what a user
+passes as ``--check``) is at least as strict: when it passes, the judge does too (a check reads the
+answer on its standard input), so a checked run has no false success by construction. Every task
+also has a reference solution (``solve``): ``test_tasks.py`` proves, offline and without a model,
+that each check fails on the untouched workspace and passes once the work is really done.
 """
 
 from __future__ import annotations
@@ -496,16 +498,31 @@ def _sha(text: str) -> str:
     return hashlib.sha256(textwrap.dedent(text).lstrip("\n").encode()).hexdigest()[:16]
 
 
-# The checks, as commands. `python -c` tracebacks show no source line, so an assert tells the model
-# that the check failed, not the value it wanted.
-_TEST_CALC_KEPT = (f"python -c \"import hashlib; assert hashlib.sha256(open('test_calc.py', 'rb').read())"
-                   f".hexdigest()[:16] == '{_sha(_TEST_CALC)}', 'test_calc.py was changed'\"")
+# The checks, as commands: each passes only where its task's judge does (a check for what the
+# judge holds fixed: a file kept, a name exact). `python -c` tracebacks show no source line, so an
+# assert tells the model that the check failed, not the value it wanted.
+def _kept(name: str, text: str) -> str:
+    """A check that ``name`` still holds ``text`` (the judge reads facts from it, or needs it kept)."""
+    return (f"python -c \"import hashlib; assert hashlib.sha256(open('{name}', 'rb').read())"
+            f".hexdigest()[:16] == '{_sha(text)}', '{name} was changed'\"")
+
+
+_LISTED = "alpha.py beta.py gamma.py"  # src/'s Python files: hashed, never named in a check
+_DEFINED_IN = "pkg/net/wire.py"
+_TEST_CALC_KEPT = _kept("test_calc.py", _TEST_CALC)
+_SETTINGS_KEPT = _kept("settings.py", _SETTINGS)
 _CHECKS = {
-    "explain-file": "grep -q heliotrope-5731 settings.py",  # the answer is judged apart: the file is kept
-    "count-lines": "python -c \"assert open('count.txt').read().strip() == "
+    # The answer (on the check's standard input) names the codename the file holds: not named here.
+    "explain-file": f"{_SETTINGS_KEPT} && python -c \"import re, sys; name = re.search("
+                    "r'RELEASE_CODENAME = .(.+).', open('settings.py').read()).group(1).lower(); "
+                    "assert name in sys.stdin.read().lower(), 'the answer does not give the codename "
+                    "settings.py holds'\"",
+    "count-lines": f"{_kept('data.csv', _ROWS)} && python -c \"assert open('count.txt').read().strip() == "
                    "str(len(open('data.csv').read().splitlines()))\"",
     "create-file": "python -c \"assert open('hello.txt').read().strip() == 'Hello from agcore'\"",
-    "add-function-and-test": "python -m pytest -q test_mathutils.py -k multiply",
+    "add-function-and-test": "python -c \"from mathutils import multiply; assert multiply(6, 7) == 42; "
+                             "assert multiply(-2, 5) == -10\" && grep -q 'def test_multiply' "
+                             "test_mathutils.py && python -m pytest -q test_mathutils.py",
     "fix-failing-test": f"python -m pytest -q test_calc.py && {_TEST_CALC_KEPT}",
     "rename-function": "python -c \"import app, users; assert 'get_usr' not in open('users.py').read() + "
                        "open('app.py').read(); assert users.get_user(3)['id'] == 3; "
@@ -514,19 +531,25 @@ _CHECKS = {
                    "assert c['server']['port'] == '9090'; "
                    "assert (c['server']['host'], c['server']['workers'], c['logging']['level']) == "
                    "('127.0.0.1', '2', 'info')\"",
-    "list-files": "python -c \"import pathlib; names = [pathlib.Path(x).name for x in "
-                  "open('files.txt').read().split()]; assert names == sorted(p.name for p in "
-                  "pathlib.Path('src').glob('*.py'))\"",
-    "find-definition": "python -c \"import pathlib; path = pathlib.Path(open('answer.txt').read().strip()); "
-                       "assert 'def parse_header' in path.read_text()\"",
-    "run-command": "python -c \"import subprocess, sys; printed = subprocess.run([sys.executable, "
+    "list-files": "python -c \"import hashlib, pathlib; names = [pathlib.Path(x.strip()).name for x in "
+                  "open('files.txt').read().splitlines() if x.strip()]; found = sorted(p.name for p in "
+                  "pathlib.Path('src').glob('*.py')); assert names == found; assert hashlib.sha256(' '"
+                  f".join(found).encode()).hexdigest()[:16] == '{_sha(_LISTED)}', 'src was changed'\"",
+    "find-definition": "python -c \"import hashlib, pathlib; "
+                       "path = pathlib.Path(open('answer.txt').read().strip()); "
+                       "assert not path.is_absolute() and '..' not in path.parts, 'a workspace path'; "
+                       "assert 'def parse_header' in path.read_text(); assert hashlib.sha256(path.as_posix()"
+                       f".encode()).hexdigest()[:16] == '{_sha(_DEFINED_IN)}', 'not where it was defined'\"",
+    "run-command": f"{_kept('generate.py', _GENERATE)} && "
+                   "python -c \"import subprocess, sys; printed = subprocess.run([sys.executable, "
                    "'generate.py'], capture_output=True, text=True).stdout; "
                    "assert open('output.txt').read().strip() == printed.strip()\"",
     "plan-greet": "python -c \"from greet import greet; assert greet('Ada') == 'Hello, Ada!'\" && "
-                  "python -m pytest -q test_greet.py",
+                  "grep -q 'def test_greet' test_greet.py && python -m pytest -q test_greet.py",
     "plan-fix-and-changelog": f"python -m pytest -q test_calc.py && {_TEST_CALC_KEPT} && "
                               "grep -qi 'fixed average' CHANGELOG.md && grep -q '# Changelog' CHANGELOG.md",
-    "plan-notes": "python -c \"import re; text = open('NOTES.md').read(); pairs = re.findall("
+    "plan-notes": f"{_SETTINGS_KEPT} && "
+                  "python -c \"import re; text = open('NOTES.md').read(); pairs = re.findall("
                   "r'^([A-Z_]+) = [^A-Za-z0-9]*([A-Za-z0-9-]+)', open('settings.py').read(), re.M); "
                   "assert pairs and all(n in text and v in text for n, v in pairs)\"",
 }

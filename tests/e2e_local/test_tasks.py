@@ -45,11 +45,11 @@ def test_check_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path
     assert solved.achieved, solved.reason
 
 
-def _check_command(root: Path, command: str) -> int:
+def _check_command(root: Path, command: str, answer: str = "") -> int:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True, text=True,
-                          timeout=120, check=False).returncode
+    return subprocess.run(command, shell=True, cwd=root, env=env, input=answer, capture_output=True,
+                          text=True, timeout=120, check=False).returncode
 
 
 @pytest.mark.parametrize("task", [t for t in TASKS if t.name != "explain-file"], ids=lambda t: t.name)
@@ -60,11 +60,81 @@ def test_check_command_fails_untouched_and_passes_when_solved(task: Task, tmp_pa
     assert _check_command(tmp_path, task.check_cmd) == 0
 
 
+_ANSWERS = (
+    "",
+    "It configures the billing service's deployment.",
+    "Read settings.py and explain in two sentences what it configures, including the release codename.",
+    "It configures billing. The release codename is heliotrope-5731.",
+    "The codename, HELIOTROPE-5731, tags log lines.",
+)
+
+
+@pytest.mark.parametrize("answer", _ANSWERS)
+def test_the_explain_check_command_passes_only_when_the_judge_does(answer: str, tmp_path: Path) -> None:
+    """The check reads the answer on its standard input: passing it is achieving the task."""
+    task = _BY_NAME["explain-file"]
+    task.setup(tmp_path)
+    judged = task.check(tmp_path, Outcome(0, answer)).achieved
+    assert (_check_command(tmp_path, task.check_cmd, answer) == 0) == judged
+    assert "heliotrope" not in task.check_cmd  # it gives nothing away
+    assert "5731" not in task.check_cmd
+
+
 def test_the_explain_check_command_guards_the_file(tmp_path: Path) -> None:
     task = _BY_NAME["explain-file"]
     task.setup(tmp_path)
-    assert _check_command(tmp_path, task.check_cmd) == 0
+    answer = "The codename is heliotrope-5731."
+    assert _check_command(tmp_path, task.check_cmd, answer) == 0
     (tmp_path / "settings.py").write_text("RETRY_LIMIT = 4\n")
+    assert _check_command(tmp_path, task.check_cmd, answer) != 0
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+
+
+#: Work a model may do that its task's judge rejects, each with the answer it gives.
+_NEAR_MISSES: list[tuple[str, dict[str, str], str]] = [
+    ("explain-file", {"settings.py": 'RELEASE_CODENAME = "orchid-1"\n'}, "The codename is orchid-1."),
+    ("count-lines", {"data.csv": "a\nb\nc\n", "count.txt": "3\n"}, "3 lines"),
+    ("add-function-and-test", {"mathutils.py": "def add(a, b):\n    return a + b\n\n\n"
+                                               "def multiply(a, b):\n    return a + b\n",
+                               "test_mathutils.py": "from mathutils import multiply\n\n\n"
+                                                    "def test_multiply():\n    assert multiply(2, 2) == 4\n"},
+     "Added multiply and its test."),
+    ("list-files", {"files.txt": "alpha.py beta.py gamma.py\n"}, "Listed them."),
+    ("list-files", {"src/delta.py": "D = 4\n", "files.txt": "alpha.py\nbeta.py\ndelta.py\ngamma.py\n"},
+     "Listed them."),
+    ("find-definition", {"pkg/other.py": "def parse_header(line):\n    return line\n",
+                         "answer.txt": "pkg/other.py\n"}, "pkg/other.py"),
+    ("run-command", {"generate.py": "print('x')\n", "output.txt": "x\n"}, "Saved the output."),
+    ("plan-greet", {"greet.py": "def greet(name):\n    return 'Hello, ' + name + '!'\n",
+                    "test_greet.py": "def test_other():\n    assert True\n"}, "Done."),
+    ("plan-notes", {"settings.py": "A = 1\n", "NOTES.md": "A = 1\n"}, "Wrote NOTES.md."),
+]
+
+
+@pytest.mark.parametrize(("name", "files", "answer"), _NEAR_MISSES, ids=[m[0] for m in _NEAR_MISSES])
+def test_a_check_command_never_passes_work_its_judge_rejects(
+    name: str, files: dict[str, str], answer: str, tmp_path: Path
+) -> None:
+    """With checks a false success is impossible by construction: a check passes only where the judge
+    does, so work the judge rejects (a file the facts come from changed, a test that agrees with a
+    wrong function, a path outside the tree) fails its check too."""
+    task = _BY_NAME[name]
+    task.setup(tmp_path)
+    _write(tmp_path, files)
+    assert not task.check(tmp_path, Outcome(0, answer)).achieved
+    assert _check_command(tmp_path, task.check_cmd, answer) != 0
+
+
+def test_an_absolute_path_is_no_answer_to_the_find_task(tmp_path: Path) -> None:
+    task = _BY_NAME["find-definition"]
+    task.setup(tmp_path)
+    _write(tmp_path, {"answer.txt": f"{tmp_path}/pkg/net/wire.py\n"})
+    assert not task.check(tmp_path, Outcome(0, "")).achieved
     assert _check_command(tmp_path, task.check_cmd) != 0
 
 

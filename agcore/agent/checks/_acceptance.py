@@ -2,10 +2,12 @@
 
 When the model answers without calls (``before_finish``), each check command runs in the workspace's
 command sandbox (``Workspace.execute``: the guard, bubblewrap, the timeout and the output caps of
-``run_command``). All pass: the answer is accepted. One fails: the model reads the command, its exit
-status and the end of its output, and is asked again; after ``rounds`` such rounds the turn ends
-failed with ``ChecksFailed``. Each check reports ``CheckStarted``/``CheckFinished`` events, and the
-turn's ``CheckReport`` is kept under ``CHECKS_KEY`` (``check_report(result)``).
+``run_command``), with the answer's text on its standard input: ``grep -qi 'port 8080'`` checks what
+the answer says, as a test checks what the files hold. All pass: the answer is accepted. One fails:
+the model reads the command, its exit status and the end of its output, and is asked again; after
+``rounds`` such rounds the turn ends failed with ``ChecksFailed``. Each check reports
+``CheckStarted``/``CheckFinished`` events, and the turn's ``CheckReport`` is kept under ``CHECKS_KEY``
+(``check_report(result)``).
 
 The commands are the capability's own (every turn of the bundle's sessions) plus the running turn's
 (``session.state.app_state[CHECKS_KEY]``, which ``checks_for_turn`` sets: how a plan step's
@@ -15,6 +17,7 @@ The commands are the capability's own (every turn of the bundle's sessions) plus
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -61,11 +64,12 @@ CHANGED_CHARS = 600
 class AcceptanceChecks(Capability):
     """Run ``commands`` in ``workspace`` whenever the model says it is done (answers without calls),
     through ``Workspace.execute``: the guard, the sandbox, the timeout and the output caps of
-    ``run_command``. All pass: the answer stands. One fails: the model reads its command, exit status
-    and output's end, and is asked again; still failing after ``rounds`` such rounds, the turn ends
-    failed with ``ChecksFailed``. ``CheckStarted``/``CheckFinished`` events report each check, and
-    ``check_report(result)`` reads the turn's results. A turn's own checks (``checks_for_turn``) run
-    after these. docs/checks.md has more.
+    ``run_command``; the answer's text is each check's standard input. All pass: the answer stands.
+    One fails: the model reads its command, exit status and output's end, and is asked again; still
+    failing after ``rounds`` such rounds, the turn ends failed with ``ChecksFailed``.
+    ``CheckStarted``/``CheckFinished`` events report each check, and ``check_report(result)`` reads
+    the turn's results. A turn's own checks (``checks_for_turn``) run after these. docs/checks.md has
+    more.
 
     ``rounds``: how many times the model is asked to fix a failing check before the turn fails (0:
     fail at once). ``timeout``: seconds per check (default: the workspace's ``command_timeout``).
@@ -109,12 +113,12 @@ class AcceptanceChecks(Capability):
         if not commands:
             return None
         state: dict[str, Any] = steps.turn.capabilities.setdefault(CHECKS_KEY, {"rounds": 0})
-        if await self._unchanged(steps, state):
+        if await self._unchanged(steps, state, reply.message.text):
             return CallModel(why="it answered with nothing changed since the check failed")
         state["rounds"] = round_ = int(state.get("rounds", 0)) + 1
         outcomes: list[CheckOutcome] = []
         for command in commands:
-            outcome = await self._run(steps, command, round_)
+            outcome = await self._run(steps, command, round_, reply.message.text)
             outcomes.append(outcome)
             if not outcome.passed:  # the model fixes one failure at a time; the rest run next round
                 break
@@ -130,29 +134,36 @@ class AcceptanceChecks(Capability):
         steps.turn.capabilities[CHANGE_DUE_KEY] = True  # ChangeFirst: the next reply makes a change
         steps.turn.capabilities[CHECKED_BY_EFFECT_KEY] = True  # an answer's words no longer decide
         state["failed_at"] = await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root)
+        state["failed_answer"] = _digest(reply.message.text) if failure.read_answer else None
         state["unchanged_asks"] = 0
         return CallModel(why=f"check failed: {failure.command} ({failure.status})")
 
-    async def _unchanged(self, steps: TurnView, state: dict[str, Any]) -> bool:
-        """Whether the model answered while the workspace is as the last failing check left it, and
-        was asked for the change instead (at most ``UNCHANGED_ASKS`` times in a row)."""
+    async def _unchanged(self, steps: TurnView, state: dict[str, Any], answer: str) -> bool:
+        """Whether the model answered while the workspace (and, for a check that read the answer,
+        the answer) is as the last failing check left it, and was asked for the change instead (at
+        most ``UNCHANGED_ASKS`` times in a row)."""
         failed_at = state.get("failed_at")
         asks = int(state.get("unchanged_asks", 0))
         if failed_at is None or asks >= UNCHANGED_ASKS:
             return False
+        if state.get("failed_answer") not in (None, _digest(answer)):
+            return False  # a new answer is the change a check of the answer needs
         if await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root) != failed_at:
             return False
         state["unchanged_asks"] = asks + 1
-        command = str((state.get("outcomes") or [{}])[-1].get("command", ""))
-        await steps.record(ContextNote(text=unchanged_request(command)))
+        failed = (state.get("outcomes") or [{}])[-1]
+        note = unchanged_request(str(failed.get("command", "")), bool(failed.get("read_answer")))
+        await steps.record(ContextNote(text=note))
         steps.turn.capabilities[CHANGE_DUE_KEY] = True
         return True
 
-    async def _run(self, steps: TurnView, command: str, round_: int) -> CheckOutcome:
+    async def _run(self, steps: TurnView, command: str, round_: int, answer: str) -> CheckOutcome:
         steps.emit(CheckStarted(command=command, round=round_))
         started = monotonic()
         try:
-            result = await self.workspace.execute(command, timeout=self.timeout, confirmed=True)
+            result = await self.workspace.execute(
+                command, timeout=self.timeout, confirmed=True, stdin=answer
+            )
         except ToolError as exc:  # refused by the guard, unreadable, a bad timeout: not the model's to fix
             outcome = CheckOutcome(command, False, f"not run: {exc}", round=round_, not_run=True)
         else:
@@ -164,7 +175,8 @@ class AcceptanceChecks(Capability):
                 )  # fmt: skip
             else:
                 outcome = CheckOutcome(
-                    command, result.passed, result.status, result.exit_code, output, round_
+                    command, result.passed, result.status, result.exit_code, output, round_,
+                    read_answer=result.read_stdin,
                 )
         steps.emit(CheckFinished(
             command=command, round=round_, passed=outcome.passed, status=outcome.status,
@@ -184,7 +196,7 @@ class AcceptanceChecks(Capability):
         shown = await anyio.to_thread.run_sync(self._shown, steps, output, first, keep, set(changed))
         return fix_request(failure.command, failure.status, output, files, round_, self.rounds,
                            task=turn_input(steps), changed=changed, keep=keep, start_with=first,
-                           shown=shown)
+                           shown=shown, read_answer=failure.read_answer)
 
     def _shown(
         self, steps: TurnView, output: str, first: str | None, keep: list[str], changed: set[str]
@@ -199,6 +211,10 @@ class AcceptanceChecks(Capability):
             except ToolError:
                 continue
         return shown
+
+
+def _digest(answer: str) -> str:
+    return hashlib.sha256(answer.encode("utf-8")).hexdigest()[:16]
 
 
 def _program_missing(exit_code: int | None, output: str) -> bool:

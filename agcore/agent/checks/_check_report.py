@@ -36,6 +36,8 @@ class CheckOutcome:
     round: int = 1
     #: The check could not run at all: no round of the model's can fix that.
     not_run: bool = False
+    #: The check read the answer (its standard input): what the model answers is part of what it checks.
+    read_answer: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as JSON-able data (kept in the turn's state)."""

@@ -50,13 +50,13 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,5})(?::(\d+
 def fix_request(
     command: str, status: str, output: str, files: list[str], round_: int, rounds: int, *,
     task: str = "", changed: dict[str, str] | None = None, keep: list[str] | None = None,
-    start_with: str | None = None, shown: dict[str, str] | None = None,
+    start_with: str | None = None, shown: dict[str, str] | None = None, read_answer: bool = False,
 ) -> str:
     """The note the model reads after ``command`` failed: what failed first, then the output's end,
     the files it points at; ``task`` (what the user asked) and ``changed`` (the files changed so far,
     as they are now), ``keep`` (files the task says not to change) and ``start_with`` (the file to
     read and change first) and ``shown`` (files not read in the turn, as read_file shows them) when
-    given."""
+    given; ``read_answer``: the check read the answer, so a corrected answer may be the fix."""
     tidy = _RULE.sub(lambda m: m.group(1) * 3, output).strip()
     keys = _key_lines(tidy)
     parts = [f"The acceptance check `{command}` failed ({status}), so the task is not done yet."]
@@ -81,16 +81,34 @@ def fix_request(
         parts.append(f"Start with {start_with}, shown above: change what makes the check fail.")
     elif start_with:
         parts.append(f"Start with {start_with}: read it, then change what makes the check fail.")
-    parts.append(
-        "Change the files so that the check passes (edit_file or write_file), then answer: the check "
-        "runs on what is on disk, so reading files again or answering again without a change does not "
-        f"fix it. The check runs again when you answer (round {round_} of {rounds})."
-    )
+    again = f"The check runs again when you answer (round {round_} of {rounds})."
+    parts.append(f"{_what_to_do(read_answer)} {again}")
     return "\n\n".join(parts)
 
 
-def unchanged_request(command: str) -> str:
-    """The note for an answer given while the workspace is as the failing check left it."""
+def _what_to_do(read_answer: bool) -> str:
+    if read_answer:
+        return (
+            "The check reads your answer as well as the files: correct what it checks, the files "
+            "(edit_file or write_file) or the answer itself, with the facts taken from the files (read "
+            "the ones you need), then answer in full; the same answer again fails the same way."
+        )
+    return (
+        "Change the files so that the check passes (edit_file or write_file), then answer: the check "
+        "runs on what is on disk, so reading files again or answering again without a change does not "
+        "fix it."
+    )
+
+
+def unchanged_request(command: str, read_answer: bool = False) -> str:
+    """The note for an answer given while the workspace (and the answer, for a check that reads it)
+    is as the failing check left it."""
+    if read_answer:
+        return (
+            f"Neither the workspace nor your answer has changed since the check `{command}` failed, so "
+            "it would fail the same way: the task is not done. Correct the answer (or the files), then "
+            "answer."
+        )
     return (
         f"Nothing in the workspace has changed since the check `{command}` failed, so it would fail "
         "the same way: the task is not done. Make the change that fixes it with edit_file or "

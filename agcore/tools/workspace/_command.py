@@ -15,7 +15,9 @@ only mode) each process starts in its own session and its whole process group is
 or times out, and so is every process carrying the command's tag in its environment (``_leftovers``:
 a ``setsid`` child too). Output is capped
 (head and tail kept); the environment is the caller's (``_environment`` builds it). Standard input is empty
-(``/dev/null``): a command waiting for input ends instead of hanging.
+(``/dev/null``): a command waiting for input ends instead of hanging. A caller may give text instead
+(``stdin``: an acceptance check reads the model's answer); each command of a sequence reads it from its
+start, as each would read a file redirected in with ``<``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +182,8 @@ class _Run:
     allow_network: bool = False
     masked_sockets: tuple[Path, ...] = ()
     private_home: Path | None = None
+    stdin: IO[bytes] | None = None  # the caller's text, read from its start by each step
+    read_stdin: bool = False  # whether a step read some of it (the shared file offset moved)
 
 
 async def run_plan(
@@ -193,9 +198,10 @@ async def run_plan(
     allow_network: bool = False,
     masked_sockets: Sequence[Path] = (),
     private_home: Path | None = None,
+    stdin: str | None = None,
 ) -> CommandResult:
     """Carry out ``steps``; with a ``sandbox`` each process runs inside it (see the module doc), with
-    ``masked_sockets`` unreachable."""
+    ``masked_sockets`` unreachable, and ``stdin`` (if given) as each step's standard input."""
     run = _Run(
         guard,
         env,
@@ -207,6 +213,16 @@ async def run_plan(
         tuple(masked_sockets),
         private_home,
     )
+    with contextlib.ExitStack() as files:
+        if stdin is not None:  # a file, not a pipe: any size, and no writer to keep fed
+            run.stdin = files.enter_context(tempfile.TemporaryFile())
+            run.stdin.write(stdin.encode("utf-8"))
+            run.stdin.flush()
+            run.stdin.seek(0)  # read from its start; an offset past 0 later means a command read it
+        return await _run_all(run, steps, time_limit)
+
+
+async def _run_all(run: _Run, steps: list[_Step], time_limit: float) -> CommandResult:
     status = 0
     timed_out = False
     with anyio.move_on_after(time_limit) as scope:
@@ -216,12 +232,14 @@ async def run_plan(
             status = await _run_step(run, step)
     if scope.cancelled_caught:
         timed_out = True
+    _input(run)  # the last step's reading counted too
     return CommandResult(
         None if timed_out else status,
         run.stdout.text(),
         run.stderr.text(),
-        guard.relative(run.cwd),
+        run.guard.relative(run.cwd),
         timed_out,
+        read_stdin=run.read_stdin,
     )
 
 
@@ -240,7 +258,7 @@ async def _run_step(run: _Run, step: _Step) -> int:
             if index < len(step.stages) - 1:
                 pipe_read, pipe_write = os.pipe()
                 fds.update((pipe_read, pipe_write))
-            stdin: Any = previous if previous is not None else subprocess.DEVNULL
+            stdin: Any = previous if previous is not None else _input(run)
             stdout: Any = pipe_write if pipe_write is not None else subprocess.PIPE
             stderr: Any = subprocess.PIPE
             for operator, target in stage.redirects:
@@ -303,6 +321,17 @@ async def _run_step(run: _Run, step: _Step) -> int:
                 await _kill(process, run.sandbox is None)
             if run.sandbox is None and TAG_VARIABLE in run.env and not reaped.is_set():
                 kill_tagged(run.env[TAG_VARIABLE])  # cancelled or failed before _reap got to it
+
+
+def _input(run: _Run) -> Any:
+    """A step's first stage's standard input: the caller's text from its start, or nothing. The
+    children share the file's offset, so an offset moved since the last rewind means one read it."""
+    if run.stdin is None:
+        return subprocess.DEVNULL
+    descriptor = run.stdin.fileno()
+    run.read_stdin = run.read_stdin or os.lseek(descriptor, 0, os.SEEK_CUR) > 0
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    return run.stdin
 
 
 def _change_directory(run: _Run, stage: _Stage) -> int:

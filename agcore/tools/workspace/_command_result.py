@@ -11,7 +11,8 @@ __all__ = ["CommandResult"]
 class CommandResult:
     """How a command ran (``Workspace.execute``): ``exit_code`` None when it ran past its time limit
     and was killed; ``stdout``/``stderr`` capped (head and tail kept); ``cwd`` root-relative, after
-    any ``cd``; ``undone_traps`` the git metadata it planted that was undone."""
+    any ``cd``; ``undone_traps`` the git metadata it planted that was undone; ``read_stdin`` whether
+    a command read the text given as its standard input (an acceptance check that read the answer)."""
 
     exit_code: int | None  # None: timed out
     stdout: str
@@ -23,6 +24,7 @@ class CommandResult:
     time_limit: float = 0.0
     sandboxed: bool = False
     undone_traps: list[str] = field(default_factory=list)
+    read_stdin: bool = False
 
     @property
     def passed(self) -> bool:

@@ -395,12 +395,14 @@ class Workspace:
         timeout: float | None = None,  # noqa: ASYNC109  (enforced inside, with the output kept)
         cwd: str = ".",
         confirmed: bool | None = None,
+        stdin: str | None = None,
     ) -> CommandResult:
         """``run_command`` as data: the same guard, sandbox, timeout and output caps, the result a
         ``CommandResult`` (``exit_code`` None when it timed out). ``confirmed`` tells the guard whether
         the user approved the command (default: ``confirm_commands``, as for the model's calls);
-        acceptance checks, which the user wrote, pass True. Raises ``ToolError``/``ToolDenied`` for a
-        command it will not run."""
+        acceptance checks, which the user wrote, pass True. ``stdin``: text the command reads on its
+        standard input (each command of ``a && b`` from the start; default: none). Raises
+        ``ToolError``/``ToolDenied`` for a command it will not run."""
         limit = self.command_timeout if timeout is None else timeout
         if not 0 < limit <= self.max_command_timeout:
             raise ToolError(
@@ -435,6 +437,7 @@ class Workspace:
             allow_network=self.command_guard.allow_network,
             masked_sockets=sockets,
             private_home=self.private_home(),
+            stdin=stdin,
         )
         result.command = command if isinstance(command, str) else shlex.join(command)
         result.cwd_shown = "" if cwd in (".", "") else self.path_guard.relative(directory)
