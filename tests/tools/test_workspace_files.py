@@ -352,16 +352,50 @@ def test_a_whole_file_write_that_drops_a_function_is_refused(ws: Workspace) -> N
     (ws.root / "mathutils.py").write_text(before)
     ws.read_file("mathutils.py")
     only_new = "def multiply(a, b):\n    return a * b\n"
-    for _ in range(2):  # the same write again is refused again
-        with pytest.raises(ToolError, match=r"would remove add, Box, which 'mathutils.py' defines") as error:
-            ws.write_file("mathutils.py", only_new)
-        assert "To add to the file, use edit_file" in str(error.value)
-        assert (ws.root / "mathutils.py").read_text() == before
+    with pytest.raises(ToolError, match=r"would remove add, Box, which 'mathutils.py' defines") as error:
+        ws.write_file("mathutils.py", only_new)
+    assert "To add to the file, use edit_file" in str(error.value)
+    assert (ws.root / "mathutils.py").read_text() == before
     kept = before + "\n\n" + only_new
     assert ws.write_file("mathutils.py", kept).startswith("Overwrote 'mathutils.py'")
     assert (ws.root / "mathutils.py").read_text() == kept
     ws.edit_file("mathutils.py", "class Box:\n    pass\n", "")  # removing one on purpose: edit_file
     assert "class Box" not in (ws.root / "mathutils.py").read_text()
+
+
+def test_a_refused_addition_sent_again_is_appended_saying_so(ws: Workspace) -> None:
+    before = 'def add(a, b):\n    """The sum."""\n    return a + b\n'
+    (ws.root / "mathutils.py").write_text(before)
+    ws.read_file("mathutils.py")
+    only_new = "def multiply(a, b):\n    return a * b\n"
+    with pytest.raises(ToolError, match="would remove add"):
+        ws.write_file("mathutils.py", only_new)
+    result = ws.write_file("mathutils.py", only_new)  # the same write, sent again: the offered append
+    assert result.startswith("Note: this write would have removed what the file defines, and you sent it")
+    assert (ws.root / "mathutils.py").read_text() == before + "\n\n" + only_new
+    ws.undo_patch()
+    assert (ws.root / "mathutils.py").read_text() == before
+
+
+def test_a_refused_rewrite_sent_again_is_refused_again(ws: Workspace) -> None:
+    before = "def add(a, b):\n    return a + b\n\n\nclass Box:\n    pass\n"
+    (ws.root / "mathutils.py").write_text(before)
+    ws.read_file("mathutils.py")
+    for _ in range(3):  # it keeps a name the file has: a rewrite, never turned into an append
+        with pytest.raises(ToolError, match="would remove Box"):
+            ws.write_file("mathutils.py", "def add(a, b):\n    return b + a\n")
+    assert (ws.root / "mathutils.py").read_text() == before
+
+
+def test_a_refused_addition_sent_again_after_the_file_changed_is_refused(ws: Workspace) -> None:
+    (ws.root / "mathutils.py").write_text("def add(a, b):\n    return a + b\n")
+    ws.read_file("mathutils.py")
+    only_new = "def multiply(a, b):\n    return a * b\n"
+    with pytest.raises(ToolError):
+        ws.write_file("mathutils.py", only_new)
+    ws.edit_file("mathutils.py", "return a + b", "return b + a")
+    with pytest.raises(ToolError, match="would remove add"):  # another file now: refused afresh
+        ws.write_file("mathutils.py", only_new)
 
 
 def test_a_dropping_write_of_new_names_only_is_answered_with_the_append_edit(ws: Workspace) -> None:

@@ -232,9 +232,11 @@ def write_change(guard: PathGuard, change: FileChange) -> UndoRecord:
 def describe_write(change: FileChange) -> str:
     """What a write did, for the model."""
     assert change.after is not None
+    notes = "".join(f"Note: {note}.\n" for note in change.notes)
     if change.before is None:
-        return f"Created '{change.rel}' ({_size(len(change.after))})."
-    return f"Overwrote '{change.rel}' ({_size(len(change.after))}; it had {_size(len(change.before))})."
+        return f"{notes}Created '{change.rel}' ({_size(len(change.after))})."
+    size, had = _size(len(change.after)), _size(len(change.before))
+    return f"{notes}Overwrote '{change.rel}' ({size}; it had {had})."
 
 
 # ------------------------------------------------------------------------------------ list_dir

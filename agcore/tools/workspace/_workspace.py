@@ -43,7 +43,7 @@ from agcore.tools._tool import Tool
 from agcore.tools.workspace import _files
 from agcore.tools.workspace._command import CommandResult, plan_command, run_plan
 from agcore.tools.workspace._command_precheck import checked_command, command_refusal
-from agcore.tools.workspace._dropped_definitions import refuse_dropped_definitions
+from agcore.tools.workspace._dropped_definitions import DroppedDefinitions
 from agcore.tools.workspace._edit import describe_edit, plan_edit
 from agcore.tools.workspace._edit_miss import EditMisses
 from agcore.tools.workspace._environment import (
@@ -154,6 +154,7 @@ class Workspace:
         self._undo: deque[UndoRecord] = deque(maxlen=undo_depth)
         self._reads = ReadRecord(enabled=read_before_write)
         self._edit_misses = EditMisses()
+        self._definitions = DroppedDefinitions()
         self._listed: dict[str, str] = {}  # list_dir/glob/grep's last results, for a placeholder write
         self._write_lock = threading.Lock()  # writes run in worker threads: one at a time
         self._socket_scan = SocketScan(self.root)
@@ -168,8 +169,7 @@ class Workspace:
 
     @property
     def protections_off(self) -> list[str]:
-        """What guard-only mode does not do that the sandbox does, for saying so at start (empty when
-        sandboxed)."""
+        """What guard-only mode does not do that the sandbox does (empty when sandboxed)."""
         return [] if self.sandboxed else list(GUARD_ONLY_GAPS)
 
     @property
@@ -248,7 +248,7 @@ class Workspace:
             change = _files.plan_write(self.path_guard, path, content)
             self._reads.check(change.path, change.rel, change.before, action="overwritten")
             assert change.after is not None
-            refuse_dropped_definitions(change.rel, change.before, change.after)
+            self._definitions.vet(change)
             self._undo.append(_files.write_change(self.path_guard, change))
             self._reads.wrote(change.path, change.after)
             return f"{_files.describe_write(change)}\nundo_patch() takes it back."
@@ -397,12 +397,10 @@ class Workspace:
         confirmed: bool | None = None,
         stdin: str | None = None,
     ) -> CommandResult:
-        """``run_command`` as data: the same guard, sandbox, timeout and output caps, the result a
-        ``CommandResult`` (``exit_code`` None when it timed out). ``confirmed`` tells the guard whether
-        the user approved the command (default: ``confirm_commands``, as for the model's calls);
-        acceptance checks, which the user wrote, pass True. ``stdin``: text the command reads on its
-        standard input (each command of ``a && b`` from the start; default: none). Raises
-        ``ToolError``/``ToolDenied`` for a command it will not run."""
+        """``run_command`` as data (guard, sandbox, timeout, output caps): a ``CommandResult``,
+        ``exit_code`` None when it timed out. ``confirmed``: whether the user approved the command
+        (default ``confirm_commands``; acceptance checks, the user's own, pass True). ``stdin``: text
+        each command reads on its standard input (default none). Raises ``ToolError``/``ToolDenied``."""
         limit = self.command_timeout if timeout is None else timeout
         if not 0 < limit <= self.max_command_timeout:
             raise ToolError(
