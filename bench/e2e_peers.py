@@ -5,7 +5,8 @@ checks. A bench, never a test: it prints and writes a table (achieved, false suc
 wall time per framework), and nothing fails on the numbers.
 
     python bench/e2e_peers.py --gguf ~/models/qwen2.5-coder-1.5b-q4_k_m.gguf [--frameworks smolagents]
-        [--tasks count-lines,create-file] [--out .e2e-peers] [--base-url URL --model NAME]
+        [--tasks count-lines,create-file] [--set tasks|heldout] [--out .e2e-peers]
+        [--base-url URL --model NAME]
 
 The frameworks live in ``bench/.venv-e2e-peers`` (``bench/peers/e2e-requirements.txt``), created on
 first use; the script re-runs itself there. Never agcore dependencies.
@@ -38,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.e2e_local.runner import TaskResult, write_results  # noqa: E402
-from tests.e2e_local.tasks import TASKS, Outcome, Task  # noqa: E402
+from tests.e2e_local.task_sets import TASK_SETS  # noqa: E402
+from tests.e2e_local.tasks import Outcome, Task  # noqa: E402
 
 VENV = ROOT / "bench" / ".venv-e2e-peers"
 REQUIREMENTS = ROOT / "bench" / "peers" / "e2e-requirements.txt"
@@ -280,6 +282,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--gguf", default=os.environ.get("AGCORE_E2E_GGUF", ""))
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     parser.add_argument("--tasks", default="")
+    parser.add_argument("--set", default="tasks", choices=sorted(TASK_SETS),
+                        help="the project's tasks, or the held-out ones (tests/e2e_local/heldout.py)")
     parser.add_argument("--out", default=str(ROOT / ".e2e-peers"))
     parser.add_argument("--base-url", default="")
     parser.add_argument("--model", default="")
@@ -287,7 +291,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workspace", default="")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds per task (300)")
     args = parser.parse_args(argv)
-    by_name = {t.name: t for t in TASKS}
+    chosen = TASK_SETS[args.set]
+    by_name = {t.name: t for sets in TASK_SETS.values() for t in sets}
     if args.one:
         framework, name = args.one
         report = run_one(framework, by_name[name], Path(args.workspace), args.base_url, args.model)
@@ -296,7 +301,7 @@ def main(argv: list[str]) -> int:
     if Path(sys.prefix).resolve() != VENV.resolve():
         python = _ensure_venv()
         return subprocess.run([str(python), str(Path(__file__).resolve()), *argv], check=False).returncode
-    tasks = [by_name[n] for n in args.tasks.split(",")] if args.tasks else list(TASKS)
+    tasks = [by_name[n] for n in args.tasks.split(",")] if args.tasks else list(chosen)
     out = Path(args.out)
     with _server(args) as (base_url, model):
         for framework in args.frameworks.split(","):
@@ -306,7 +311,8 @@ def main(argv: list[str]) -> int:
                     "server": "llama-server (default --jinja), ctx 8192, temperature 0, seed 1",
                     "threads": os.environ.get("AGCORE_E2E_THREADS", "2"),
                     "max model calls": MAX_CALLS,
-                    "per-task timeout (s)": args.timeout, "reply cap (tokens)": REPLY_CAP}
+                    "per-task timeout (s)": args.timeout, "reply cap (tokens)": REPLY_CAP,
+                    "task set": args.set}
             markdown = write_results(results, out / framework, title=f"{framework} on the e2e-local tasks",
                                      meta=meta)
             print(markdown.read_text(encoding="utf-8"), flush=True)

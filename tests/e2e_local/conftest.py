@@ -13,6 +13,8 @@ Skipped unless ``AGCORE_E2E_GGUF`` names a GGUF file. Settings (environment):
   (``--constrained-calls``; ``constrained_calls`` for the plans); unset keeps agcore's default;
 * ``AGCORE_E2E_CHECKED`` (unset): 1 passes each task's acceptance check (``--check CMD`` where
   ``agcore run --help`` lists it; a plan's ``check:`` where plans take one);
+* ``AGCORE_E2E_SET`` (``tasks``): which tasks run: ``tasks`` (the project's thirteen) or ``heldout``
+  (twelve others of the same kinds, never used to tune agcore: ``heldout.py``);
 * ``AGCORE_E2E_OUT`` (``.e2e-local/`` in the repository): where results.json, results.md and the logs go.
 """
 
@@ -27,6 +29,8 @@ import pytest
 
 from tests.e2e_local.llama_server import RunningServer, build_llama_server, start_llama_server
 from tests.e2e_local.runner import TaskResult, cli_flags, markdown_table, write_results
+from tests.e2e_local.task_sets import TASK_SETS
+from tests.e2e_local.tasks import Task
 
 _REPO = Path(__file__).resolve().parents[2]
 _RESULTS: list[TaskResult] = []
@@ -61,6 +65,14 @@ def constrained() -> str | None:
 
 def checked() -> bool:
     return os.environ.get("AGCORE_E2E_CHECKED", "").strip().lower() in ("1", "yes", "on", "true")
+
+
+def task_set() -> tuple[Task, ...]:
+    """The tasks ``AGCORE_E2E_SET`` names (default: the project's own)."""
+    value = os.environ.get("AGCORE_E2E_SET", "tasks").strip().lower() or "tasks"
+    if value not in TASK_SETS:
+        raise pytest.UsageError(f"AGCORE_E2E_SET={value}: choose {' or '.join(TASK_SETS)}")
+    return TASK_SETS[value]
 
 
 def out_dir() -> Path:
@@ -109,6 +121,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         "text-mode tools asked for (AGCORE_E2E_TEXT_TOOLS)": text_tools() or "(agcore's default)",
         "constrained calls asked for (AGCORE_E2E_CONSTRAINED)": constrained() or "(agcore's default)",
         "acceptance checks passed (AGCORE_E2E_CHECKED)": checked(),
+        "task set (AGCORE_E2E_SET)": os.environ.get("AGCORE_E2E_SET", "tasks") or "tasks",
     }
     markdown = write_results(_RESULTS, out_dir(), title=title, meta=meta)
     terminalreporter.write_sep("=", "local-model e2e results")

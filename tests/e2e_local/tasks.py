@@ -62,6 +62,9 @@ class Task:
     #: ``check:``): a shell command in the workspace that exits 0 when the work is done. It gives
     #: nothing away the task does not say (no expected value the model must find itself).
     check_cmd: str = ""
+    #: A question's reference answer (the work is the answer, ``solve`` does nothing): the offline
+    #: tests give it to the judge and, on standard input, to the check.
+    answer: str = ""
 
     def setup(self, root: Path) -> None:
         """Write the task's starting files under ``root``."""
@@ -558,7 +561,8 @@ _CHECKS = {
 _TASKS: tuple[Task, ...] = (
     Task("explain-file", "cli", {"settings.py": _SETTINGS}, _check_explain, _solve_explain,
          prompt="Read settings.py and explain in two sentences what it configures, including the "
-                "release codename."),
+                "release codename.",
+         answer="It configures the billing service's deployment; the release codename is heliotrope-5731."),
     Task("count-lines", "cli", {"data.csv": _ROWS}, _check_count, _solve_count,
          prompt="Count the lines of data.csv and write just that number into a new file count.txt."),
     Task("create-file", "cli", {}, _check_create, _solve_create,

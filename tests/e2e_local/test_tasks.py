@@ -20,28 +20,37 @@ from typing import Any
 import pytest
 
 from tests.e2e_local.compare import comparison_table
+from tests.e2e_local.heldout import HELDOUT
 from tests.e2e_local.llama_server import BuildError, find_llama_server, start_llama_server
 from tests.e2e_local.runner import TaskResult, markdown_table, run_task, write_results
 from tests.e2e_local.tasks import TASKS, Outcome, Task, final_answer
 
-_BY_NAME = {t.name: t for t in TASKS}
+_ALL = (*TASKS, *HELDOUT)
+_BY_NAME = {t.name: t for t in _ALL}
 
 
-def test_there_are_a_dozen_tasks_through_both_entry_points() -> None:
-    assert len(TASKS) >= 12
-    assert {t.via for t in TASKS} == {"cli", "plan"}
-    assert len(_BY_NAME) == len(TASKS)
-    assert all(t.prompt if t.via == "cli" else t.plan for t in TASKS)
+@pytest.mark.parametrize("tasks", [TASKS, HELDOUT], ids=["tasks", "heldout"])
+def test_there_are_a_dozen_tasks_through_both_entry_points(tasks: tuple[Task, ...]) -> None:
+    assert len(tasks) >= 12
+    assert {t.via for t in tasks} == {"cli", "plan"}
+    assert len({t.name for t in tasks}) == len(tasks)
+    assert all(t.prompt if t.via == "cli" else t.plan for t in tasks)
+    assert all(t.check_cmd for t in tasks)
 
 
-@pytest.mark.parametrize("task", [t for t in TASKS if t.name != "explain-file"], ids=lambda t: t.name)
+def test_the_held_out_tasks_are_other_tasks() -> None:
+    assert not {t.name for t in TASKS} & {t.name for t in HELDOUT}
+    assert not {t.prompt for t in TASKS if t.prompt} & {t.prompt for t in HELDOUT if t.prompt}
+
+
+@pytest.mark.parametrize("task", _ALL, ids=lambda t: t.name)
 def test_check_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path) -> None:
     task.setup(tmp_path)
     untouched = task.check(tmp_path, Outcome(0, "✓ done"))
     assert not untouched.achieved
     assert untouched.reason
     task.solve(tmp_path)
-    solved = task.check(tmp_path, Outcome(0, ""))
+    solved = task.check(tmp_path, Outcome(0, task.answer))
     assert solved.achieved, solved.reason
 
 
@@ -52,12 +61,12 @@ def _check_command(root: Path, command: str, answer: str = "") -> int:
                           text=True, timeout=120, check=False).returncode
 
 
-@pytest.mark.parametrize("task", [t for t in TASKS if t.name != "explain-file"], ids=lambda t: t.name)
+@pytest.mark.parametrize("task", _ALL, ids=lambda t: t.name)
 def test_check_command_fails_untouched_and_passes_when_solved(task: Task, tmp_path: Path) -> None:
     task.setup(tmp_path)
     assert _check_command(tmp_path, task.check_cmd) != 0
     task.solve(tmp_path)
-    assert _check_command(tmp_path, task.check_cmd) == 0
+    assert _check_command(tmp_path, task.check_cmd, task.answer) == 0
 
 
 _ANSWERS = (
@@ -113,6 +122,14 @@ _NEAR_MISSES: list[tuple[str, dict[str, str], str]] = [
     ("plan-greet", {"greet.py": "def greet(name):\n    return 'Hello, ' + name + '!'\n",
                     "test_greet.py": "def test_other():\n    assert True\n"}, "Done."),
     ("plan-notes", {"settings.py": "A = 1\n", "NOTES.md": "A = 1\n"}, "Wrote NOTES.md."),
+    ("explain-function", {}, "An order of 180 gets 15% off."),
+    ("explain-function", {}, "It gets 0.5%."),
+    ("explain-function", {"pricing.py": "def discount(total):\n    return 0.2\n"}, "It gets 0.2, 20%."),
+    ("count-words", {"poem.txt": "one two\n", "words.txt": "2\n"}, "2 words"),
+    ("find-caller", {"caller.txt": "mail/send.py\n"}, "mail/send.py"),
+    ("run-script", {"stats.py": "print('x')\n", "result.txt": "x\n"}, "Saved it."),
+    ("plan-scores", {"scores.csv": "name,score\nbob,1\n", "summary.md": "best: bob\ncount: 1\n"}, "Done."),
+    ("plan-scores", {"summary.md": "best: grace_x\ncount: 5\n"}, "Done."),
 ]
 
 
@@ -442,3 +459,22 @@ def test_an_explicit_binary_must_be_executable(tmp_path: Path, monkeypatch: pyte
     binary = _executable(tmp_path, _FAKE_SERVER)
     monkeypatch.setenv("AGCORE_E2E_LLAMA_SERVER", str(binary))
     assert find_llama_server() == binary
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the suite's machinery: the kernel's tests cover trio
+@pytest.mark.parametrize("task", _ALL, ids=lambda t: t.name)
+async def test_check_commands_run_as_agcore_runs_them(task: Task, tmp_path: Path, anyio_backend: str) -> None:
+    """Through ``Workspace.execute`` (agcore's shell reader, the answer on standard input), as
+    ``--check`` runs them, not only through ``sh``."""
+    from agcore.tools.workspace import Workspace
+
+    task.setup(tmp_path)
+    task.solve(tmp_path)
+    space = Workspace(tmp_path, sandbox="off", confirm_commands=False, env={"PATH": _path_with_python()})
+    result = await space.execute(task.check_cmd, stdin=task.answer, confirmed=True)
+    assert result.passed, result.output_tail(600)
+
+
+def _path_with_python() -> str:
+    return f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
