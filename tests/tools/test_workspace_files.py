@@ -414,3 +414,15 @@ def test_a_dropping_write_of_new_names_only_is_answered_with_the_append_edit(ws:
     with pytest.raises(ToolError) as error:  # keeps a name the file has: a rewrite, no append offered
         ws.write_file("mathutils.py", "def add(a, b):\n    return b + a\n")
     assert "To add the new content at the end" not in str(error.value)
+
+
+def test_writing_the_content_a_file_holds_changes_nothing_and_says_so(ws: Workspace) -> None:
+    (ws.root / "greet.py").write_text("def greet(name):\n    return 'Hello, ' + name\n")
+    ws.read_file("greet.py")
+    before = (ws.root / "greet.py").stat().st_mtime_ns
+    result = ws.write_file("greet.py", "def greet(name):\n    return 'Hello, ' + name\n")
+    assert result.startswith("'greet.py' already holds exactly this content")
+    assert "nothing was changed" in result
+    assert (ws.root / "greet.py").stat().st_mtime_ns == before  # not rewritten: checks see no change
+    with pytest.raises(ToolError):  # nothing went on the undo stack
+        ws.undo_patch()

@@ -229,6 +229,17 @@ def write_change(guard: PathGuard, change: FileChange) -> UndoRecord:
     return UndoRecord([change], created)
 
 
+def unchanged_write(change: FileChange) -> str:
+    """What a write of the content a file already holds did: nothing, said so. A 1.5B model rewrote
+    the same greet.py six times while its check failed on the test file; each "Overwrote" read as
+    progress, and the new modification time as a change to check again."""
+    assert change.after is not None
+    return (
+        f"'{change.rel}' already holds exactly this content ({_size(len(change.after))}): nothing was "
+        "changed. If something still fails, the change it needs is elsewhere or different."
+    )
+
+
 def describe_write(change: FileChange) -> str:
     """What a write did, for the model."""
     assert change.after is not None

@@ -11,11 +11,10 @@ registry = ToolRegistry(workspace.tools())
 Every path goes through a ``PathGuard`` (the workspace root, secrets denied, ``.git`` read-only) and
 every command through a ``CommandGuard`` (no destruction, escalation or network by default), then runs
 inside a bubblewrap sandbox where one works (``sandbox="auto"``; ``"required"`` refuses to run without
-it, ``"off"`` is guard-only). Writes,
-patches and commands have ``requires_confirmation=True`` unless ``confirm_writes``/``confirm_commands``
-say otherwise: the agent loop asks before running them. ``read_file``, ``list_dir``, ``glob`` and
-``grep`` are ``read_only`` (offered while a task agent drafts a plan read-only). Each method is also
-usable directly.
+it, ``"off"`` is guard-only). Writes, patches and commands have ``requires_confirmation=True`` unless
+``confirm_writes``/``confirm_commands`` say otherwise: the agent loop asks before running them.
+``read_file``, ``list_dir``, ``glob`` and ``grep`` are ``read_only`` (offered while a task agent drafts
+a plan read-only). Each method is also usable directly.
 """
 
 from __future__ import annotations
@@ -89,7 +88,6 @@ class Workspace:
 
     ``readable`` names directories (or files) outside the workspace that commands and the file tools
     may read (commands see nothing else of the user's; ``$AGCORE_READABLE`` adds more).
-
     ``sandbox`` chooses the command sandbox: ``"auto"`` (bubblewrap where it works, else guard-only,
     said once in the log), ``"required"`` (``SandboxUnavailable`` here if there is none), ``"off"``;
     None reads ``$AGCORE_SANDBOX`` (default ``"auto"``). ``sandbox_description`` says which is active.
@@ -248,6 +246,8 @@ class Workspace:
             change = _files.plan_write(self.path_guard, path, content)
             self._reads.check(change.path, change.rel, change.before, action="overwritten")
             assert change.after is not None
+            if change.before == change.after:
+                return _files.unchanged_write(change)
             self._definitions.vet(change)
             self._undo.append(_files.write_change(self.path_guard, change))
             self._reads.wrote(change.path, change.after)
