@@ -22,12 +22,14 @@ from tests.e2e_local.tasks import (
     Check,
     Outcome,
     Task,
+    _holds,
     _kept,
-    _python,
     _read,
+    _renamed,
     _sha,
     _tests_pass,
     _unchanged,
+    _works_and_tested,
     final_answer,
 )
 
@@ -70,12 +72,7 @@ _POEM = """
 
 
 def _check_words(root: Path, outcome: Outcome) -> Check:
-    text = _read(root, "words.txt")
-    if text is None:
-        return Check(False, "words.txt was not written")
-    if text.strip() != "26":
-        return Check(False, f"words.txt holds {text.strip()[:40]!r}, not 26")
-    return Check(True)
+    return _holds(root, "words.txt", "26")
 
 
 def _solve_words(root: Path) -> None:
@@ -152,13 +149,9 @@ _TEST_SHAPES = """
 
 
 def _check_area(root: Path, outcome: Outcome) -> Check:
-    done = _python(root, "from shapes import Rect; assert Rect(3, 4).area() == 12; "
-                         "assert Rect(2, 5).perimeter() == 14")
-    if done.returncode != 0:
-        return Check(False, "Rect.area is missing or wrong (or perimeter broke)")
-    if "def test_area" not in (_read(root, "test_shapes.py") or ""):
-        return Check(False, "test_shapes.py has no test_area")
-    return _tests_pass(root, "test_shapes.py")
+    return _works_and_tested(root, "from shapes import Rect; assert Rect(3, 4).area() == 12; "
+                                   "assert Rect(2, 5).perimeter() == 14",
+                             "Rect.area (or the perimeter it kept)", "test_shapes.py", "test_area")
 
 
 def _solve_area(root: Path) -> None:
@@ -187,15 +180,10 @@ _CART = """
 
 
 def _check_constant(root: Path, outcome: Outcome) -> Check:
-    for name in ("limits.py", "cart.py"):
-        if "MAX_ITEMS" in (_read(root, name) or "MAX_ITEMS"):
-            return Check(False, f"{name} still says MAX_ITEMS (or is gone)")
-    done = _python(root, "import cart, limits; assert limits.ITEM_LIMIT == 50; "
-                         "assert cart.room_left(20) == 30 and cart.room_left(80) == 0")
-    if done.returncode != 0:
-        return Check(False, "limits.ITEM_LIMIT or cart.room_left does not work: "
-                            + (done.stderr.strip().splitlines() or ["?"])[-1][:120])
-    return Check(True)
+    return _renamed(root, ("limits.py", "cart.py"), "MAX_ITEMS",
+                    "import cart, limits; assert limits.ITEM_LIMIT == 50; "
+                    "assert cart.room_left(20) == 30 and cart.room_left(80) == 0",
+                    "limits.ITEM_LIMIT or cart.room_left")
 
 
 def _solve_constant(root: Path) -> None:
@@ -270,12 +258,7 @@ _STATS = """
 
 
 def _check_last_line(root: Path, outcome: Outcome) -> Check:
-    text = _read(root, "result.txt")
-    if text is None:
-        return Check(False, "result.txt was not written")
-    if text.strip() != "mean 18.0":
-        return Check(False, f"result.txt holds {text.strip()[:40]!r}, not the last line stats.py prints")
-    return Check(True)
+    return _holds(root, "result.txt", "mean 18.0", "the last line stats.py prints")
 
 
 def _solve_last_line(root: Path) -> None:
@@ -332,13 +315,10 @@ _PLAN_SLUG = """
 
 
 def _check_plan_slug(root: Path, outcome: Outcome) -> Check:
-    done = _python(root, "from textutil import slugify; assert slugify('Hello World') == 'hello-world'; "
-                         "assert slugify('Agent Kernel Core') == 'agent-kernel-core'")
-    if done.returncode != 0:
-        return Check(False, "textutil.slugify is missing or wrong")
-    if "def test_slugify" not in (_read(root, "test_textutil.py") or ""):
-        return Check(False, "test_textutil.py has no test_slugify")
-    return _tests_pass(root, "test_textutil.py")
+    return _works_and_tested(root, "from textutil import slugify; assert slugify('Hello World') == "
+                                   "'hello-world'; "
+                                   "assert slugify('Agent Kernel Core') == 'agent-kernel-core'",
+                             "textutil.slugify", "test_textutil.py", "test_slugify")
 
 
 def _solve_plan_slug(root: Path) -> None:

@@ -102,6 +102,37 @@ def _tests_pass(root: Path, *args: str) -> Check:
     return Check(False, f"pytest exit {done.returncode}: {last}")
 
 
+def _holds(root: Path, name: str, expected: str, described: str = "") -> Check:
+    """``name`` holds ``expected`` (surrounding whitespace aside); the reason names ``described``
+    (default: the value) when not."""
+    text = _read(root, name)
+    if text is None:
+        return Check(False, f"{name} was not written")
+    if text.strip() != expected:
+        return Check(False, f"{name} holds {text.strip()[:60]!r}, not {described or expected}")
+    return Check(True)
+
+
+def _works_and_tested(root: Path, code: str, what: str, test_file: str, test: str) -> Check:
+    """``code`` runs (the function does what the task says), ``test_file`` has ``test`` and passes."""
+    if _python(root, code).returncode != 0:
+        return Check(False, f"{what} is missing or wrong")
+    if f"def {test}" not in (_read(root, test_file) or ""):
+        return Check(False, f"{test_file} has no {test}")
+    return _tests_pass(root, test_file)
+
+
+def _renamed(root: Path, files: tuple[str, ...], old: str, code: str, what: str) -> Check:
+    """No file of ``files`` still says ``old``, and ``code`` (the new name in use) runs."""
+    for name in files:
+        if old in (_read(root, name) or old):
+            return Check(False, f"{name} still says {old} (or is gone)")
+    done = _python(root, code)
+    if done.returncode != 0:
+        return Check(False, f"{what} does not work: " + (done.stderr.strip().splitlines() or ["?"])[-1][:120])
+    return Check(True)
+
+
 def _unchanged(root: Path, name: str, original: str) -> Check | None:
     if _read(root, name) != textwrap.dedent(original).lstrip("\n"):
         return Check(False, f"{name} was changed (the task said not to)")
@@ -156,12 +187,7 @@ _ROWS = "".join(f"row-{n:03d},{n * 7 % 100}\n" for n in range(1, 38))  # 37 line
 
 
 def _check_count(root: Path, outcome: Outcome) -> Check:
-    text = _read(root, "count.txt")
-    if text is None:
-        return Check(False, "count.txt was not written")
-    if text.strip() != "37":
-        return Check(False, f"count.txt holds {text.strip()[:40]!r}, not 37")
-    return Check(True)
+    return _holds(root, "count.txt", "37")
 
 
 def _solve_count(root: Path) -> None:
@@ -172,12 +198,7 @@ def _solve_count(root: Path) -> None:
 # ---------------------------------------------------------------------------------- create file
 
 def _check_create(root: Path, outcome: Outcome) -> Check:
-    text = _read(root, "hello.txt")
-    if text is None:
-        return Check(False, "hello.txt was not created")
-    if text.strip() != "Hello from agcore":
-        return Check(False, f"hello.txt holds {text.strip()[:60]!r}")
-    return Check(True)
+    return _holds(root, "hello.txt", "Hello from agcore")
 
 
 def _solve_create(root: Path) -> None:
@@ -201,13 +222,9 @@ _TEST_MATHUTILS = """
 
 
 def _check_add_function(root: Path, outcome: Outcome) -> Check:
-    done = _python(root, "from mathutils import multiply; assert multiply(6, 7) == 42; "
-                         "assert multiply(-2, 5) == -10")
-    if done.returncode != 0:
-        return Check(False, "mathutils.multiply is missing or wrong")
-    if "def test_multiply" not in (_read(root, "test_mathutils.py") or ""):
-        return Check(False, "test_mathutils.py has no test_multiply")
-    return _tests_pass(root, "test_mathutils.py")
+    return _works_and_tested(root, "from mathutils import multiply; assert multiply(6, 7) == 42; "
+                                   "assert multiply(-2, 5) == -10",
+                             "mathutils.multiply", "test_mathutils.py", "test_multiply")
 
 
 def _solve_add_function(root: Path) -> None:
@@ -265,15 +282,10 @@ _APP = """
 
 
 def _check_rename(root: Path, outcome: Outcome) -> Check:
-    for name in ("users.py", "app.py"):
-        if "get_usr" in (_read(root, name) or "get_usr"):
-            return Check(False, f"{name} still says get_usr (or is gone)")
-    done = _python(root, "import app, users; assert users.get_user(3)['id'] == 3; "
-                         "assert app.greeting(3) == 'Hi user3'")
-    if done.returncode != 0:
-        return Check(False, "users.get_user or app.greeting does not work: "
-                            + (done.stderr.strip().splitlines() or ["?"])[-1][:120])
-    return Check(True)
+    return _renamed(root, ("users.py", "app.py"), "get_usr",
+                    "import app, users; assert users.get_user(3)['id'] == 3; "
+                    "assert app.greeting(3) == 'Hi user3'",
+                    "users.get_user or app.greeting")
 
 
 def _solve_rename(root: Path) -> None:
@@ -376,12 +388,7 @@ def _generated() -> str:
 
 
 def _check_run(root: Path, outcome: Outcome) -> Check:
-    text = _read(root, "output.txt")
-    if text is None:
-        return Check(False, "output.txt was not written")
-    if text.strip() != _generated():
-        return Check(False, f"output.txt holds {text.strip()[:40]!r}, not what generate.py prints")
-    return Check(True)
+    return _holds(root, "output.txt", _generated(), "what generate.py prints")
 
 
 def _solve_run(root: Path) -> None:
@@ -412,12 +419,8 @@ _PLAN_GREET = """
 
 
 def _check_plan_greet(root: Path, outcome: Outcome) -> Check:
-    done = _python(root, "from greet import greet; assert greet('Ada') == 'Hello, Ada!'")
-    if done.returncode != 0:
-        return Check(False, "greet.greet is missing or wrong")
-    if "def test_greet" not in (_read(root, "test_greet.py") or ""):
-        return Check(False, "test_greet.py has no test_greet")
-    return _tests_pass(root, "test_greet.py")
+    return _works_and_tested(root, "from greet import greet; assert greet('Ada') == 'Hello, Ada!'",
+                             "greet.greet", "test_greet.py", "test_greet")
 
 
 def _solve_plan_greet(root: Path) -> None:

@@ -303,7 +303,7 @@ def test_cli_task_claimed_but_not_done_is_a_false_success(tmp_path: Path) -> Non
     with _serve(["Done."]) as server:
         result = _run(_BY_NAME["create-file"], server, tmp_path)
     assert not result.achieved
-    assert result.reason == "hello.txt was not created"
+    assert result.reason == "hello.txt was not written"
     assert result.claimed
     assert result.false_success
     assert (result.model_calls, result.tool_calls) == (1, 0)
