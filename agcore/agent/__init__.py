@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from agcore._lazy import lazy_dir, lazy_getattr
 from agcore.agent._agent import Agent, BasicAgent, default_tool_definitions
-from agcore.agent._answers import CHECKED_BY_EFFECT_KEY, AnswerRequired, not_an_answer, restates
+from agcore.agent._answers import (
+    CHECKED_BY_EFFECT_KEY,
+    AnswerRequired,
+    not_an_answer,
+    restated_as_done,
+    restates,
+)
 from agcore.agent._backend_names import LANGGRAPH_BACKEND, LOOP_BACKEND
 
 # ---- end of session and loop exports ----
@@ -358,6 +364,7 @@ __all__ = [
     "judged_answers",
     "AnswerRequired",
     "not_an_answer",
+    "restated_as_done",
     "restates",
     "HandsOff",
     "hands_off_files",

@@ -13,7 +13,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 from agcore.agent._errors import NoAnswer
-from agcore.agent._messages import ContextNote
+from agcore.agent._messages import AssistantReply, ContextNote, ToolResults
 from agcore.agent._turn_input import turn_input
 from agcore.agent.capability import CallModel, Capability, Finish, Next, Reply, TurnView
 from agcore.agent.textcalls import is_reminder_echo, parse_text_calls
@@ -21,7 +21,14 @@ from agcore.agent.textcalls import is_reminder_echo, parse_text_calls
 if TYPE_CHECKING:
     from agcore.agent._batch import Batch
 
-__all__ = ["ANSWER_KEY", "CHECKED_BY_EFFECT_KEY", "AnswerRequired", "not_an_answer"]
+__all__ = [
+    "ANSWER_KEY",
+    "CHECKED_BY_EFFECT_KEY",
+    "AnswerRequired",
+    "changed_in_turn",
+    "not_an_answer",
+    "restated_as_done",
+]
 
 #: Where the capability counts the replies asked again in a row (``TurnState.capabilities``).
 ANSWER_KEY = "answer_required"
@@ -44,7 +51,10 @@ class AnswerRequired(Capability):
         if turn.output is not None or turn.capabilities.get(CHECKED_BY_EFFECT_KEY):
             return None
         notes = [m.text for m in steps.session.messages[turn.start:] if isinstance(m, ContextNote)]
-        why = not_an_answer(reply.message.text, turn.offered, task=turn_input(steps), notes=notes)
+        task = turn_input(steps)
+        why = not_an_answer(reply.message.text, turn.offered, task=task, notes=notes)
+        if why is None and restated_as_done(reply.message.text, task) and not changed_in_turn(steps):
+            why = "only said the task back as done, and nothing in this turn did it"
         if why is None:
             turn.capabilities.pop(ANSWER_KEY, None)
             return None
@@ -129,6 +139,49 @@ def restates(text: str, task: str) -> bool:
     # It opens with the task's own words ("Write the names…", not "I wrote the names…": an answer).
     opens_alike = any(block.b == 0 and block.size >= RESTATED_OPENING for block in blocks)
     return opens_alike and sum(block.size for block in blocks) >= RESTATED_SHARE * len(said)
+
+
+#: Words a reply that says the task back as done opens with before the task's own ("I have ...").
+_SAYER = frozenset({"i", "we", "have", "ve", "just", "now", "already", "successfully"})
+#: Words shorter than this are compared whole; longer ones by this many first letters, so that
+#: "explained" is "explain" and "configures" is "configure" (a past tense, a plural).
+_STEM = 5
+
+
+def restated_as_done(text: str, task: str) -> bool:
+    """Whether ``text`` is ``task`` said back as done, in other tenses: "I read settings.py and
+    explained in two sentences what it configures, including the release codename." for "Read
+    settings.py and explain in two sentences what it configures, including the release codename."
+    After a leading "I", "we", "have" and the like, at least 90% of its words (six or more) are the
+    task's, compared by their first five letters, in order. Such a reply is a fine summary after work
+    that changed something, and no answer at all when nothing did (``AnswerRequired`` asks which): a
+    1.5B model answered a question this way, and the review took it for done."""
+    said = [w[:_STEM] for w in _WORD.findall(text.lower())]
+    while said and said[0] in _SAYER:
+        said = said[1:]
+    if len(said) < RESTATED_MIN_WORDS:
+        return False
+    asked = [w[:_STEM] for w in _WORD.findall(task.lower())]
+    known = set(asked)
+    if sum(word in known for word in said) < RESTATED_SHARE * len(said):
+        return False  # cheap first: most replies share far fewer words with their task
+    blocks = SequenceMatcher(None, asked, said, autojunk=False).get_matching_blocks()
+    return sum(block.size for block in blocks) >= RESTATED_SHARE * len(said)
+
+
+def changed_in_turn(steps: TurnView) -> bool:
+    """Whether a call of the running turn to a tool that is not read-only (or unknown) succeeded."""
+    messages = steps.session.messages[steps.turn.start :]
+    names = {c.id: c.name for m in messages if isinstance(m, AssistantReply) for c in m.tool_calls}
+    registry = steps.session.bundle.tool_registry()
+    for message in messages:
+        if not isinstance(message, ToolResults):
+            continue
+        for result in message.results:
+            tool = registry.get(names.get(result.tool_use_id, ""))
+            if not result.is_error and (tool is None or not tool.read_only):
+                return True
+    return False
 
 
 def _may_restate(said: list[str], asked: list[str]) -> bool:

@@ -275,8 +275,10 @@ async def test_a_check_reads_the_answer_and_a_corrected_answer_passes(workspace:
     assert report.outcomes[0].read_answer
     notes = [m.text for m in session.messages if isinstance(m, ContextNote)]
     assert len(notes) == 1
-    assert "The check reads your answer" in notes[0]
+    assert "The check reads your answer: answer again, in full" in notes[0]
     assert "Change the files so that the check passes" not in notes[0]
+    # no forced edit: ChangeFirst was not asked for one (a question is fixed by a new answer)
+    assert provider.requests[1].tool_choice is None or provider.requests[1].tool_choice.mode != "any"
     assert [e.passed for e in events if isinstance(e, CheckFinished)] == [False, True]
 
 
@@ -291,7 +293,7 @@ async def test_the_same_wrong_answer_again_is_asked_for_a_correction_before_it_i
     assert result is not None
     assert result.stop == "done", result.error
     notes = [m.text for m in session.messages if isinstance(m, ContextNote)]
-    assert "Neither the workspace nor your answer has changed" in notes[1]
+    assert "Your answer is the same as when the check" in notes[1]
     assert [e.passed for e in events if isinstance(e, CheckFinished)] == [False, True]
 
 

@@ -18,6 +18,7 @@ from agcore.agent import (
     ContextNote,
     NoAnswer,
     not_an_answer,
+    restated_as_done,
 )
 from agcore.agent.textcalls import is_reminder_echo
 from agcore.llm import LLMRequest, TextBlock, UserMessage
@@ -229,8 +230,8 @@ async def test_a_reply_that_restates_the_task_then_an_answer_is_done() -> None:
     "I wrote the names of the Python files in src into files.txt, one name per line.",
     "count.txt holds 37",
 ])
-async def test_an_answer_in_the_tasks_own_terms_is_an_answer(answer: str) -> None:
-    model = ScriptedProvider([answer])
+async def test_an_answer_in_the_tasks_own_terms_is_an_answer_after_work(answer: str) -> None:
+    model = ScriptedProvider([tool_call_reply("add", {"a": 2, "b": 3}), answer])  # the work: a call
     session = session_for(model)
     task = ("Rename the function get_usr to get_user in users.py and update every use of it in app.py. "
             + TASK + " Count the lines of data.csv and write the count into count.txt. Write the names "
@@ -238,6 +239,52 @@ async def test_an_answer_in_the_tasks_own_terms_is_an_answer(answer: str) -> Non
     result = await session.submit_turn(task)
     assert result.stop == "done"
     assert notes(session) == []
+
+
+EXPLAIN = ("Read settings.py and explain in two sentences what it configures, including the release "
+           "codename.")
+
+
+@pytest.mark.parametrize("reply", [
+    "I read settings.py and explained in two sentences what it configures, including the release codename.",
+    "I have read settings.py and explained what it configures, including the release codename.",
+])
+async def test_the_task_said_back_as_done_with_nothing_done_is_asked_again_then_fails(reply: str) -> None:
+    # seen from Qwen2.5-Coder 1.5B on a question, after only reading: the review took it for done
+    model = ScriptedProvider([reply, reply])
+    session = session_for(model)
+    result = await session.submit_turn(EXPLAIN)
+    assert result.stop == "error"
+    assert isinstance(result.error, NoAnswer)
+    assert result.error.why == "only said the task back as done, and nothing in this turn did it"
+
+
+async def test_the_task_said_back_as_done_then_a_real_answer_is_done() -> None:
+    said_back = "I read settings.py and explained in two sentences what it configures, with the codename."
+    model = ScriptedProvider([said_back, "It configures billing; the release codename is heliotrope-5731."])
+    result = await session_for(model).submit_turn(EXPLAIN)
+    assert result.stop == "done"
+    assert "heliotrope-5731" in result.text
+
+
+@pytest.mark.parametrize(("reply", "task"), [
+    ("It configures the billing service; the release codename is heliotrope-5731.", EXPLAIN),
+    ("An order of 180 gets a 5% discount.", "What discount does an order total of 180 get?"),
+    ("Yes, config.ini sets the port to 8080.", "Does config.ini set the port?"),
+])
+def test_an_answer_with_content_of_its_own_is_not_the_task_said_back(reply: str, task: str) -> None:
+    assert not restated_as_done(reply, task)
+
+
+async def test_the_task_said_back_after_a_change_is_a_summary() -> None:
+    summary = "I renamed the function get_usr to get_user in users.py and updated every use of it in app.py."
+    model = ScriptedProvider([tool_call_reply("add", {"a": 2, "b": 3}), summary])  # a tool not read-only
+    session = session_for(model)
+    result = await session.submit_turn(
+        "Rename the function get_usr to get_user in users.py and update every use of it in app.py."
+    )
+    assert result.stop == "done", result.error
+    assert result.text == summary
 
 
 async def test_a_reply_that_repeats_the_runtimes_note_is_no_answer() -> None:

@@ -95,6 +95,20 @@ async def test_native_tools_offer_the_changing_tools_alone_once(tmp_path: Path) 
     assert sorted(t.name for t in model.requests[3].tools) == ["edit_file", "read_file", "write_file"]
 
 
+async def test_a_failing_check_of_the_answer_asks_for_an_answer_not_an_edit(tmp_path: Path) -> None:
+    # A question: the check reads the answer; a forced edit made a 1.5B model change the file the
+    # answer comes from (a held-out run). The reply after it keeps every tool and may answer.
+    model = ScriptedProvider([
+        tool_call_reply("read_file", {"path": "notes.txt"}),
+        "The notes say something.",  # the check of the answer fails
+        "The notes say hello.",
+    ])
+    result = await session_for(model, tmp_path, "grep -q hello").submit_turn("What do the notes say?")
+    assert result.stop == "done", result.error
+    assert all(r.tool_choice is None for r in model.requests)
+    assert sorted(t.name for t in model.requests[2].tools) == ["edit_file", "read_file", "write_file"]
+
+
 async def test_without_a_failing_check_nothing_is_narrowed(tmp_path: Path) -> None:
     model = ScriptedProvider([
         tool_call_reply("read_file", {"path": "notes.txt"}),

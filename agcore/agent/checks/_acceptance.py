@@ -131,7 +131,8 @@ class AcceptanceChecks(Capability):
         if failure.not_run or asked >= self.rounds:
             return Finish("error", ChecksFailed(failure, rounds=asked))
         await steps.record(ContextNote(text=await self._fix_request(steps, failure, asked + 1)))
-        steps.turn.capabilities[CHANGE_DUE_KEY] = True  # ChangeFirst: the next reply makes a change
+        if not failure.read_answer:  # a check of the answer is fixed by a new answer, not a forced edit
+            steps.turn.capabilities[CHANGE_DUE_KEY] = True  # ChangeFirst: the next reply makes a change
         steps.turn.capabilities[CHECKED_BY_EFFECT_KEY] = True  # an answer's words no longer decide
         state["failed_at"] = await anyio.to_thread.run_sync(workspace_fingerprint, self.workspace.root)
         state["failed_answer"] = _digest(reply.message.text) if failure.read_answer else None
@@ -154,7 +155,8 @@ class AcceptanceChecks(Capability):
         failed = (state.get("outcomes") or [{}])[-1]
         note = unchanged_request(str(failed.get("command", "")), bool(failed.get("read_answer")))
         await steps.record(ContextNote(text=note))
-        steps.turn.capabilities[CHANGE_DUE_KEY] = True
+        if not failed.get("read_answer"):
+            steps.turn.capabilities[CHANGE_DUE_KEY] = True
         return True
 
     async def _run(self, steps: TurnView, command: str, round_: int, answer: str) -> CheckOutcome:

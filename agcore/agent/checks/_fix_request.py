@@ -89,9 +89,9 @@ def fix_request(
 def _what_to_do(read_answer: bool) -> str:
     if read_answer:
         return (
-            "The check reads your answer as well as the files: correct what it checks, the files "
-            "(edit_file or write_file) or the answer itself, with the facts taken from the files (read "
-            "the ones you need), then answer in full; the same answer again fails the same way."
+            "The check reads your answer: answer again, in full, giving what the task asks for, with the "
+            "facts taken from the files (read them again if you need to). Change a file only if the "
+            "task asks for a change; the same answer again fails the same way."
         )
     return (
         "Change the files so that the check passes (edit_file or write_file), then answer: the check "
@@ -105,9 +105,8 @@ def unchanged_request(command: str, read_answer: bool = False) -> str:
     is as the failing check left it."""
     if read_answer:
         return (
-            f"Neither the workspace nor your answer has changed since the check `{command}` failed, so "
-            "it would fail the same way: the task is not done. Correct the answer (or the files), then "
-            "answer."
+            f"Your answer is the same as when the check `{command}` failed, so it would fail the same "
+            "way: the task is not done. Answer again, in full, giving what the task asks for."
         )
     return (
         f"Nothing in the workspace has changed since the check `{command}` failed, so it would fail "
