@@ -152,8 +152,9 @@ def restated_as_done(text: str, task: str) -> bool:
     """Whether ``text`` is ``task`` said back as done, in other tenses: "I read settings.py and
     explained in two sentences what it configures, including the release codename." for "Read
     settings.py and explain in two sentences what it configures, including the release codename."
-    After a leading "I", "we", "have" and the like, at least 90% of its words (six or more) are the
-    task's, compared by their first five letters, in order. Such a reply is a fine summary after work
+    After a leading "I", "we", "have" and the like, it opens with three of the task's words in a row,
+    and at least 90% of its words (six or more) are the task's, compared by their first five letters,
+    in order. Such a reply is a fine summary after work
     that changed something, and no answer at all when nothing did (``AnswerRequired`` asks which): a
     1.5B model answered a question this way, and the review took it for done."""
     said = [w[:_STEM] for w in _WORD.findall(text.lower())]
@@ -166,7 +167,8 @@ def restated_as_done(text: str, task: str) -> bool:
     if sum(word in known for word in said) < RESTATED_SHARE * len(said):
         return False  # cheap first: most replies share far fewer words with their task
     blocks = SequenceMatcher(None, asked, said, autojunk=False).get_matching_blocks()
-    return sum(block.size for block in blocks) >= RESTATED_SHARE * len(said)
+    opens_alike = any(block.b == 0 and block.size >= RESTATED_OPENING for block in blocks)
+    return opens_alike and sum(block.size for block in blocks) >= RESTATED_SHARE * len(said)
 
 
 def changed_in_turn(steps: TurnView) -> bool:

@@ -305,3 +305,10 @@ def test_a_reply_is_a_repeat_only_when_long_enough_and_word_for_word() -> None:
     assert not_an_answer("The check failed.", frozenset(), notes=[note]) is None  # short
     answer = "I fixed calc.py; the check runs on what is on disk."
     assert not_an_answer(answer, frozenset(), notes=[note]) is None
+
+
+def test_a_reply_that_only_quotes_the_task_after_words_of_its_own_is_not_said_back() -> None:
+    # an echo with a prefix of its own ("streamed: <the step's prompt>") is left to the other rules
+    task = "Now carry out step s1 of 2: flaky first. Do only this step, then answer with its outcome."
+    assert not restated_as_done(f"streamed: {task}", task)
+    assert restated_as_done(f"I have {task.lower()}", task)
