@@ -36,6 +36,7 @@ from agcore.cli._options import (
     MaxToolCalls,
     MaxTurns,
     Model,
+    ModelReview,
     Namespace,
     PayloadStore,
     Plugins,
@@ -127,6 +128,7 @@ def run(
     check_rounds: CheckRounds = None,
     check_timeout: CheckTimeout = None,
     review: Review = True,
+    answer_review: ModelReview = True,
     max_tool_calls: MaxToolCalls = None,
     intent: Intent = None,
     approve_plan: ApprovePlan = False,
@@ -182,6 +184,7 @@ def run(
                                images=image,
                                checks=check or [], check_rounds=3 if check_rounds is None else check_rounds,
                                check_timeout=check_timeout, approve_plan=approve_plan, review=review,
+                               answer_review=answer_review,
                                local=_local(text_tools, max_turns, temperature, context_window, compact,
                                             max_tokens, constrained_calls, max_tool_calls=max_tool_calls,
                                             intent=intent)))

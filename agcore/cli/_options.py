@@ -234,6 +234,13 @@ Review = Annotated[bool, typer.Option(
          "fails instead of ending done. On by default; it is no --check (the summary still says "
          "unchecked).",
 )]
+ModelReview = Annotated[bool, typer.Option(
+    "--answer-review/--no-answer-review",
+    help="With --review: also have the model review the work in one more request when it says it is "
+         "done (on by default). --no-answer-review keeps the review of what the answer claims against "
+         "the files and drops the model's: a small local model reviewing itself made up requirements "
+         "(the e2e suite's create-file, three runs in three), and passed wrong answers.",
+)]
 CheckRounds = Annotated[int | None, typer.Option(
     "--check-rounds", metavar="N", min=0,
     help="How many times the model is asked to fix a failing --check before the task fails (default 3).",

@@ -61,6 +61,7 @@ async def run_task(
     check_timeout: float | None = None,
     approve_plan: bool = False,
     review: bool = True,
+    answer_review: bool = True,
 ) -> ExitCode:
     local = local or LocalOptions()
     space = open_workspace(workspace)
@@ -71,7 +72,8 @@ async def run_task(
         local = await local.with_served_window(provider, base_url)
         checked = ((AcceptanceChecks(space, checks, rounds=check_rounds, timeout=check_timeout),)
                    if checks else ())
-        reviewed = (ClaimedChanges(space), AnswerReview(space)) if review else ()
+        judged = [AnswerReview(space)] if answer_review else []  # the model's review of the work
+        reviewed = (ClaimedChanges(space), *judged) if review else ()
         capabilities = (*local.capabilities(), *reviewed, *checked)
         renderer = Renderer(console, follow_up=False, base_url=base_url)
         bundle = build_bundle(provider, space, entry_point_plugins=plugins, backend=backend,

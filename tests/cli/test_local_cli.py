@@ -212,6 +212,23 @@ def test_run_on_llama_cpp_constrains_replies_and_shows_the_answer_not_its_json(
     assert "THE TASK:\\nwhat does main.py print?" in json.dumps(review["messages"])
 
 
+def test_no_answer_review_keeps_the_claims_held_to_the_files_without_the_review_request(
+    invoke: Invoke, llama: FakeLocalServer, tmp_path: Path
+) -> None:
+    llama.answer(200, '{"tool_calls": [{"name": "read_file", "arguments": {"path": "main.py"}}]}')
+    llama.answer(200, '{"answer": "I wrote notes.txt with the summary."}')  # the files do not bear it out
+    llama.answer(200, '{"answer": "I wrote notes.txt with the summary, again."}')
+    (tmp_path / "main.py").write_text("print('hello')\n")
+    done = invoke("run", "summarise main.py into notes.txt", "--base-url", llama.base_url, "--model", MODEL,
+                  "--yes", "--no-plugins", "--workspace", str(tmp_path), "--no-answer-review")
+    out = flat(done.stdout)
+    assert done.exit_code == 1, out
+    assert "✗ failed" in out  # ClaimedChanges: notes.txt does not exist
+    assert "notes.txt" in out
+    assert len(llama.requests) == 3  # no review request among them
+    assert all("THE TASK:" not in json.dumps(r["messages"]) for r in llama.requests)
+
+
 def test_constrained_calls_off_sends_no_schema(invoke: Invoke, llama: FakeLocalServer) -> None:
     llama.answer(200, "Hello.")
     done = invoke("run", "say hello", "--base-url", llama.base_url, "--model", MODEL, "--yes", "--no-plugins",
