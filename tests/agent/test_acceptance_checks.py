@@ -16,6 +16,7 @@ from agcore.agent import (
     AgentBuilder,
     AgentEventAdapter,
     AgentSession,
+    AskedAgain,
     BasicAgent,
     Cancelled,
     CheckFinished,
@@ -294,6 +295,8 @@ async def test_the_same_wrong_answer_again_is_asked_for_a_correction_before_it_i
     assert result.stop == "done", result.error
     notes = [m.text for m in session.messages if isinstance(m, ContextNote)]
     assert "Your answer is the same as when the check" in notes[1]
+    asked = [e.why for e in events if isinstance(e, AskedAgain)]
+    assert "it answered with the same answer since the check failed" in asked
     assert [e.passed for e in events if isinstance(e, CheckFinished)] == [False, True]
 
 

@@ -114,7 +114,8 @@ class AcceptanceChecks(Capability):
             return None
         state: dict[str, Any] = steps.turn.capabilities.setdefault(CHECKS_KEY, {"rounds": 0})
         if await self._unchanged(steps, state, reply.message.text):
-            return CallModel(why="it answered with nothing changed since the check failed")
+            same = "the same answer" if state.get("failed_answer") else "nothing changed"
+            return CallModel(why=f"it answered with {same} since the check failed")
         state["rounds"] = round_ = int(state.get("rounds", 0)) + 1
         outcomes: list[CheckOutcome] = []
         for command in commands:
