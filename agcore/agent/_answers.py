@@ -154,9 +154,9 @@ def restated_as_done(text: str, task: str) -> bool:
     settings.py and explain in two sentences what it configures, including the release codename."
     After a leading "I", "we", "have" and the like, it opens with three of the task's words in a row,
     and at least 90% of its words (six or more) are the task's, compared by their first five letters,
-    in order. Such a reply is a fine summary after work
-    that changed something, and no answer at all when nothing did (``AnswerRequired`` asks which): a
-    1.5B model answered a question this way, and the review took it for done."""
+    in order. Such a reply is a fine summary after work that changed something, and no answer at all
+    when nothing did (``AnswerRequired`` asks which): a 1.5B model answered a question this way, and
+    the review took it for done."""
     said = [w[:_STEM] for w in _WORD.findall(text.lower())]
     while said and said[0] in _SAYER:
         said = said[1:]

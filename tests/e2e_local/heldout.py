@@ -267,13 +267,13 @@ def _solve_last_line(root: Path) -> None:
 
 # ------------------------------------------------------------------------------- append a line
 
-_TODO = """
+_TO_DO_LIST = """
     # To do
 
     - tag the release
     - update the changelog
 """
-_TODO_ITEM = "- write the release notes"
+_NEW_ITEM = "- write the release notes"
 
 
 def _check_todo(root: Path, outcome: Outcome) -> Check:
@@ -281,14 +281,14 @@ def _check_todo(root: Path, outcome: Outcome) -> Check:
     if text is None:
         return Check(False, "todo.md is gone")
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-    if lines != ["# To do", "- tag the release", "- update the changelog", _TODO_ITEM]:
+    if lines != ["# To do", "- tag the release", "- update the changelog", _NEW_ITEM]:
         return Check(False, f"todo.md's lines are {lines[:6]}")
     return Check(True)
 
 
 def _solve_todo(root: Path) -> None:
     with (root / "todo.md").open("a", encoding="utf-8") as out:
-        out.write(_TODO_ITEM + "\n")
+        out.write(_NEW_ITEM + "\n")
 
 
 # ------------------------------------------------------------------------------------- plans
@@ -401,7 +401,7 @@ _CHECKS = {
     "append-todo": "python -c \"lines = [x.rstrip() for x in open('todo.md').read().splitlines() "
                    "if x.strip()]; "
                    "assert lines == ['# To do', '- tag the release', '- update the changelog', "
-                   f"'{_TODO_ITEM}']\"",
+                   f"'{_NEW_ITEM}']\"",
     "plan-slugify": "python -c \"from textutil import slugify; "
                     "assert slugify('Hello World') == 'hello-world'; "
                     "assert slugify('Agent Kernel Core') == 'agent-kernel-core'\" && "
@@ -440,8 +440,8 @@ _TASKS: tuple[Task, ...] = (
                 "workspace, into caller.txt (just the path)."),
     Task("run-script", "cli", {"stats.py": _STATS}, _check_last_line, _solve_last_line,
          prompt="Run `python stats.py` and write only the last line it prints into result.txt."),
-    Task("append-todo", "cli", {"todo.md": _TODO}, _check_todo, _solve_todo,
-         prompt=f'Add the item "{_TODO_ITEM}" at the end of todo.md, keeping the items already there.'),
+    Task("append-todo", "cli", {"todo.md": _TO_DO_LIST}, _check_todo, _solve_todo,
+         prompt=f'Add the item "{_NEW_ITEM}" at the end of todo.md, keeping the items already there.'),
     Task("plan-slugify", "plan", {}, _check_plan_slug, _solve_plan_slug, plan=_PLAN_SLUG),
     Task("plan-scores", "plan", {"scores.csv": _SCORES}, _check_plan_scores, _solve_plan_scores,
          plan=_PLAN_SCORES),
