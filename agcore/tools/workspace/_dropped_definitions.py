@@ -21,7 +21,7 @@ import re
 from agcore.tools._errors import ToolError
 from agcore.tools.workspace._patch import FileChange
 
-__all__ = ["APPENDED_NOTE", "DroppedDefinitions", "refuse_dropped_definitions", "top_level_names"]
+__all__ = ["APPENDED_NOTE", "DroppedDefinitions", "top_level_names"]
 
 APPENDED_NOTE = (
     "this write would have removed what the file defines, and you sent it again: its content was "
@@ -50,46 +50,41 @@ class DroppedDefinitions:
         changed in place) when it is a refused write sent again, or raise ``ToolError``."""
         if change.before is None or change.after is None:
             return
+        lost = _lost_names(change.before, change.after)
+        if not lost:
+            return
+        append = _append(change.before, change.after)
         key = hashlib.sha256(change.rel.encode() + b"\0" + change.before + b"\0" + change.after).hexdigest()
-        try:
-            refuse_dropped_definitions(change.rel, change.before, change.after)
-        except ToolError:
-            append = _append(change.before, change.after)
-            if append is None or key not in self._refused:
-                self._refused.add(key)
-                raise
+        if append is not None and key in self._refused:
             self._refused.discard(key)
             change.after = append[1].encode("utf-8")
             change.notes.append(APPENDED_NOTE)
+            return
+        self._refused.add(key)
+        raise ToolError(_refusal(change.rel, lost, append))
 
 
-def refuse_dropped_definitions(rel: str, before: bytes | None, after: bytes) -> None:
-    """Raise ``ToolError`` when ``after`` replaces ``before`` at ``rel`` without names ``before``
-    defined."""
-    if before is None:
-        return
+def _lost_names(before: bytes, after: bytes) -> list[str]:
+    """The names ``before`` defines that ``after`` does not."""
     kept = set(top_level_names(after.decode("utf-8", errors="replace")))
-    lost = [n for n in top_level_names(before.decode("utf-8", errors="replace")) if n not in kept]
-    if not lost:
-        return
+    return [n for n in top_level_names(before.decode("utf-8", errors="replace")) if n not in kept]
+
+
+def _refusal(rel: str, lost: list[str], append: tuple[str, str] | None) -> str:
+    """Why the write was refused, what to send instead, and the append edit when there is one."""
     names = ", ".join(lost[:_SHOWN]) + (f" and {len(lost) - _SHOWN} more" if len(lost) > _SHOWN else "")
-    raise ToolError(
+    message = (
         f"Nothing was written to '{rel}': the new content would remove {names}, which '{rel}' defines "
         "now (write_file replaces the whole file). To add to the file, use edit_file (old: the file's "
         "last lines; new: those lines followed by what you add), or write the whole file with them "
-        f"kept. To remove them on purpose, use edit_file.{_append_edit(rel, before, after)}"
+        "kept. To remove them on purpose, use edit_file."
     )
-
-
-def _append_edit(rel: str, before: bytes, after: bytes) -> str:
-    """The edit that adds ``after`` at the end of the file instead, written out to send, or ""."""
-    append = _append(before, after)
     if append is None:
-        return ""
+        return message
     last, text = append
     new = text[text.index(last) :].rstrip("\n")  # the original last line comes first
     return (
-        f" To add the new content at the end, send: edit_file(path={json.dumps(rel)}, "
+        f"{message} To add the new content at the end, send: edit_file(path={json.dumps(rel)}, "
         f"old={json.dumps(last)}, new={json.dumps(new)})"
     )
 
